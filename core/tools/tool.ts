@@ -1,0 +1,64 @@
+import type { z } from "zod";
+import type { FileOps } from "../file-ops.ts";
+import type { ReadLedger } from "../read-ledger.ts";
+import type { Workspace } from "../workspace.ts";
+
+/** Whether a tool call reads a path or writes (stages) it. */
+export type Access = "read" | "write";
+
+/** A path a tool call will touch, declared before it runs so the policy judges it first. */
+export interface PathClaim {
+  /** The path exactly as the model gave it (resolved later by the policy seam). */
+  path: string;
+  access: Access;
+}
+
+/** Caps that keep tool output and staged content bounded. */
+export interface ToolLimits {
+  /** Largest file a tool reads or stages, in bytes. */
+  maxFileBytes: number;
+  /** Lines `read_file` returns when no `limit` is given. */
+  readLineCap: number;
+  /** Characters of one line shown before it is cut with a marker. */
+  maxLineChars: number;
+  /** Matches `search` returns before it stops and says so. */
+  searchMaxMatches: number;
+  /** Entries `list_files` returns before it stops and says so. */
+  listMaxEntries: number;
+}
+
+export const DEFAULT_LIMITS: ToolLimits = {
+  maxFileBytes: 2 * 1024 * 1024,
+  readLineCap: 2000,
+  maxLineChars: 2000,
+  searchMaxMatches: 200,
+  listMaxEntries: 1000,
+};
+
+/** Everything a tool call may use: injected, so the same tool runs on the disk or the overlay. */
+export interface ToolContext {
+  ws: Workspace;
+  fs: FileOps;
+  reads: ReadLedger;
+  call: { id: string; model: string };
+  limits: ToolLimits;
+  /** Policy-backed: may the content or name of this real path be shown to the model? Walkers skip paths where it says no. */
+  visible(real: string): boolean;
+  signal?: AbortSignal;
+}
+
+/** A tool as Pencil defines it, independent of any model SDK; the session adapts it. */
+export interface PencilTool<I = any> {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType<I>;
+  /** The paths this call will touch; judged by the policy before `execute` runs. */
+  claims(input: I): PathClaim[];
+  /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */
+  execute(input: I, ctx: ToolContext): Promise<string>;
+}
+
+/** A failure the model reads as the tool result; the message says what to do next. */
+export class ToolError extends Error {
+  override name = "ToolError";
+}
