@@ -1,4 +1,11 @@
+import { randomBytes } from "node:crypto";
 import type { ChangeOrigin } from "./file-ops.ts";
+import { flagsFor } from "./flags.ts";
+import { sha256 } from "./hash.ts";
+import { lineDelta, splitLines } from "./line-diff.ts";
+import type { StagedEntry } from "./overlay.ts";
+import { decodeText } from "./text.ts";
+import { displayPath, isInside, type Workspace } from "./workspace.ts";
 
 /** The disk state a change was built on, taken when the file was first staged. */
 export interface BaseState {
@@ -36,6 +43,8 @@ export interface FileChange {
   kind: "create" | "modify" | "delete";
   base: BaseState;
   after: AfterState | null;
+  /** The disk content the change was built on, kept for diffs; absent when there was none or it is not known. */
+  before?: Uint8Array;
   /** The tool calls that staged it, in order, each with the reads before it. */
   origins: ChangeOrigin[];
   /** Models that produced it, in order of first contribution. */
@@ -64,4 +73,97 @@ export interface Changeset {
   /** SHA-256 over the file digests in path order. */
   digest: string;
   status: ChangesetStatus;
+}
+
+/** Inputs for building a changeset from what a run staged. */
+export interface BuildChangesetInput {
+  id: string;
+  goal: string;
+  workspace: Workspace;
+  staged: StagedEntry[];
+  /** Reads the disk content a change was built on (the real disk, never the overlay). */
+  readDisk: (real: string) => Uint8Array | null;
+  createdAt?: Date;
+}
+
+/** Groups staged entries into a reviewable changeset with kinds, line counts, flags and digests. */
+export function buildChangeset(input: BuildChangesetInput): Changeset {
+  const files = input.staged
+    .map((entry) => buildFileChange(input.workspace, entry, input.readDisk))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const models: string[] = [];
+  for (const f of files) for (const m of f.models) if (!models.includes(m)) models.push(m);
+  return {
+    id: input.id,
+    workspace: input.workspace.root,
+    goal: input.goal,
+    createdAt: (input.createdAt ?? new Date()).toISOString(),
+    models,
+    files,
+    digest: changesetDigest(files),
+    status: "pending",
+  };
+}
+
+/** SHA-256 binding a file change's identity: path, base, result and mode. */
+export function fileDigest(path: string, base: BaseState, after: AfterState | null): string {
+  return sha256([path, base.exists ? base.hash : "absent", base.mode ?? "", after ? after.hash : "deleted", after?.mode ?? ""].join("\0"));
+}
+
+/** SHA-256 over the file digests in path order. */
+export function changesetDigest(files: FileChange[]): string {
+  return sha256(files.map((f) => f.digest).join("\n"));
+}
+
+/** A new changeset id: sortable by time, unique enough for one machine. */
+export function newChangesetId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: string) => Uint8Array | null): FileChange {
+  const path = displayPath(ws, entry.real);
+  const inside = isInside(ws.root, entry.real);
+  const after: AfterState | null = entry.after
+    ? { bytes: entry.after.bytes, hash: sha256(entry.after.bytes), mode: entry.after.mode }
+    : null;
+  let before: Uint8Array | undefined;
+  if (entry.base.exists) {
+    const onDisk = readDisk(entry.real);
+    // Only the exact content the change was built on is a valid "before"; if the disk moved, apply will report the conflict.
+    if (onDisk && sha256(onDisk) === entry.base.hash) before = onDisk;
+  }
+  const kind: FileChange["kind"] = !entry.base.exists ? "create" : after ? "modify" : "delete";
+  const beforeText = before ? decodeText(before)?.text ?? null : entry.base.exists ? null : "";
+  const afterText = after ? decodeText(after.bytes)?.text ?? null : "";
+  const binary = (before !== undefined && beforeText === null) || (after !== null && afterText === null);
+  const delta = !binary && beforeText !== null && afterText !== null ? lineDelta(beforeText, afterText) : null;
+  const flags = flagsFor({
+    path,
+    inside,
+    kind,
+    beforeText,
+    afterText,
+    binary,
+    baseMode: entry.base.mode,
+    afterMode: after?.mode ?? null,
+    addedLines: delta?.addedLines ?? [],
+    removed: delta?.removed ?? 0,
+    beforeLineCount: beforeText === null ? 0 : splitLines(beforeText).length,
+  });
+  return {
+    path,
+    real: entry.real,
+    kind,
+    base: entry.base,
+    after,
+    ...(before ? { before } : {}),
+    origins: entry.origins,
+    models: entry.models,
+    flags,
+    added: delta?.added ?? 0,
+    removed: delta?.removed ?? 0,
+    binary,
+    digest: fileDigest(path, entry.base, after),
+  };
 }

@@ -11,7 +11,8 @@ export interface DecodedText {
 }
 
 const BINARY_SNIFF_BYTES = 8192;
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a BOM in the decoded text, so decodeText can see it and restore it on write.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
 
 /** True for content that is not UTF-8 text: a NUL byte in the first 8 KiB, or invalid UTF-8. */

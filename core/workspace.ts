@@ -56,7 +56,7 @@ export function openWorkspace(dir: string, home: string = homedir()): Workspace 
  */
 export function realPathLoose(p: string): { real: string; exists: boolean } {
   let pending = splitParts(p);
-  let current = sep;
+  let current: string = sep;
   let hops = 0;
   let missing = false;
   while (pending.length > 0) {
@@ -64,6 +64,8 @@ export function realPathLoose(p: string): { real: string; exists: boolean } {
     if (part === "." || part === "") continue;
     if (part === "..") {
       current = parentOf(current);
+      // Climbing out of a missing directory may land on existing ones again: look at them.
+      missing = false;
       continue;
     }
     const next = join(current, part);

@@ -1,0 +1,106 @@
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Changeset, FileChange } from "./changeset.ts";
+import { writeFileAtomic } from "./file-ops.ts";
+import { sha256 } from "./hash.ts";
+
+/** Changesets saved under `$PENCIL_HOME/changesets`, one JSON file each, so a review survives a restart. */
+export class ChangesetStore {
+  readonly dir: string;
+
+  constructor(pencilHome: string) {
+    this.dir = join(pencilHome, "changesets");
+  }
+
+  /** Saves (or replaces) a changeset atomically. */
+  save(changeset: Changeset): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    writeFileAtomic(this.pathOf(changeset.id), new TextEncoder().encode(serialize(changeset)), 0o600);
+  }
+
+  /** Loads a changeset by id (or unique id prefix); throws with what to do when none or several match. */
+  load(idOrPrefix: string): Changeset {
+    const ids = this.ids().filter((id) => id === idOrPrefix || id.startsWith(idOrPrefix));
+    const exact = ids.find((id) => id === idOrPrefix);
+    const id = exact ?? (ids.length === 1 ? ids[0] : undefined);
+    if (!id) {
+      throw new Error(
+        ids.length === 0
+          ? `No changeset ${idOrPrefix} under ${this.dir}: run \`pencil log\` to see the ids.`
+          : `${idOrPrefix} matches ${ids.length} changesets (${ids.slice(0, 3).join(", ")}…): give more of the id.`,
+      );
+    }
+    return deserialize(readFileSync(this.pathOf(id), "utf8"), this.pathOf(id));
+  }
+
+  /** All saved changeset ids, oldest first (ids sort by time). */
+  ids(): string[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => n.slice(0, -5))
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+
+  /** All changesets, newest first; unreadable files are skipped and reported through `onBad`. */
+  list(onBad?: (file: string, error: Error) => void): Changeset[] {
+    const out: Changeset[] = [];
+    for (const id of this.ids().reverse()) {
+      try {
+        out.push(this.load(id));
+      } catch (error) {
+        onBad?.(this.pathOf(id), error as Error);
+      }
+    }
+    return out;
+  }
+
+  /** The newest pending changeset of a workspace, if any. */
+  latestPending(workspaceRoot?: string): Changeset | undefined {
+    return this.list().find((c) => c.status === "pending" && (!workspaceRoot || c.workspace === workspaceRoot));
+  }
+
+  private pathOf(id: string): string {
+    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`${id} is not a changeset id (letters, digits, - and _ only).`);
+    return join(this.dir, `${id}.json`);
+  }
+}
+
+/** JSON with byte contents as base64; every byte survives, whatever the encoding. */
+export function serialize(changeset: Changeset): string {
+  return JSON.stringify({
+    ...changeset,
+    files: changeset.files.map((f) => ({
+      ...f,
+      after: f.after ? { ...f.after, bytes: toBase64(f.after.bytes) } : null,
+      before: f.before ? toBase64(f.before) : undefined,
+    })),
+  });
+}
+
+/** Parses a saved changeset, checking each file's content against its recorded hash. */
+export function deserialize(text: string, source = "changeset"): Changeset {
+  type RawFile = Omit<FileChange, "after" | "before"> & { after: { bytes: string; hash: string; mode: number } | null; before?: string };
+  let raw: Omit<Changeset, "files"> & { files: RawFile[] };
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${source} is not valid JSON (${(error as Error).message}); move it aside and re-run the agent.`);
+  }
+  const files: FileChange[] = raw.files.map((f) => {
+    const after = f.after ? { ...f.after, bytes: new Uint8Array(Buffer.from(f.after.bytes, "base64")) } : null;
+    if (after && sha256(after.bytes) !== after.hash) {
+      throw new Error(`${source}: the staged content of ${f.path} does not match its hash; the file was damaged. Re-run the agent.`);
+    }
+    const { before: beforeText, ...rest } = f;
+    return { ...rest, after, ...(beforeText ? { before: new Uint8Array(Buffer.from(beforeText, "base64")) } : {}) };
+  });
+  return { ...raw, files };
+}
+
+function toBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}

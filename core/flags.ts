@@ -1,0 +1,115 @@
+import type { ChangeFlag } from "./changeset.ts";
+
+/** What the flag rules look at for one file: its path, and its text or bytes before and after. */
+export interface FlagInput {
+  /** Workspace-relative path with `/` separators. */
+  path: string;
+  inside: boolean;
+  kind: "create" | "modify" | "delete";
+  beforeText: string | null;
+  afterText: string | null;
+  binary: boolean;
+  baseMode: number | null;
+  afterMode: number | null;
+  /** Lines the change adds (text files only). */
+  addedLines: string[];
+  removed: number;
+  beforeLineCount: number;
+}
+
+/** Shapes of credentials that must never slip into a commit unnoticed. */
+const SECRET_PATTERNS: RegExp[] = [
+  /-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----/,
+  /\bAKIA[0-9A-Z]{16}\b/, // AWS access key id
+  /\bgh[pousr]_[A-Za-z0-9]{36,}\b/, // GitHub tokens
+  /\bgithub_pat_[A-Za-z0-9_]{40,}\b/,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/, // Slack
+  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}/, // OpenAI / Anthropic style
+  /\bgsk_[A-Za-z0-9]{20,}\b/, // Groq
+  /\bsk-or-v1-[a-f0-9]{32,}\b/, // OpenRouter
+  /\bAIza[0-9A-Za-z_-]{35}\b/, // Google API key
+  /\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b/, // Telegram bot token
+  /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/, // JWT
+  /\b(?:api[_-]?key|secret|token|passw(?:or)?d|private[_-]?key)\b["']?\s*[:=]\s*["'][^"'\s]{12,}["']/i,
+];
+
+const LOCKFILES = new Set([
+  "package-lock.json", "npm-shrinkwrap.json", "bun.lock", "bun.lockb", "yarn.lock", "pnpm-lock.yaml",
+  "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "Gemfile.lock", "go.sum", "composer.lock",
+  "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock",
+]);
+
+/** Paths whose content is executed by tools, CI or git without anyone running them by hand. */
+const RUNS_CODE: RegExp[] = [
+  /(^|\/)\.github\/workflows\/[^/]+$/,
+  /(^|\/)\.github\/actions\//,
+  /(^|\/)\.gitlab-ci\.yml$/,
+  /(^|\/)\.circleci\//,
+  /(^|\/)\.ci\//,
+  /(^|\/)(Jenkinsfile|azure-pipelines\.yml|\.travis\.yml|bitbucket-pipelines\.yml)$/,
+  /(^|\/)\.git\/hooks\//,
+  /(^|\/)\.husky\//,
+  /(^|\/)(\.pre-commit-config\.yaml|lefthook\.yml|\.envrc)$/,
+  /(^|\/)(GNU)?[Mm]akefile$/,
+  /\.mk$/,
+  /(^|\/)(Dockerfile|Containerfile)(\.[^/]*)?$/,
+  /(^|\/)[^/]*\.[Dd]ockerfile$/,
+  /(^|\/)(docker-)?compose\.ya?ml$/,
+  /\.(sh|bash|zsh|fish|ps1|bat|cmd)$/,
+  /(^|\/)(justfile|Justfile|Taskfile\.ya?ml|Rakefile|build\.rs|setup\.py|conftest\.py|bunfig\.toml)$/,
+];
+
+/** A deletion big enough that a reviewer should not wave it through. */
+const LARGE_DELETION_LINES = 200;
+
+/** The flags of one file change: a pure function of the change. */
+export function flagsFor(input: FlagInput): ChangeFlag[] {
+  const flags: ChangeFlag[] = [];
+  if (!input.inside) flags.push("outside-workspace");
+  if (input.addedLines.some((line) => SECRET_PATTERNS.some((re) => re.test(line)))) flags.push("secret");
+  if (runsCode(input)) flags.push("runs-code");
+  if (LOCKFILES.has(baseName(input.path))) flags.push("lockfile");
+  if (gainsExecutableBit(input.baseMode, input.afterMode)) flags.push("executable");
+  if (input.binary) flags.push("binary");
+  if (isLargeDeletion(input)) flags.push("large-deletion");
+  return flags;
+}
+
+function runsCode(input: FlagInput): boolean {
+  if (RUNS_CODE.some((re) => re.test(input.path))) return true;
+  if (baseName(input.path) === "package.json") return packageScriptsChanged(input.beforeText, input.afterText);
+  return false;
+}
+
+/** package.json runs code through its scripts (install hooks included); only a change there counts. */
+function packageScriptsChanged(before: string | null, after: string | null): boolean {
+  const scripts = (text: string | null): string | null => {
+    if (text === null) return "{}";
+    try {
+      const parsed = JSON.parse(text) as { scripts?: unknown };
+      return JSON.stringify(parsed.scripts ?? {});
+    } catch {
+      return null; // Unparseable: cannot tell, so flag it.
+    }
+  };
+  const a = scripts(before);
+  const b = scripts(after);
+  return a === null || b === null || a !== b;
+}
+
+function gainsExecutableBit(baseMode: number | null, afterMode: number | null): boolean {
+  if (afterMode === null) return false;
+  const exec = 0o111;
+  return (afterMode & exec) !== 0 && ((baseMode ?? 0) & exec) !== (afterMode & exec);
+}
+
+function isLargeDeletion(input: FlagInput): boolean {
+  if (input.kind === "delete") return input.binary || input.beforeLineCount >= 50;
+  if (input.removed >= LARGE_DELETION_LINES) return true;
+  return input.beforeLineCount >= 40 && input.removed > input.beforeLineCount / 2;
+}
+
+function baseName(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i === -1 ? path : path.slice(i + 1);
+}

@@ -1,0 +1,27 @@
+import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
+import { Overlay } from "../../core/overlay.ts";
+import { ReadLedger } from "../../core/read-ledger.ts";
+import { DEFAULT_LIMITS, type PencilTool, type ToolContext, type ToolLimits } from "../../core/tools/tool.ts";
+import { openWorkspace, type Workspace } from "../../core/workspace.ts";
+
+/** A tool context over a real workspace directory, staging into a fresh overlay unless `fs` is given. */
+export function toolContext(root: string, options: { fs?: FileOps; limits?: Partial<ToolLimits>; model?: string; home?: string } = {}) {
+  const ws: Workspace = openWorkspace(root, options.home);
+  const disk = new DiskFileOps();
+  const overlay = new Overlay(disk, options.limits?.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes);
+  let calls = 0;
+  const ctx: ToolContext = {
+    ws,
+    fs: options.fs ?? overlay,
+    reads: new ReadLedger(),
+    call: { id: "call-0", model: options.model ?? "test:model" },
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    visible: () => true,
+  };
+  /** Runs a tool as the session would: a fresh call id each time. */
+  async function run<I>(tool: PencilTool<I>, input: I): Promise<string> {
+    ctx.call = { ...ctx.call, id: `call-${++calls}` };
+    return tool.execute(tool.inputSchema.parse(input), ctx);
+  }
+  return { ws, disk, overlay, ctx, run };
+}
