@@ -1,0 +1,200 @@
+import { readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+import { compilePolicy, ConfigError, decide, parseRule, ruleTarget, ruleText, type Effect, type Rule } from "./policy.ts";
+import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
+import { isInside, realPathLoose } from "./workspace.ts";
+
+/** Where settings come from: the two files' roots and the trusted CLI flags. */
+export interface SettingsInput {
+  /** Real path of the workspace root; its `.pencil/settings.json` is read but not trusted. */
+  workspaceRoot: string;
+  /** PENCIL_HOME; its `settings.json` is the user's own, trusted file. */
+  pencilHome: string;
+  /** `--allow RULE` flags, trusted like the user file. */
+  cliAllow: string[];
+  /** `--deny RULE` flags. */
+  cliDeny: string[];
+  /** Home directory `~/` expands to (default: the OS home). */
+  home?: string;
+}
+
+/** Merged settings, ready for compilePolicy and the tools. */
+export interface Settings {
+  rules: Rule[];
+  limits: ToolLimits;
+  /** One sentence per ignored or pointless setting; the caller shows them. */
+  warnings: string[];
+  /** Settings files that existed and were read, user file first. */
+  files: string[];
+}
+
+/** Largest settings file read: anything bigger is not a hand-written settings file. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+const SHAPE_HELP =
+  'A settings file looks like {"permissions": {"deny": [], "ask": [], "allow": ["Read(../shared-lib/**)"]}, "limits": {"maxFileBytes": 2097152}}.';
+
+const ruleList = z.array(z.string());
+const limitKeys = Object.keys(DEFAULT_LIMITS) as (keyof ToolLimits)[];
+const SettingsSchema = z.looseObject({
+  permissions: z.looseObject({ deny: ruleList.optional(), ask: ruleList.optional(), allow: ruleList.optional() }).optional(),
+  limits: z.looseObject(Object.fromEntries(limitKeys.map((k) => [k, z.number().int().positive().optional()]))).optional(),
+});
+type SettingsFile = z.infer<typeof SettingsSchema>;
+
+// Keys that, in tools Pencil is often compared with, switch off or loosen permission checks.
+const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
+const KNOWN_TOP = new Set(["permissions", "limits", "$schema"]);
+const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
+
+/**
+ * Reads `$PENCIL_HOME/settings.json` (trusted) and `<workspace>/.pencil/settings.json`
+ * (untrusted: whatever would weaken safety is ignored with a warning), adds the CLI
+ * flags, and returns the merged rules and limits. Throws ConfigError naming the file
+ * (and rule) for malformed JSON, wrong types or a bad rule.
+ */
+export function loadSettings(input: SettingsInput): Settings {
+  const home = input.home ?? homedir();
+  const userFile = join(input.pencilHome, "settings.json");
+  const wsFile = join(input.workspaceRoot, ".pencil", "settings.json");
+  const warnings: string[] = [];
+  const files: string[] = [];
+  const rules: Rule[] = [];
+  const limits: ToolLimits = { ...DEFAULT_LIMITS };
+  const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
+  // The rules-free policy answers "is this built-in denied?" for the pointless-allow warnings.
+  const builtins = compilePolicy({ ...roots, pencilHome: input.pencilHome, rules: [] });
+
+  const keep = (rule: Rule) => {
+    if (rule.effect === "allow") {
+      const why = pointless(rule);
+      if (why) {
+        warnings.push(`The allow rule ${ruleText(rule)} ${where(rule.source)} has no effect: ${why}`);
+        return;
+      }
+    }
+    rules.push(rule);
+  };
+  const pointless = (rule: Rule): string | null => {
+    if (rule.kind === "Run") return rule.pattern.match(/[;&|`<>]|\$\(/) ? "commands with shell operators are never allowed by a rule." : null;
+    const { base, glob } = ruleTarget(rule, roots);
+    // Glob characters stay literal in the probe path, so a literal `.env` or `.git` component still shows up.
+    const probe = glob === null ? base : (base === "/" ? "/" : base + "/") + glob;
+    const verdict = decide(builtins, { tool: "settings", access: rule.kind === "Read" ? "read" : "write", real: probe });
+    return verdict.decision === "deny" && verdict.rule === undefined ? verdict.reason : null;
+  };
+
+  const user = readSettingsFile(userFile);
+  if (user) {
+    files.push(userFile);
+    warnUnknownKeys(user, userFile, false, warnings);
+    for (const effect of EFFECTS) for (const text of user.permissions?.[effect] ?? []) keep(parseRule(text, effect, userFile));
+    for (const key of limitKeys) {
+      const value = user.limits?.[key];
+      if (value !== undefined) limits[key] = value;
+    }
+  }
+
+  const sameAsUser = realPathLoose(wsFile).real === realPathLoose(userFile).real;
+  const ws = sameAsUser ? undefined : readSettingsFile(wsFile);
+  if (ws) {
+    files.push(wsFile);
+    warnUnknownKeys(ws, wsFile, true, warnings);
+    for (const effect of EFFECTS) {
+      for (const text of ws.permissions?.[effect] ?? []) {
+        const rule = parseRule(text, effect, wsFile);
+        if (effect !== "allow") {
+          keep(rule);
+          continue;
+        }
+        if (rule.kind === "Run") {
+          warnings.push(
+            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot allow commands. Put it in ${userFile} or pass --allow if you trust it.`,
+          );
+          continue;
+        }
+        const { base } = ruleTarget(rule, roots);
+        if (!isInside(roots.workspaceRoot, base)) {
+          warnings.push(
+            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot allow access outside the workspace (it points to ${base}). Put it in ${userFile} or pass --allow if you trust it.`,
+          );
+          continue;
+        }
+        keep(rule);
+      }
+    }
+    for (const key of limitKeys) {
+      const value = ws.limits?.[key];
+      if (value === undefined) continue;
+      if (value > limits[key]) {
+        warnings.push(
+          `Ignored limits.${key} = ${value} in ${wsFile}: a workspace settings file can only lower a limit (it is ${limits[key]}). Raise it in ${userFile}.`,
+        );
+      } else limits[key] = value;
+    }
+  }
+
+  for (const text of input.cliDeny) rules.push(parseRule(text, "deny", "--deny"));
+  for (const text of input.cliAllow) keep(parseRule(text, "allow", "--allow"));
+  return { rules, limits, warnings, files };
+}
+
+/** Reads and validates one settings file; undefined when it does not exist. */
+function readSettingsFile(file: string): SettingsFile | undefined {
+  let size: number;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) throw new ConfigError(`${file} is not a regular file: settings must be a JSON file. Remove or replace it.`, file);
+    size = st.size;
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw new ConfigError(`Cannot read ${file} (${code ?? String(error)}): fix its permissions or remove it.`, file);
+  }
+  if (size > MAX_SETTINGS_BYTES) {
+    throw new ConfigError(`${file} is ${size} bytes, more than a settings file needs (1 MiB at most): remove or shorten it.`, file);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+  } catch (error) {
+    throw new ConfigError(
+      `${file} is not valid JSON (${(error as Error).message}): fix the syntax (no comments or trailing commas) or remove the file. ${SHAPE_HELP}`,
+      file,
+    );
+  }
+  const parsed = SettingsSchema.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const at = issue.path.length > 0 ? issue.path.join(".") : "the top level";
+      return `${at}: ${issue.message}`;
+    });
+    throw new ConfigError(`${file} has the wrong shape (${problems.join("; ")}). ${SHAPE_HELP}`, file);
+  }
+  return parsed.data;
+}
+
+/** Warns about keys Pencil does not know; in a workspace file, mode switches get a sharper warning. */
+function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolean, warnings: string[]): void {
+  const check = (key: string, at: string) => {
+    if (workspace && MODE_KEY.test(key)) {
+      warnings.push(`Ignored "${at}" in ${file}: a workspace settings file cannot switch or loosen permission checks.`);
+    } else {
+      warnings.push(`Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow and limits.`);
+    }
+  };
+  for (const key of Object.keys(settings)) if (!KNOWN_TOP.has(key)) check(key, key);
+  for (const key of Object.keys(settings.permissions ?? {})) {
+    if (!(EFFECTS as readonly string[]).includes(key)) check(key, `permissions.${key}`);
+  }
+  for (const key of Object.keys(settings.limits ?? {})) {
+    if (!(limitKeys as string[]).includes(key)) check(key, `limits.${key}`);
+  }
+}
+
+function where(source: string): string {
+  return source.startsWith("--") ? `given with ${source}` : `in ${source}`;
+}
