@@ -1,0 +1,88 @@
+import { tool, type ToolSet } from "ai";
+import type { FileOps } from "../core/file-ops.ts";
+import { decide, type Policy } from "../core/policy.ts";
+import type { ReadLedger } from "../core/read-ledger.ts";
+import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
+import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
+import type { Approver } from "./approver.ts";
+import type { EventSink } from "./events.ts";
+
+/** What the seam needs to judge and run tool calls. */
+export interface SeamDeps {
+  ws: Workspace;
+  policy: Policy;
+  approver: Approver;
+  /** The overlay the tools read and stage through. */
+  fs: FileOps;
+  reads: ReadLedger;
+  limits: ToolLimits;
+  /** Label of the model that is producing the current step. */
+  currentModel: () => string;
+  emit: EventSink;
+  signal?: AbortSignal;
+}
+
+/**
+ * The one place policy is enforced: every tool call's declared paths are
+ * resolved to real paths and judged before the tool runs; asks go to the
+ * Approver. Tool failures of any kind come back as text the model reads.
+ */
+export function guardTools(tools: PencilTool[], deps: SeamDeps): ToolSet {
+  const alwaysAllowed = new Set<string>();
+  const set: ToolSet = {};
+  for (const t of tools) {
+    set[t.name] = tool({
+      description: t.description,
+      inputSchema: t.inputSchema,
+      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, alwaysAllowed),
+    });
+  }
+  return set;
+}
+
+async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, alwaysAllowed: Set<string>): Promise<string> {
+  const started = performance.now();
+  deps.emit({ type: "tool-call", callId, tool: t.name, input });
+  const finish = (ok: boolean, output: string): string => {
+    deps.emit({ type: "tool-result", callId, tool: t.name, ok, output, ms: performance.now() - started });
+    return output;
+  };
+  try {
+    for (const claim of t.claims(input)) {
+      const resolved = resolveInWorkspace(deps.ws, claim.path);
+      const shown = displayPath(deps.ws, resolved.real);
+      const verdict = decide(deps.policy, { tool: t.name, access: claim.access, real: resolved.real });
+      const key = `${claim.access}:${resolved.real}`;
+      if (verdict.decision === "ask" && alwaysAllowed.has(key)) {
+        deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: "allow", reason: "Allowed always for this path in this run.", answeredBy: "user" });
+        continue;
+      }
+      deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+      if (verdict.decision === "deny") return finish(false, `Error: permission denied for ${claim.access} of ${shown}. ${verdict.reason}`);
+      if (verdict.decision === "ask") {
+        const answer = await deps.approver.ask({ tool: t.name, access: claim.access, subject: shown, reason: verdict.reason }, deps.signal);
+        deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: answer.kind === "no" ? "deny" : "allow", reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`, answeredBy: "user" });
+        if (answer.kind === "no") {
+          const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
+          return finish(false, `Error: the user refused ${claim.access} of ${shown}.${why} Do not retry it; continue without it.`);
+        }
+        if (answer.kind === "always") alwaysAllowed.add(key);
+      }
+    }
+    const ctx: ToolContext = {
+      ws: deps.ws,
+      fs: deps.fs,
+      reads: deps.reads,
+      call: { id: callId, model: deps.currentModel() },
+      limits: deps.limits,
+      // Walkers (list, search) may only show what a read of that path would be allowed or asked for.
+      visible: (real) => decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny",
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    };
+    return finish(true, await t.execute(input, ctx));
+  } catch (error) {
+    if (error instanceof ToolError || error instanceof PathError) return finish(false, `Error: ${error.message}`);
+    const message = error instanceof Error ? error.message : String(error);
+    return finish(false, `Error: ${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
+  }
+}
