@@ -1,0 +1,293 @@
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+} from "@ai-sdk/provider";
+import { ModelCallError, ModelTimeoutError, type ModelAttempt } from "./errors.ts";
+import { classifyFailure, describeFailure, type FailureVerdict } from "./failure.ts";
+import { withModelLabel } from "./model-label.ts";
+
+/** One model of a fallback chain, with the label it is shown and recorded under (`provider:model-id`). */
+export interface ModelEntry {
+  label: string;
+  model: LanguageModelV4;
+}
+
+/** A switch from a failed model to the next one, reported as it happens. */
+export interface FallbackEvent {
+  from: string;
+  to: string;
+  /** Why `from` failed, e.g. `HTTP 429: rate limit reached`. */
+  reason: string;
+}
+
+/** Tuning and observation of a fallback chain; every field is optional. */
+export interface FallbackOptions {
+  /** Called once per model call, with the label of the model whose output is passed on, before any of that output is. */
+  onModelUsed?: (label: string) => void;
+  /** Called each time a model failed and the call moves on to the next one. */
+  onFallback?: (event: FallbackEvent) => void;
+  /** Longest silence tolerated from a streaming model: before it answers and between stream parts (default 60 s). */
+  idleTimeoutMs?: number;
+  /** Longest non-streamed (doGenerate) call (default 300 s). */
+  generateTimeoutMs?: number;
+  /** After a model failed, later calls try the others first for this long (default 30 s); 0 disables. */
+  cooldownMs?: number;
+  /** Clock, for the cooldown. */
+  now?: () => number;
+}
+
+type Part = LanguageModelV4StreamPart;
+
+/** A model stream that is open: which model, its stream, and the abort of its request. */
+interface OpenStream {
+  index: number;
+  entry: ModelEntry;
+  result: LanguageModelV4StreamResult;
+  abort: (reason?: unknown) => void;
+}
+
+/**
+ * A language model that tries the models of a chain in order, so no call site
+ * retries. It moves to the next model on 429, 5xx, timeouts, connection errors
+ * and streams that break before any tool call of the step was emitted; then the
+ * step is issued again, whole, to the next model. A client error (400 and other
+ * 4xx) is not sent to a fallback, which would refuse it too. Until the first
+ * tool call (or the end) of a step, a streamed step is held back when a fallback
+ * remains, so that a discarded attempt leaves nothing in the step; once a tool
+ * call was passed on, a failure is reported as an error part.
+ * Each step's finish carries `providerMetadata.pencil.model`, the label of the
+ * model that produced it (see `modelLabelOf`).
+ */
+export class FallbackModel implements LanguageModelV4 {
+  readonly specificationVersion = "v4";
+  readonly provider = "pencil";
+  /** The label of the primary model. */
+  readonly modelId: string;
+  readonly chain: readonly ModelEntry[];
+  private readonly options: FallbackOptions;
+  private readonly coolingUntil = new Map<string, number>();
+
+  constructor(chain: ModelEntry[], options: FallbackOptions = {}) {
+    if (chain.length === 0) throw new Error("A fallback chain needs at least one model.");
+    this.chain = chain;
+    this.options = options;
+    this.modelId = chain[0]!.label;
+  }
+
+  get supportedUrls(): LanguageModelV4["supportedUrls"] {
+    return this.chain[0]!.model.supportedUrls;
+  }
+
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const order = this.order();
+    const attempts: ModelAttempt[] = [];
+    for (let i = 0; i < order.length; i++) {
+      const entry = order[i]!;
+      const attempt = attemptSignal(options.abortSignal);
+      try {
+        const timeout = this.options.generateTimeoutMs ?? 300_000;
+        const result = await withTimeout(entry.model.doGenerate({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms`);
+        this.coolingUntil.delete(entry.label);
+        this.options.onModelUsed?.(entry.label);
+        return { ...result, providerMetadata: withModelLabel(result.providerMetadata, entry.label) };
+      } catch (error) {
+        attempt.abort();
+        this.judge(error, entry, order[i + 1], attempts, options.abortSignal);
+      }
+    }
+    throw new ModelCallError(attempts, false);
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    const order = this.order();
+    const attempts: ModelAttempt[] = [];
+    const first = await this.open(order, 0, attempts, options);
+    return { ...first.result, stream: this.relay(order, first, attempts, options) };
+  }
+
+  /** The chain with models cooling down after a failure moved to the end (still tried, as a last resort). */
+  private order(): ModelEntry[] {
+    const now = (this.options.now ?? Date.now)();
+    const ready = this.chain.filter((e) => (this.coolingUntil.get(e.label) ?? 0) <= now);
+    const cooling = this.chain.filter((e) => (this.coolingUntil.get(e.label) ?? 0) > now);
+    return [...ready, ...cooling];
+  }
+
+  /** Records a failed attempt (cooling its model down when it may recover) and returns the verdict on it. */
+  private record(error: unknown, entry: ModelEntry, attempts: ModelAttempt[], callerSignal?: AbortSignal): FailureVerdict {
+    const verdict = classifyFailure(error, callerSignal);
+    if (verdict === "aborted") return verdict;
+    attempts.push({ model: entry.label, reason: describeFailure(error), error });
+    const cooldown = this.options.cooldownMs ?? 30_000;
+    if (verdict === "fallback" && cooldown > 0) this.coolingUntil.set(entry.label, (this.options.now ?? Date.now)() + cooldown);
+    return verdict;
+  }
+
+  /** Records a failed attempt; throws when the call must stop here (abort, refusal), else reports the move to `next`. */
+  private judge(error: unknown, entry: ModelEntry, next: ModelEntry | undefined, attempts: ModelAttempt[], callerSignal?: AbortSignal): void {
+    const verdict = this.record(error, entry, attempts, callerSignal);
+    if (verdict === "aborted") throw error;
+    if (verdict === "refused") throw new ModelCallError(attempts, true);
+    if (next) this.options.onFallback?.({ from: entry.label, to: next.label, reason: attempts.at(-1)!.reason });
+  }
+
+  /** Opens a stream on the first model from `start` on that answers; throws ModelCallError when none does. */
+  private async open(order: ModelEntry[], start: number, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): Promise<OpenStream> {
+    const timeout = this.options.idleTimeoutMs ?? 60_000;
+    for (let i = start; i < order.length; i++) {
+      const entry = order[i]!;
+      const attempt = attemptSignal(options.abortSignal);
+      try {
+        const result = await withTimeout(entry.model.doStream({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms`);
+        return { index: i, entry, result, abort: attempt.abort };
+      } catch (error) {
+        attempt.abort();
+        this.judge(error, entry, order[i + 1], attempts, options.abortSignal);
+      }
+    }
+    throw new ModelCallError(attempts, false);
+  }
+
+  /** The stream passed to the caller: the open model's parts, held back while a fallback could still replace them. */
+  private relay(order: ModelEntry[], first: OpenStream, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): ReadableStream<Part> {
+    const timeout = this.options.idleTimeoutMs ?? 60_000;
+    let current = first;
+    let reader = current.result.stream.getReader();
+    let held: Part[] = [];
+    let committed = false;
+    let cancelled = false;
+
+    /** Passes on the held parts, and from now on every part as it comes; announces the model the first time. */
+    const commit = (controller: ReadableStreamDefaultController<Part>) => {
+      if (!committed) this.options.onModelUsed?.(current.entry.label);
+      committed = true;
+      for (const part of held) controller.enqueue(part);
+      held = [];
+    };
+    const startOn = (controller: ReadableStreamDefaultController<Part>, open: OpenStream) => {
+      current = open;
+      reader = open.result.stream.getReader();
+      held = [];
+      committed = false;
+      // With no model left to fall back on there is nothing to hold back for.
+      if (open.index === order.length - 1) commit(controller);
+    };
+
+    /** Handles a failure of the current model; returns true when the step goes on with the next model. */
+    const fail = async (controller: ReadableStreamDefaultController<Part>, error: unknown): Promise<boolean> => {
+      current.abort();
+      void reader.cancel().catch(() => {});
+      const verdict = this.record(error, current.entry, attempts, options.abortSignal);
+      if (verdict === "aborted") {
+        controller.error(error);
+        return false;
+      }
+      const next = order[current.index + 1];
+      if (committed || verdict === "refused" || next === undefined) {
+        commit(controller);
+        controller.enqueue({ type: "error", error: new ModelCallError(attempts, verdict === "refused") });
+        controller.close();
+        return false;
+      }
+      this.options.onFallback?.({ from: current.entry.label, to: next.label, reason: attempts.at(-1)!.reason });
+      try {
+        const opened = await this.open(order, current.index + 1, attempts, options);
+        if (cancelled) {
+          opened.abort();
+          return false;
+        }
+        startOn(controller, opened);
+        return true;
+      } catch (final) {
+        if (classifyFailure(final, options.abortSignal) === "aborted") controller.error(final);
+        else {
+          controller.enqueue({ type: "error", error: final });
+          controller.close();
+        }
+        return false;
+      }
+    };
+
+    return new ReadableStream<Part>({
+      start: (controller) => {
+        if (current.index === order.length - 1) commit(controller);
+      },
+      pull: async (controller) => {
+        // Reads until something was passed on or the stream is over, so each pull makes progress.
+        while (!cancelled) {
+          const next = await withTimeout(reader.read(), timeout, current.abort, () => `${current.entry.label} sent nothing for ${timeout} ms`).catch(
+            (error: unknown) => ({ failed: error }) as const,
+          );
+          if ("failed" in next) {
+            if (await fail(controller, next.failed)) continue;
+            return;
+          }
+          if (next.done) {
+            if (committed) {
+              controller.close();
+              return;
+            }
+            if (await fail(controller, new Error(`${current.entry.label} ended its stream without finishing the step`))) continue;
+            return;
+          }
+          const part = next.value;
+          if (part.type === "error") {
+            if (await fail(controller, part.error)) continue;
+            return;
+          }
+          if (part.type === "finish") {
+            if (!committed && (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted")) {
+              if (await fail(controller, new Error(`${current.entry.label} stopped mid-step (finish reason: ${part.finishReason.unified})`))) continue;
+              return;
+            }
+            this.coolingUntil.delete(current.entry.label);
+            held.push({ ...part, providerMetadata: withModelLabel(part.providerMetadata, current.entry.label) });
+          } else {
+            held.push(part);
+          }
+          // A tool call runs as soon as it is passed on: from then on the step can no longer be issued again.
+          if (committed || part.type === "tool-call" || part.type === "finish") {
+            commit(controller);
+            return;
+          }
+        }
+      },
+      cancel: async (reason) => {
+        cancelled = true;
+        current.abort(reason);
+        await reader.cancel(reason).catch(() => {});
+      },
+    });
+  }
+}
+
+/** An abort signal for one attempt: aborted by the caller's signal or by `abort` (timeouts, failures). */
+function attemptSignal(caller: AbortSignal | undefined): { signal: AbortSignal; abort: (reason?: unknown) => void } {
+  const own = new AbortController();
+  return { signal: caller ? AbortSignal.any([caller, own.signal]) : own.signal, abort: (reason) => own.abort(reason) };
+}
+
+/** Resolves like `promise`, or rejects with ModelTimeoutError (after calling `onTimeout`) when it takes longer than `ms`. */
+function withTimeout<T>(promise: PromiseLike<T>, ms: number, onTimeout: (reason: unknown) => void, message: () => string): Promise<T> {
+  if (!(ms > 0) || !Number.isFinite(ms)) return Promise.resolve(promise);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const error = new ModelTimeoutError(message());
+      onTimeout(error);
+      reject(error);
+    }, ms);
+    Promise.resolve(promise).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
