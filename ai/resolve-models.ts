@@ -1,5 +1,6 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { createGroq } from "@ai-sdk/groq";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import { FallbackModel, type FallbackOptions } from "./fallback-model.ts";
 import { modelSpecs, type ModelEnv, type ModelSpec } from "./model-specs.ts";
@@ -40,17 +41,15 @@ export function resolveModels(env: ModelEnv, options: ResolveModelsOptions = {})
 
 /**
  * One provider client for one spec, with the spec's base URL used exactly. A local
- * server is spoken to with the Groq client: Groq's API is the plain OpenAI
- * chat-completions protocol, and its client sends no Groq-only field unless Groq
- * provider options are given, so it needs no extra dependency. (It reads token
- * usage only from Groq's `x_groq` field, so local steps report no usage;
- * `@ai-sdk/openai-compatible` would, if it is ever added.)
+ * server (Ollama, llama.cpp, LM Studio) gets the generic OpenAI-compatible client.
  */
 export function createModel(spec: ModelSpec, fetchImpl?: typeof fetch): LanguageModelV4 {
   switch (spec.provider) {
     case "groq":
-    case "local":
       return createGroq({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl })(spec.modelId);
+    case "local":
+      // The generic OpenAI-compatible client reports token usage from the standard `usage` field.
+      return createOpenAICompatible({ name: "local", apiKey: spec.apiKey, baseURL: spec.baseURL ?? "", fetch: fetchImpl, includeUsage: true })(spec.modelId);
     case "openrouter":
       return createOpenRouter({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl, compatibility: "strict", appName: "Pencil" })(spec.modelId);
   }
