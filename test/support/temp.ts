@@ -1,10 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll } from "bun:test";
-
 const made: string[] = [];
-afterAll(() => {
+// Test files share one process and this module is loaded once, so clean up at exit rather than per file.
+process.on("exit", () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,0 +1,111 @@
+// Apply and undo of 1,000 approved 10 KB files, against plain writeFileSync of the
+// same files in the same run. Targets: apply ≤ 1 s, undo ≤ 1 s. Also measures an
+// fsync per file (the `fsyncFiles` option) to show whether it is affordable.
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyChangeset } from "../core/apply.ts";
+import type { Changeset, FileChange } from "../core/changeset.ts";
+import { sha256 } from "../core/hash.ts";
+import { undoApply } from "../core/undo.ts";
+
+const FILES = 1000;
+const SIZE = 10 * 1024;
+const RUNS = 5;
+const FSYNC_RUNS = 3;
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "pencil-apply-bench-")));
+const root = join(base, "ws");
+
+/** 10 KB of text per file, different per index and per version. */
+function content(i: number, version: string): Uint8Array {
+  const line = `${version} file ${i}: the quick brown fox jumps over the lazy dog\n`;
+  return new TextEncoder().encode(line.repeat(Math.ceil(SIZE / line.length)).slice(0, SIZE));
+}
+
+const paths = Array.from({ length: FILES }, (_, i) => `src/dir${i % 20}/file${String(i).padStart(4, "0")}.ts`);
+const oldBytes = paths.map((_, i) => content(i, "old"));
+const newBytes = paths.map((_, i) => content(i, "new"));
+
+function resetWorkspace(): void {
+  rmSync(root, { recursive: true, force: true });
+  for (let d = 0; d < 20; d++) mkdirSync(join(root, "src", `dir${d}`), { recursive: true });
+  paths.forEach((p, i) => writeFileSync(join(root, p), oldBytes[i]!));
+}
+
+/** The changeset the overlay would build: bases hashed from the disk as it is now. */
+function changeset(): Changeset {
+  const files: FileChange[] = paths.map((path, i) => {
+    const real = join(root, path);
+    const before = readFileSync(real);
+    const after = newBytes[i]!;
+    return {
+      path,
+      real,
+      kind: "modify",
+      base: { exists: true, hash: sha256(before), size: before.length, mode: statSync(real).mode & 0o7777 },
+      after: { bytes: after, hash: sha256(after), mode: 0o644 },
+      origins: [],
+      models: ["bench"],
+      flags: [],
+      added: 0,
+      removed: 0,
+      binary: false,
+      digest: "",
+    };
+  });
+  return { id: "cs-bench", workspace: root, goal: "bench", createdAt: new Date().toISOString(), models: ["bench"], files, digest: "", status: "pending" };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function time(fn: () => void): number {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+}
+
+const baseline: number[] = [];
+const baselineCreate: number[] = [];
+const apply: number[] = [];
+const undo: number[] = [];
+const applyFsync: number[] = [];
+
+for (let run = 0; run < RUNS; run++) {
+  resetWorkspace();
+  baseline.push(time(() => paths.forEach((p, i) => writeFileSync(join(root, p), newBytes[i]!))));
+  // Atomic writes create a new inode per file; this is the cost of that alone, for reference.
+  baselineCreate.push(time(() => paths.forEach((p, i) => writeFileSync(join(root, `${p}.new`), newBytes[i]!))));
+
+  resetWorkspace();
+  const journalDir = join(base, `journal-${run}`);
+  const cs = changeset();
+  let applyId: string | null = null;
+  apply.push(time(() => (applyId = applyChangeset({ changeset: cs, approved: paths, journalDir }).applyId)));
+  let reverted = 0;
+  undo.push(time(() => (reverted = undoApply(journalDir, applyId!).reverted.length)));
+  if (reverted !== FILES) throw new Error(`undo reverted ${reverted} of ${FILES} files`);
+}
+
+for (let run = 0; run < FSYNC_RUNS; run++) {
+  resetWorkspace();
+  const cs = changeset();
+  applyFsync.push(time(() => applyChangeset({ changeset: cs, approved: paths, journalDir: join(base, `journal-fsync-${run}`), fsyncFiles: true })));
+}
+
+rmSync(base, { recursive: true, force: true });
+
+const b = median(baseline);
+const a = median(apply);
+const u = median(undo);
+const f = median(applyFsync);
+const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
+console.log(`apply-bench: ${FILES} files of ${SIZE / 1024} KB, median of ${RUNS} runs (${FSYNC_RUNS} for fsync per file)`);
+console.log(`  baseline writeFileSync     ${ms(b)}   (overwriting the existing files)`);
+console.log(`  writeFileSync, new files   ${ms(median(baselineCreate))}   ${(median(baselineCreate) / b).toFixed(1)}x baseline (the inode creation every atomic write pays)`);
+console.log(`  apply (checks + journal)   ${ms(a)}   ${(a / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${a <= 1000 ? "met" : "NOT met"}`);
+console.log(`  undo                       ${ms(u)}   ${(u / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${u <= 1000 ? "met" : "NOT met"}`);
+console.log(`  apply + fsync per file     ${ms(f)}   ${(f / b).toFixed(1)}x baseline   ${(f / a).toFixed(1)}x apply   target ≤ 1000 ms: ${f <= 1000 ? "met" : "NOT met"}`);

@@ -1,0 +1,87 @@
+import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameContent, sameImage } from "./file-image.ts";
+import { BlobReader, entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry } from "./journal.ts";
+
+/** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
+export interface UndoResult {
+  applyId: string;
+  changesetId: string;
+  reverted: string[];
+  refused: RefusedFile[];
+  state: "undone" | "partially-undone";
+}
+
+/** An undo that cannot start (nothing to undo, unknown id, entry not in an undoable state); the message says what to do. */
+export class UndoError extends Error {
+  override name = "UndoError";
+}
+
+/**
+ * Reverts an applied entry from its before-images. `ref` is an apply id or a
+ * changeset id; without it, the newest applied entry. A file edited since the apply
+ * is refused (and kept as it is) while the others revert; files the apply created
+ * are deleted, and directories it created are removed when empty. Re-running it on
+ * a `partially-undone` entry retries the refused files; files already back to
+ * their before-image count as reverted, so an undo killed mid-way can be re-run.
+ */
+export function undoApply(journalDir: string, ref?: string): UndoResult {
+  const entry = findTarget(journalDir, ref);
+  const blobs = new BlobReader(journalDir, entry);
+  const reverted: string[] = [];
+  const refused: RefusedFile[] = [];
+  // Files the apply created are deleted last, so their directories can go too.
+  const order = [...entry.files].sort((a, b) => Number(!a.before.exists) - Number(!b.before.exists));
+  for (const file of order) {
+    const disk = readDiskFile(file.real);
+    if (sameImage(file.before, disk)) {
+      reverted.push(file.path);
+      continue;
+    }
+    if (!sameContent(file.after, disk)) {
+      refused.push({ path: file.path, reason: editedReason(file, disk) });
+      continue;
+    }
+    try {
+      placeImage(file.real, file.before, blobs.bytesOf(file.before));
+      reverted.push(file.path);
+    } catch (error) {
+      refused.push({ path: file.path, reason: `could not be restored (${error instanceof Error ? error.message : String(error)}); fix that and undo again` });
+    }
+  }
+  removeEmptyDirs(entry.createdDirs);
+  entry.state = refused.length === 0 ? "undone" : "partially-undone";
+  entry.refused = refused;
+  saveEntry(journalDir, entry);
+  return { applyId: entry.applyId, changesetId: entry.changesetId, reverted, refused, state: entry.state };
+}
+
+/** The entry `ref` names (apply id first, then the newest entry of that changeset id), or the newest undoable one. */
+function findTarget(journalDir: string, ref: string | undefined): JournalEntry {
+  const undoable = (e: JournalEntry) => e.state === "applied" || e.state === "partially-undone";
+  if (ref === undefined) {
+    const latest = findEntry(journalDir, undoable);
+    if (!latest) throw new UndoError("Nothing to undo: no applied changeset in the journal.");
+    return latest;
+  }
+  const byApply = entryIds(journalDir).includes(ref) ? readEntry(journalDir, ref) : undefined;
+  const target = byApply ?? findEntry(journalDir, (e) => e.changesetId === ref && undoable(e));
+  if (target && undoable(target)) return target;
+  const newest = target ?? findEntry(journalDir, (e) => e.changesetId === ref);
+  if (!newest) throw new UndoError(`No apply or changeset with id ${ref} in the journal: run pencil log to see the ids.`);
+  const what = `Apply ${newest.applyId} (changeset ${newest.changesetId})`;
+  switch (newest.state) {
+    case "undone":
+      throw new UndoError(`${what} was already undone at ${newest.updatedAt}; nothing to do.`);
+    case "rolled-back":
+      throw new UndoError(`${what} was rolled back at ${newest.updatedAt}; nothing to undo.`);
+    default:
+      throw new UndoError(`${what} was interrupted before it finished: finish it or roll it back instead of undoing it.`);
+  }
+}
+
+function editedReason(file: JournalFile, disk: DiskFile): string {
+  const keep = "undo refused for this file to keep that change; revert it by hand if you want";
+  if (disk.kind === "other") return `is now ${disk.what} on disk; ${keep}`;
+  if (!file.after.exists) return `was created again since the apply (which deleted it); ${keep}`;
+  if (disk.kind === "absent") return `was deleted since the apply; ${keep}`;
+  return `was edited since the apply; ${keep}`;
+}
