@@ -48,6 +48,10 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
     return output;
   };
   try {
+    if (t.runCommand) {
+      const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, alwaysAllowed);
+      if (refusal) return finish(false, refusal);
+    }
     for (const claim of t.claims(input)) {
       const resolved = resolveInWorkspace(deps.ws, claim.path);
       const shown = displayPath(deps.ws, resolved.real);
@@ -85,4 +89,22 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
     const message = error instanceof Error ? error.message : String(error);
     return finish(false, `Error: ${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
   }
+}
+
+/** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
+async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, alwaysAllowed: Set<string>): Promise<string | null> {
+  const verdict = decide(deps.policy, { tool: t.name, access: "run", command });
+  const key = `run:${command}`;
+  if (verdict.decision === "ask" && alwaysAllowed.has(key)) return null;
+  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+  if (verdict.decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
+  if (verdict.decision === "allow") return null;
+  const answer = await deps.approver.ask({ tool: t.name, access: "run", subject: command, reason: verdict.reason }, deps.signal);
+  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision: answer.kind === "no" ? "deny" : "allow", reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`, answeredBy: "user" });
+  if (answer.kind === "no") {
+    const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
+    return `Error: the user refused to run \`${command}\`.${why} Continue without it.`;
+  }
+  if (answer.kind === "always") alwaysAllowed.add(key);
+  return null;
 }

@@ -1,4 +1,5 @@
-import { stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import { hasToolCall, stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import { modelLabelOf } from "../ai/model-label.ts";
 import { compactToolResults } from "./compaction.ts";
 import type { ContextMeter, EventSink, TokenUsage } from "./events.ts";
 
@@ -14,6 +15,8 @@ export interface SessionConfig {
   contextWindow: number;
   emit: EventSink;
   signal?: AbortSignal;
+  /** A tool whose call ends the run (plan's submit_plan). */
+  stopOnTool?: string;
 }
 
 /** How a run ended: its final text, the whole conversation so far, totals, and why it stopped. */
@@ -48,7 +51,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     system: config.system,
     messages,
     tools: config.tools,
-    stopWhen: stepCountIs(config.maxSteps),
+    stopWhen: config.stopOnTool ? [stepCountIs(config.maxSteps), hasToolCall(config.stopOnTool)] : stepCountIs(config.maxSteps),
     maxRetries: 0,
     ...(config.signal ? { abortSignal: config.signal } : {}),
     prepareStep: ({ messages: current }) => {
@@ -87,7 +90,8 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           usage.inputTokens += stepUsage.inputTokens;
           usage.outputTokens += stepUsage.outputTokens;
           lastContext = stepUsage.inputTokens + stepUsage.outputTokens;
-          const model = config.modelLabel();
+          // The fallback model stamps each step with the model that really produced it.
+          const model = modelLabelOf(part.providerMetadata) ?? config.modelLabel();
           if (!models.includes(model)) models.push(model);
           const context: ContextMeter = { used: lastContext, window: config.contextWindow };
           config.emit({ type: "step-end", step: steps, model, usage: stepUsage, context });

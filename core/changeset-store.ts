@@ -18,6 +18,22 @@ export class ChangesetStore {
     writeFileAtomic(this.pathOf(changeset.id), new TextEncoder().encode(serialize(changeset)), 0o600);
   }
 
+  /** Saves the conversation that produced a changeset, so a rejection with reasons can be sent back after a restart. */
+  saveConversation(id: string, messages: unknown[]): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    writeFileAtomic(join(this.dir, `${this.checkId(id)}.conversation.json`), new TextEncoder().encode(JSON.stringify(messages)), 0o600);
+  }
+
+  /** The saved conversation of a changeset, or null when there is none (or it is unreadable). */
+  loadConversation(id: string): unknown[] | null {
+    try {
+      const parsed = JSON.parse(readFileSync(join(this.dir, `${this.checkId(id)}.conversation.json`), "utf8"));
+      return Array.isArray(parsed) ? parsed : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** Loads a changeset by id (or unique id prefix); throws with what to do when none or several match. */
   load(idOrPrefix: string): Changeset {
     const ids = this.ids().filter((id) => id === idOrPrefix || id.startsWith(idOrPrefix));
@@ -37,7 +53,7 @@ export class ChangesetStore {
   ids(): string[] {
     try {
       return readdirSync(this.dir)
-        .filter((n) => n.endsWith(".json"))
+        .filter((n) => n.endsWith(".json") && !n.endsWith(".conversation.json"))
         .map((n) => n.slice(0, -5))
         .sort();
     } catch {
@@ -64,8 +80,12 @@ export class ChangesetStore {
   }
 
   private pathOf(id: string): string {
+    return join(this.dir, `${this.checkId(id)}.json`);
+  }
+
+  private checkId(id: string): string {
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`${id} is not a changeset id (letters, digits, - and _ only).`);
-    return join(this.dir, `${id}.json`);
+    return id;
   }
 }
 

@@ -73,6 +73,16 @@ export interface Changeset {
   /** SHA-256 over the file digests in path order. */
   digest: string;
   status: ChangesetStatus;
+  /** The owner's decision per file path, as far as the review got. */
+  decisions?: Record<string, "approved" | "rejected">;
+  /** Journal ids of the applies of this changeset (for undo and log). */
+  applyIds?: string[];
+  /** Approved files that were not applied because the disk changed since staging. */
+  conflicts?: string[];
+  /** The id of the changeset this one revises after a rejection with reasons. */
+  revises?: string;
+  /** What the run was: agent, plan or ask. */
+  mode?: string;
 }
 
 /** Inputs for building a changeset from what a run staged. */

@@ -112,6 +112,11 @@ export class Overlay implements FileOps {
     return [...this.entries.values()];
   }
 
+  /** Puts back a staged entry saved earlier (a changeset reopened after a restart). */
+  adopt(entry: StagedEntry): void {
+    this.entries.set(entry.real, entry);
+  }
+
   /** Drops the staged change of one path (a rejected file), so the view shows the disk again. */
   discard(real: string): void {
     this.entries.delete(real);

@@ -1,0 +1,304 @@
+import type { LanguageModel, ModelMessage } from "ai";
+import { readFileSync, statSync } from "node:fs";
+import { resolveModels } from "../ai/resolve-models.ts";
+import type { ApplyResult } from "../core/apply.ts";
+import { applyChangeset } from "../core/apply.ts";
+import { buildChangeset, newChangesetId, type Changeset } from "../core/changeset.ts";
+import { DiskFileOps } from "../core/file-ops.ts";
+import { sha256 } from "../core/hash.ts";
+import { Overlay } from "../core/overlay.ts";
+import { ReadLedger } from "../core/read-ledger.ts";
+import type { PencilTool } from "../core/tools/tool.ts";
+import { decide } from "../core/policy.ts";
+import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
+import type { Approver } from "../agent/approver.ts";
+import type { EventSink, SessionEvent } from "../agent/events.ts";
+import { guardTools } from "../agent/policy-seam.ts";
+import { systemPrompt, type RunMode } from "../agent/prompts.ts";
+import { runSession, type SessionOutcome } from "../agent/session.ts";
+import type { Runtime } from "./runtime.ts";
+import { toolsFor } from "./toolbox.ts";
+
+/** Who answers and who listens during a run; `signal` stops it (Ctrl-C, /cancel). */
+export interface RunHooks {
+  approver: Approver;
+  emit: EventSink;
+  signal?: AbortSignal;
+}
+
+/** The model a run uses: one LanguageModel (fallback inside), its chain's labels, and the label of the model in use. */
+export interface ModelChoice {
+  model: LanguageModel;
+  labels: string[];
+  current(): string;
+  /** Context window in tokens. */
+  contextWindow: number;
+}
+
+/** Extra knobs for a run; tests and the demo pass their own model. */
+export interface RunOptions {
+  models?: ModelChoice;
+  /** Tools added to the mode's own (plan's fetch_url, submit_plan…). */
+  extraTools?: PencilTool[];
+  maxSteps?: number;
+  /** Overrides the mode's system prompt. */
+  system?: string;
+  /** A tool whose call ends the run (plan's submit_plan). */
+  stopOnTool?: string;
+}
+
+/** A rejected file and the owner's reason, sent back to the agent. */
+export interface Rejection {
+  path: string;
+  reason: string;
+}
+
+const DEFAULT_CONTEXT_WINDOW = 131_072;
+const DEFAULT_MAX_STEPS = 40;
+
+/**
+ * Builds the model chain from the runtime's environment (throws MissingModelKeyError
+ * → exit 2). Fallback switches are forwarded to whichever sink is current.
+ */
+export function chooseModels(runtime: Runtime, sink: { emit: EventSink }): ModelChoice {
+  let current = "";
+  const resolved = resolveModels(runtime.env, {
+    ...(runtime.model ? { model: runtime.model } : {}),
+    onModelUsed: (label) => {
+      current = label;
+    },
+    onFallback: (event) => sink.emit({ type: "model-fallback", ...event }),
+  });
+  current = resolved.labels[0] ?? "";
+  const window = Number(runtime.env.PENCIL_CONTEXT_WINDOW);
+  return {
+    model: resolved.model,
+    labels: resolved.labels,
+    current: () => current,
+    contextWindow: Number.isFinite(window) && window > 0 ? window : DEFAULT_CONTEXT_WINDOW,
+  };
+}
+
+/**
+ * One piece of work: a goal, a session that stages into its own overlay, and the
+ * changeset it produced. The same object serves the terminal and Telegram; it does
+ * no I/O to the user, only emits events and asks its Approver.
+ */
+export class AgentRun {
+  readonly overlay = new Overlay(new DiskFileOps());
+  readonly reads = new ReadLedger();
+  messages: ModelMessage[] = [];
+  changeset: Changeset | null = null;
+  outcome: SessionOutcome | null = null;
+  /** How many times the owner sent the work back with reasons. */
+  rounds = 0;
+  private readonly sink: { emit: EventSink } = { emit: () => {} };
+  private chosen: ModelChoice | undefined;
+
+  private constructor(
+    readonly runtime: Runtime,
+    readonly mode: RunMode,
+    readonly goal: string,
+    private readonly options: RunOptions,
+  ) {}
+
+  /** The models, built on first use so reopening a changeset needs no key until the agent really runs. */
+  private get models(): ModelChoice {
+    this.chosen ??= this.options.models ?? chooseModels(this.runtime, this.sink);
+    return this.chosen;
+  }
+
+  /**
+   * Reopens a saved pending changeset as a run (after a restart, or from
+   * `pencil review`), with its staged content and, when saved, its conversation,
+   * so rejections with reasons can still go back to the agent.
+   */
+  static resume(runtime: Runtime, changeset: Changeset, options: RunOptions = {}): AgentRun {
+    const mode: RunMode = changeset.mode === "plan" || changeset.mode === "ask" ? changeset.mode : "agent";
+    const run = new AgentRun(runtime, mode, changeset.goal, options);
+    for (const file of changeset.files) {
+      run.overlay.adopt({
+        real: file.real,
+        base: file.base,
+        after: file.after ? { bytes: file.after.bytes, mode: file.after.mode } : null,
+        origins: file.origins,
+        models: file.models,
+        stagedAt: Date.parse(changeset.createdAt) || Date.now(),
+      });
+    }
+    const saved = runtime.store.loadConversation(changeset.id) as ModelMessage[] | null;
+    run.messages = saved ?? [{ role: "user", content: changeset.goal }];
+    run.changeset = changeset;
+    return run;
+  }
+
+  /** Starts a run and waits for the model to finish; the changeset (if anything was staged) is saved as pending. */
+  static async start(runtime: Runtime, mode: RunMode, goal: string, hooks: RunHooks, options: RunOptions = {}): Promise<AgentRun> {
+    const run = new AgentRun(runtime, mode, goal, options);
+    run.messages = [{ role: "user", content: goal }];
+    await run.go(hooks);
+    return run;
+  }
+
+  /** The labels of the model chain, primary first. */
+  get modelLabels(): string[] {
+    return this.models.labels;
+  }
+
+  /**
+   * Sends the owner's verdict back: rejected files are dropped from the overlay,
+   * the reasons become the next user message, and the agent's new staging becomes
+   * a new pending changeset that revises the old one.
+   */
+  async revise(rejections: Rejection[], hooks: RunHooks, applied?: ApplyResult): Promise<void> {
+    const previous = this.changeset;
+    this.rounds += 1;
+    this.forgetReviewed(previous, applied);
+    const lines = [
+      "The user reviewed your staged changes.",
+      applied && applied.applied.length > 0 ? `Applied to disk: ${applied.applied.join(", ")}.` : "",
+      applied && applied.conflicts.length > 0 ? `Not applied because the files changed on disk meanwhile: ${applied.conflicts.map((c) => c.path).join(", ")}. Read them again before changing them.` : "",
+      "Rejected, with the user's reasons:",
+      ...rejections.map((r) => `- ${r.path}: ${r.reason}`),
+      "Revise the rejected changes according to these reasons. Files already applied are on disk now.",
+    ].filter((l) => l !== "");
+    this.messages.push({ role: "user", content: lines.join("\n") });
+    await this.go(hooks, previous?.id);
+  }
+
+  /**
+   * Stages a file the user asked for outside the tool loop (ask's "save this
+   * answer"), judged by the same policy, and returns the new pending changeset.
+   */
+  stageUserFile(path: string, text: string): Changeset {
+    const resolved = resolveInWorkspace(this.runtime.ws, path);
+    const verdict = decide(this.runtime.policy, { tool: "save_answer", access: "write", real: resolved.real });
+    if (verdict.decision !== "allow") throw new Error(`Cannot save to ${path}: ${verdict.reason}`);
+    const existing = this.overlay.stat(resolved.real);
+    if (existing && existing.kind !== "file") throw new Error(`${path} is a directory; give a file path.`);
+    this.overlay.writeBytes(resolved.real, new TextEncoder().encode(text), {
+      origin: { tool: "save_answer", callId: "user", model: this.models.current(), readsBefore: this.reads.readsSoFar() },
+    });
+    const changeset = this.snapshot(this.changeset?.id);
+    if (!changeset) throw new Error(`${path} already holds exactly this answer; nothing to save.`);
+    this.changeset = changeset;
+    return changeset;
+  }
+
+  /** Everything still staged, as a fresh changeset (null when nothing is). Saved as pending. */
+  private snapshot(revises?: string): Changeset | null {
+    const staged = this.overlay.list();
+    if (staged.length === 0) return null;
+    const changeset = buildChangeset({
+      id: newChangesetId(),
+      goal: this.goal,
+      workspace: this.runtime.ws,
+      staged,
+      readDisk: readDiskOrNull,
+    });
+    changeset.mode = this.mode;
+    if (revises) changeset.revises = revises;
+    this.runtime.store.save(changeset);
+    this.runtime.store.saveConversation(changeset.id, this.messages);
+    return changeset;
+  }
+
+  private async go(hooks: RunHooks, revises?: string): Promise<void> {
+    this.sink.emit = hooks.emit;
+    const tools = guardTools([...toolsFor(this.mode), ...(this.options.extraTools ?? [])], {
+      ws: this.runtime.ws,
+      policy: this.runtime.policy,
+      approver: hooks.approver,
+      fs: this.overlay,
+      reads: this.reads,
+      limits: this.runtime.limits,
+      currentModel: () => this.models.current(),
+      emit: hooks.emit,
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+    });
+    const outcome = await runSession(
+      {
+        model: this.models.model,
+        modelLabel: () => this.models.current(),
+        system: this.options.system ?? systemPrompt(this.mode),
+        tools,
+        maxSteps: this.options.maxSteps ?? DEFAULT_MAX_STEPS,
+        contextWindow: this.models.contextWindow,
+        emit: hooks.emit,
+        ...(hooks.signal ? { signal: hooks.signal } : {}),
+        ...(this.options.stopOnTool ? { stopOnTool: this.options.stopOnTool } : {}),
+      },
+      this.messages,
+    );
+    this.outcome = outcome;
+    this.messages = outcome.messages;
+    this.changeset = this.snapshot(revises);
+  }
+
+  /** After a review, reviewed files leave the overlay; applied ones count as read in their new state. */
+  private forgetReviewed(previous: Changeset | null, applied?: ApplyResult): void {
+    if (!previous) return;
+    const appliedPaths = new Set(applied?.applied ?? []);
+    for (const file of previous.files) {
+      this.overlay.discard(file.real);
+      if (appliedPaths.has(file.path)) {
+        // The agent wrote this content itself, so it may edit it again without re-reading.
+        const st = statOrNull(file.real);
+        if (st) this.reads.record(file.real, displayPath(this.runtime.ws, file.real), { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(file.real)) });
+      }
+    }
+    if (previous.status === "pending") {
+      previous.status = "rejected";
+      this.runtime.store.save(previous);
+    }
+  }
+}
+
+/**
+ * Applies the approved files of a reviewed changeset, records the decisions and the
+ * outcome in the store, and returns what was written and what conflicted.
+ */
+export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ApplyResult {
+  const result: ApplyResult = approved.length > 0
+    ? applyChangeset({ changeset, approved, journalDir: runtime.journalDir })
+    : { applyId: null, applied: [], conflicts: [] };
+  const decisions: Record<string, "approved" | "rejected"> = { ...(changeset.decisions ?? {}) };
+  for (const p of approved) decisions[p] = "approved";
+  for (const p of rejected) decisions[p] = "rejected";
+  changeset.decisions = decisions;
+  if (result.applyId) changeset.applyIds = [...(changeset.applyIds ?? []), result.applyId];
+  changeset.conflicts = result.conflicts.map((c) => c.path);
+  const undecided = changeset.files.some((f) => !decisions[f.path]);
+  changeset.status = undecided
+    ? "pending"
+    : result.applied.length === changeset.files.length
+      ? "applied"
+      : result.applied.length > 0
+        ? "partial"
+        : "rejected";
+  runtime.store.save(changeset);
+  return result;
+}
+
+/** Forwards events to several sinks (a renderer and a recorder, say). */
+export function fanOut(...sinks: EventSink[]): EventSink {
+  return (event: SessionEvent) => {
+    for (const sink of sinks) sink(event);
+  };
+}
+
+function readDiskOrNull(real: string): Uint8Array | null {
+  try {
+    return readFileSync(real);
+  } catch {
+    return null;
+  }
+}
+
+function statOrNull(real: string) {
+  try {
+    return statSync(real);
+  } catch {
+    return null;
+  }
+}

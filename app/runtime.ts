@@ -1,0 +1,78 @@
+import { mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { ChangesetStore } from "../core/changeset-store.ts";
+import { compilePolicy, ConfigError, type Policy } from "../core/policy.ts";
+import { loadSettings, type Settings } from "../core/settings.ts";
+import type { ToolLimits } from "../core/tools/tool.ts";
+import { openWorkspace, PathError, type Workspace } from "../core/workspace.ts";
+
+/** The environment as Pencil reads it (process.env, or a test's own). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** How a front end asks for a runtime: the contract's common options. */
+export interface RuntimeOptions {
+  /** `-w/--workspace`, else PENCIL_WORKSPACE for the bot, else the current directory. */
+  workspace?: string;
+  env: Env;
+  allow?: string[];
+  deny?: string[];
+  /** `--model NAME`. */
+  model?: string;
+}
+
+/** Everything a run needs that comes from configuration: workspace, policy, limits and where state lives. */
+export interface Runtime {
+  env: Env;
+  ws: Workspace;
+  /** `$PENCIL_HOME` (default `~/.pencil`): changesets, journal, brain, bot state. */
+  pencilHome: string;
+  settings: Settings;
+  policy: Policy;
+  limits: ToolLimits;
+  store: ChangesetStore;
+  journalDir: string;
+  /** The `--model` override, if any. */
+  model?: string;
+}
+
+/** Where Pencil keeps its state for this environment. */
+export function pencilHomeOf(env: Env): string {
+  return resolve(env.PENCIL_HOME && env.PENCIL_HOME.trim() !== "" ? env.PENCIL_HOME : join(homedir(), ".pencil"));
+}
+
+/**
+ * Opens the workspace, reads and merges the settings and compiles the policy.
+ * Throws ConfigError (exit 2) for a bad workspace, settings file or rule.
+ */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const env = options.env;
+  const pencilHome = pencilHomeOf(env);
+  let ws: Workspace;
+  try {
+    ws = openWorkspace(options.workspace ?? process.cwd(), env.HOME ?? homedir());
+  } catch (error) {
+    if (error instanceof PathError) throw new ConfigError(error.message, "--workspace");
+    throw error;
+  }
+  mkdirSync(pencilHome, { recursive: true, mode: 0o700 });
+  const settings = loadSettings({
+    workspaceRoot: ws.root,
+    pencilHome,
+    cliAllow: options.allow ?? [],
+    cliDeny: options.deny ?? [],
+    home: ws.home,
+  });
+  const policy = compilePolicy({ workspaceRoot: ws.root, home: ws.home, pencilHome, rules: settings.rules });
+  return {
+    env,
+    ws,
+    pencilHome,
+    settings,
+    policy,
+    limits: settings.limits,
+    store: new ChangesetStore(pencilHome),
+    journalDir: join(pencilHome, "journal"),
+    ...(options.model ? { model: options.model } : {}),
+  };
+}

@@ -1,0 +1,2 @@
+export { slugify } from "./slugify.ts";
+export { readingTime, wordCount } from "./words.ts";

@@ -1,0 +1,17 @@
+#!/usr/bin/env bun
+// Entry point: only argv inspection happens here; every command is imported lazily
+// so that --help and --version stay instant.
+import pkg from "./package.json" with { type: "json" };
+
+const argv = process.argv.slice(2);
+const first = argv[0];
+
+if (first === "--version" || first === "-v") {
+  process.stdout.write(`pencil ${pkg.version}\n`);
+} else if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+  const { HELP } = await import("./modes/cli/help.ts");
+  process.stdout.write(HELP);
+} else {
+  const { main } = await import("./modes/cli/main.ts");
+  process.exitCode = await main(argv);
+}

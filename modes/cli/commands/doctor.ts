@@ -1,0 +1,139 @@
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
+import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
+import { findInterruptedApplies } from "../../../core/recovery.ts";
+import type { CommandContext } from "../main.ts";
+
+/** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
+interface Check {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  fix?: string;
+}
+
+const DEFAULT_BASE: Record<string, string> = {
+  groq: "https://api.groq.com/openai/v1",
+  openrouter: "https://openrouter.ai/api/v1",
+};
+
+/** `pencil doctor [--json]`: what is configured and what is missing, with the fix for each. Exit 2 when something needed fails. */
+export async function run(ctx: CommandContext): Promise<number> {
+  const checks: Check[] = [];
+  checks.push(...checkWorkspace(ctx));
+  checks.push(...(await checkModels(ctx.env, ctx.args.model)));
+  checks.push(checkRipgrep());
+  checks.push(checkSandbox());
+  checks.push(...checkStore(ctx.env));
+  checks.push(...checkTelegram(ctx.env));
+  checks.push(checkOptional(ctx.env, "FIRECRAWL_API_KEY", "web search for plan and ask", "set FIRECRAWL_API_KEY to let plan and ask search the web"));
+  const { io } = ctx;
+  if (ctx.args.json) {
+    io.out(`${JSON.stringify(checks, null, 2)}\n`);
+  } else {
+    const c = io.colors;
+    for (const check of checks) {
+      const mark = check.status === "ok" ? c.green("✓") : check.status === "warn" ? c.yellow("!") : c.red("✗");
+      io.out(`${mark} ${c.bold(check.name)}: ${check.detail}\n`);
+      if (check.fix) io.out(`  ${c.dim("fix:")} ${check.fix}\n`);
+    }
+  }
+  return checks.some((c) => c.status === "fail") ? 2 : 0;
+}
+
+function checkWorkspace(ctx: CommandContext): Check[] {
+  try {
+    const runtime = createRuntime({ env: ctx.env, ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}), allow: ctx.args.allow, deny: ctx.args.deny });
+    const out: Check[] = [{ name: "workspace", status: "ok", detail: runtime.ws.root }];
+    out.push({
+      name: "settings",
+      status: runtime.settings.warnings.length ? "warn" : "ok",
+      detail: runtime.settings.files.length ? `read ${runtime.settings.files.join(", ")}` : "no settings files (built-in rules only)",
+      ...(runtime.settings.warnings.length ? { fix: runtime.settings.warnings.join(" ") } : {}),
+    });
+    return out;
+  } catch (error) {
+    const e = error as Error & { file?: string };
+    return [{ name: "workspace and settings", status: "fail", detail: e.message, fix: e.file ? `correct ${e.file}` : "pass an existing directory with -w" }];
+  }
+}
+
+async function checkModels(env: Env, override?: string): Promise<Check[]> {
+  let specs: ModelSpec[];
+  try {
+    specs = modelSpecs(env, override);
+  } catch (error) {
+    return [{ name: "model", status: "fail", detail: (error as Error).message, fix: "set GROQ_API_KEY (or OPENROUTER_API_KEY, or LOCAL_LLM_BASE_URL + LOCAL_LLM_MODEL) in .env; pencil demo needs none" }];
+  }
+  return Promise.all(specs.map((spec, i) => reachModel(spec, i === 0 ? "primary model" : "fallback model")));
+}
+
+/** Asks the provider's /models endpoint, briefly: reachable and accepting the key, or not and why. */
+async function reachModel(spec: ModelSpec, role: string): Promise<Check> {
+  const base = (spec.baseURL ?? DEFAULT_BASE[spec.provider] ?? "").replace(/\/+$/, "");
+  const name = `${role} ${spec.label}`;
+  try {
+    const response = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${spec.apiKey}` }, signal: AbortSignal.timeout(4000) });
+    if (response.ok) return { name, status: "ok", detail: `reachable at ${base}` };
+    if (response.status === 401 || response.status === 403) return { name, status: "fail", detail: `${base} refused the key (HTTP ${response.status})`, fix: `check the ${spec.provider.toUpperCase()} key` };
+    return { name, status: "warn", detail: `${base} answered HTTP ${response.status}`, fix: "the provider may be down; the fallback takes over when configured" };
+  } catch (error) {
+    return { name, status: "warn", detail: `${base} not reachable (${(error as Error).message})`, fix: "check the network or the *_BASE_URL variable" };
+  }
+}
+
+function checkRipgrep(): Check {
+  const rg = Bun.which("rg");
+  return rg
+    ? { name: "ripgrep", status: "ok", detail: rg }
+    : { name: "ripgrep", status: "warn", detail: "not found: search uses its built-in engine (same results, slower on big trees)", fix: "install ripgrep (apt install ripgrep, brew install ripgrep)" };
+}
+
+function checkSandbox(): Check {
+  const shell = Bun.which("bash") ?? Bun.which("sh");
+  try {
+    const dir = mkdtempSync(join(tmpdir(), "pencil-doctor-"));
+    rmSync(dir, { recursive: true, force: true });
+  } catch (error) {
+    return { name: "sandbox", status: "fail", detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`, fix: "set TMPDIR to a writable directory" };
+  }
+  return shell
+    ? { name: "sandbox", status: "ok", detail: `run_command uses scratch copies in ${tmpdir()} with ${shell}` }
+    : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
+}
+
+function checkStore(env: Env): Check[] {
+  const home = pencilHomeOf(env);
+  try {
+    accessSync(home, constants.W_OK);
+  } catch {
+    return [{ name: "state", status: "warn", detail: `${home} does not exist yet or is not writable`, fix: `it is created on first use; or set PENCIL_HOME to a writable directory` }];
+  }
+  const interrupted = findInterruptedApplies(join(home, "journal"));
+  return [
+    { name: "state", status: "ok", detail: home },
+    interrupted.length
+      ? { name: "journal", status: "fail", detail: `${interrupted.length} interrupted apply(s): ${interrupted.map((i) => i.applyId).join(", ")}`, fix: "pencil recover lists them; pencil recover finish|rollback ID settles one" }
+      : { name: "journal", status: "ok", detail: "no interrupted apply" },
+  ];
+}
+
+function checkTelegram(env: Env): Check[] {
+  const token = env.TELEGRAM_BOT_TOKEN?.trim();
+  const owner = env.TELEGRAM_OWNER_ID?.trim();
+  if (!token && !owner) return [{ name: "telegram", status: "warn", detail: "not configured (optional)", fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)" }];
+  const out: Check[] = [];
+  out.push(token ? { name: "telegram token", status: "ok", detail: "set" } : { name: "telegram token", status: "fail", detail: "TELEGRAM_BOT_TOKEN is missing", fix: "paste the token @BotFather gave you" });
+  out.push(
+    owner && /^\d+$/.test(owner)
+      ? { name: "telegram owner", status: "ok", detail: `user ${owner}` }
+      : { name: "telegram owner", status: "fail", detail: owner ? `TELEGRAM_OWNER_ID "${owner}" is not a numeric user id` : "TELEGRAM_OWNER_ID is missing", fix: "message @userinfobot to learn your numeric id" },
+  );
+  return out;
+}
+
+function checkOptional(env: Env, name: string, what: string, fix: string): Check {
+  return env[name]?.trim() ? { name: what, status: "ok", detail: `${name} set` } : { name: what, status: "warn", detail: `${name} not set (optional)`, fix };
+}

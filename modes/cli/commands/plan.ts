@@ -1,0 +1,88 @@
+import { formatPlanMarkdown, planToGoal, type Plan } from "../../../agent/plan-schema.ts";
+import { createFetchUrlTool } from "../../../core/tools/fetch-url.ts";
+import { createSubmitPlanTool } from "../../../core/tools/submit-plan.ts";
+import { createWebSearchTool } from "../../../core/tools/web-search.ts";
+import type { PencilTool } from "../../../core/tools/tool.ts";
+import type { Env } from "../../../app/runtime.ts";
+import { UsageError } from "../args.ts";
+import type { CommandContext } from "../main.ts";
+import { renderMarkdown } from "../markdown.ts";
+import { openRuntime } from "../open-runtime.ts";
+import { ProgressView } from "../progress.ts";
+import { runAndReview, runWithProgress } from "../run-and-review.ts";
+
+/** The plan tools beyond the read-only ones: fetch_url always, web_search with a Firecrawl key, and submit_plan. */
+export function planTools(env: Env, onPlan: (plan: Plan) => void): PencilTool[] {
+  const tools: PencilTool[] = [createFetchUrlTool(), createSubmitPlanTool(onPlan)];
+  const key = env.FIRECRAWL_API_KEY?.trim();
+  if (key) tools.push(createWebSearchTool({ apiKey: key, ...(env.FIRECRAWL_BASE_URL ? { baseUrl: env.FIRECRAWL_BASE_URL } : {}) }));
+  return tools;
+}
+
+/** `pencil plan "<goal>"`: a structured plan from read-only tools; pick steps; optionally run them as an agent run. */
+export async function run(ctx: CommandContext): Promise<number> {
+  const goal = ctx.args.positionals.join(" ").trim();
+  if (!goal) throw new UsageError('plan needs a goal, e.g. pencil plan "split the config loader into its own module"');
+  const { io } = ctx;
+  const runtime = openRuntime(ctx);
+  let plan: Plan | null = null;
+  const { run } = await runWithProgress(io, runtime, "plan", goal, {
+    extraTools: planTools(ctx.env, (p) => {
+      plan = p;
+    }),
+    stopOnTool: "submit_plan",
+  }, new ProgressView(io, { streamText: false }));
+  const outcome = run.outcome!;
+  if (outcome.stopped === "error") {
+    io.err(io.colors.red(`Planning failed: ${outcome.error}\n`));
+    return 1;
+  }
+  const chosenPlan = plan as Plan | null;
+  if (!chosenPlan) {
+    io.err("The model finished without submitting a plan. Its last words:\n");
+    io.out(`${renderMarkdown(io, outcome.text || "_(nothing)_")}\n`);
+    return 1;
+  }
+  if (ctx.args.json) {
+    io.out(`${JSON.stringify(chosenPlan, null, 2)}\n`);
+    return 0;
+  }
+  io.out(`\n${renderMarkdown(io, formatPlanMarkdown(chosenPlan))}\n`);
+  if (!io.interactive) {
+    io.out("No terminal, so no steps are run. Run pencil plan in a terminal to pick steps and proceed.\n");
+    return 0;
+  }
+  const steps = chosenPlan.steps;
+  const picked = await pickSteps(ctx, steps.map((s) => s.id));
+  if (picked === null || picked.length === 0) {
+    io.out("No steps chosen; nothing was run.\n");
+    return 0;
+  }
+  const proceed = (await io.prompt(`Run ${picked.length} step(s) (${picked.join(", ")}) as an agent run? [Y/n] `))?.trim().toLowerCase();
+  if (proceed === undefined || proceed === "n" || proceed === "no") {
+    io.out("Not run.\n");
+    return 0;
+  }
+  return runAndReview(io, runtime, planToGoal(chosenPlan, picked));
+}
+
+/** Asks which steps to run: Enter for all, numbers or ids separated by commas, or `none`. Null when input ended. */
+async function pickSteps(ctx: CommandContext, ids: string[]): Promise<string[] | null> {
+  for (;;) {
+    const line = await ctx.io.prompt(`Steps to run — Enter for all (${ids.length}), e.g. 1,3 or ${ids[0] ?? "s1"}, or none: `);
+    if (line === null) return null;
+    const text = line.trim();
+    if (text === "") return ids;
+    if (text === "none") return [];
+    const picked: string[] = [];
+    let bad = "";
+    for (const token of text.split(/[\s,]+/).filter(Boolean)) {
+      const n = Number(token);
+      const id = Number.isInteger(n) && n >= 1 && n <= ids.length ? ids[n - 1] : ids.find((i) => i === token);
+      if (id === undefined) bad = token;
+      else if (!picked.includes(id)) picked.push(id);
+    }
+    if (!bad) return picked;
+    ctx.io.out(`"${bad}" is not a step; use numbers 1–${ids.length} or ids (${ids.join(", ")}).\n`);
+  }
+}

@@ -1,0 +1,26 @@
+import { findInterruptedApplies, finishInterrupted, rollbackInterrupted } from "../../../core/recovery.ts";
+import { UsageError } from "../args.ts";
+import type { CommandContext } from "../main.ts";
+import { openRuntime } from "../open-runtime.ts";
+
+/** `pencil recover [finish|rollback ID]`: lists interrupted applies, or settles one. */
+export async function run(ctx: CommandContext): Promise<number> {
+  const runtime = openRuntime(ctx);
+  const { io } = ctx;
+  const [action, id] = ctx.args.positionals;
+  if (!action) {
+    const pending = findInterruptedApplies(runtime.journalDir);
+    if (pending.length === 0) io.out("No interrupted apply.\n");
+    for (const p of pending) io.out(`${p.applyId} (${p.changesetId}): ${p.message}\n`);
+    return 0;
+  }
+  if ((action !== "finish" && action !== "rollback") || !id) {
+    throw new UsageError("Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).");
+  }
+  const result = action === "finish" ? finishInterrupted(runtime.journalDir, id) : rollbackInterrupted(runtime.journalDir, id);
+  for (const p of result.written) io.out(`wrote    ${p}\n`);
+  for (const p of result.alreadyDone) io.out(`ok       ${p}\n`);
+  for (const r of result.refused) io.out(`refused  ${r.path}: ${r.reason}\n`);
+  io.out(`Apply ${result.applyId}: ${result.state}.\n`);
+  return result.refused.length > 0 ? 4 : 0;
+}

@@ -1,0 +1,32 @@
+import type { CommandContext } from "../main.ts";
+import { openRuntime } from "../open-runtime.ts";
+import { runAndReview } from "../run-and-review.ts";
+
+/** `pencil wakeup`: the banner, then CLI or Telegram (or exit). */
+export async function run(ctx: CommandContext): Promise<number> {
+  const { io } = ctx;
+  const figlet = (await import("figlet")).default;
+  io.out(`${io.colors.cyan(figlet.textSync("Pencil", { font: "Standard" }))}\n`);
+  io.out(io.colors.dim("A coding agent that writes in pencil: nothing reaches your disk until you approve the diff.\n\n"));
+  if (!io.interactive) {
+    io.out("No terminal to ask on. Run pencil agent \"<goal>\" or pencil telegram directly.\n");
+    return 0;
+  }
+  for (;;) {
+    const choice = (await io.prompt("[c] CLI  [t] Telegram  [x] exit: "))?.trim().toLowerCase();
+    if (choice === undefined || choice === "x" || choice === "exit") return 0;
+    if (choice === "c" || choice === "cli") {
+      const goal = (await io.prompt("What should Pencil do? "))?.trim();
+      if (!goal) return 0;
+      return runAndReview(io, openRuntime(ctx), goal);
+    }
+    if (choice === "t" || choice === "telegram") {
+      if (!ctx.env.TELEGRAM_BOT_TOKEN || !ctx.env.TELEGRAM_OWNER_ID) {
+        io.out("Telegram needs TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_OWNER_ID (your numeric user id) in .env; see the README's Telegram section. Then run pencil telegram.\n");
+        return 2;
+      }
+      return (await import("./telegram.ts")).run(ctx);
+    }
+    io.out("Type c, t or x.\n");
+  }
+}

@@ -1,0 +1,69 @@
+import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
+import { ConfigError } from "../../core/policy.ts";
+import { parseCli, UsageError, type CliArgs } from "./args.ts";
+import { HELP } from "./help.ts";
+import { processIO, type CliIO } from "./io.ts";
+import type { Env } from "../../app/runtime.ts";
+
+/** What every command receives. */
+export interface CommandContext {
+  args: CliArgs;
+  env: Env;
+  io: CliIO;
+}
+
+/** A command module: runs and returns the process exit code (contract A2). */
+export interface Command {
+  run(ctx: CommandContext): Promise<number>;
+}
+
+// Lazy: a command's dependencies (AI SDK, grammY, figlet…) load only when it runs.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  agent: () => import("./commands/agent.ts"),
+  plan: () => import("./commands/plan.ts"),
+  ask: () => import("./commands/ask.ts"),
+  review: () => import("./commands/review.ts"),
+  undo: () => import("./commands/undo.ts"),
+  log: () => import("./commands/log.ts"),
+  recover: () => import("./commands/recover.ts"),
+  demo: () => import("./commands/demo.ts"),
+  doctor: () => import("./commands/doctor.ts"),
+  wakeup: () => import("./commands/wakeup.ts"),
+  telegram: () => import("./commands/telegram.ts"),
+  brain: () => import("./commands/brain.ts"),
+};
+
+/** Parses argv, runs the command, and maps failures to exit codes; never throws. */
+export async function main(argv: string[], env: Env = process.env, io: CliIO = processIO(env)): Promise<number> {
+  try {
+    const args = parseCli(argv);
+    if (args.help || args.command === "") {
+      io.out(HELP);
+      return 0;
+    }
+    if (!Object.hasOwn(COMMANDS, args.command)) {
+      throw new UsageError(`Unknown command "${args.command}". Run \`pencil --help\` for the list.`);
+    }
+    const command = await COMMANDS[args.command]!();
+    return await command.run({ args, env, io });
+  } catch (error) {
+    return reportFailure(io, error);
+  }
+}
+
+/** Prints a failure the way a user can act on it and returns its exit code. */
+export function reportFailure(io: CliIO, error: unknown): number {
+  const c = io.colors;
+  if (error instanceof UsageError || error instanceof ModelConfigError || error instanceof MissingModelKeyError) {
+    io.err(`${c.red("error:")} ${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`${c.red("configuration error")} in ${error.file}${error.rule ? ` (rule ${error.rule})` : ""}: ${error.message}\n`);
+    return 2;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.err(`${c.red("error:")} ${message}\n`);
+  if (process.env.PENCIL_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+  return 1;
+}

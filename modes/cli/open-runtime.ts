@@ -1,0 +1,20 @@
+import { findInterruptedApplies } from "../../core/recovery.ts";
+import { createRuntime, type Runtime } from "../../app/runtime.ts";
+import type { CommandContext } from "./main.ts";
+
+/** Builds the runtime from the common options, shows settings warnings, and warns about an interrupted apply. */
+export function openRuntime(ctx: CommandContext): Runtime {
+  const { args, env, io } = ctx;
+  const runtime = createRuntime({
+    env,
+    ...(args.workspace ? { workspace: args.workspace } : {}),
+    allow: args.allow,
+    deny: args.deny,
+    ...(args.model ? { model: args.model } : {}),
+  });
+  for (const warning of runtime.settings.warnings) io.err(`${io.colors.yellow("warning:")} ${warning}\n`);
+  for (const interrupted of findInterruptedApplies(runtime.journalDir)) {
+    io.err(`${io.colors.red("interrupted apply")} ${interrupted.applyId}: ${interrupted.message}\n`);
+  }
+  return runtime;
+}
