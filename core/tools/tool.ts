@@ -54,6 +54,8 @@ export interface PencilTool<I = any> {
   inputSchema: z.ZodType<I>;
   /** The paths this call will touch; judged by the policy before `execute` runs. */
   claims(input: I): PathClaim[];
+  /** For tools that run a command: the command line, judged by the policy's Run rules before `execute`. */
+  runCommand?: (input: I) => string;
   /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */
   execute(input: I, ctx: ToolContext): Promise<string>;
 }
