@@ -1,0 +1,94 @@
+import { join } from "node:path";
+
+/** Path of the CLI entry point. */
+export const INDEX = join(import.meta.dir, "../../index.ts");
+
+/** A finished CLI process: exit code and what it printed. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
+
+/** Drops terminal escape sequences and carriage returns, for matching on what a person would read. */
+export function plain(text: string): string {
+  return text.replace(ANSI, "").replace(/\r/g, "");
+}
+
+/** Runs `bun index.ts …` with no terminal: stdin closed, stdout and stderr piped. */
+export async function runCli(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+  const proc = Bun.spawn([process.execPath, INDEX, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** One exchange with a program in a pseudo-terminal: wait until `expect` appears, then type `send`. */
+export interface PtyStep {
+  expect: RegExp | string;
+  send: string;
+}
+
+/** A program driven through a pseudo-terminal, as a person at a terminal would. */
+export async function runCliPty(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number },
+): Promise<{ code: number; output: string }> {
+  let raw = "";
+  let cursor = 0;
+  let wake: (() => void) | null = null;
+  const decoder = new TextDecoder();
+  const proc = Bun.spawn([process.execPath, INDEX, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    terminal: {
+      cols: 160,
+      rows: 50,
+      data(_term, data) {
+        raw += decoder.decode(data, { stream: true });
+        wake?.();
+      },
+    },
+  });
+  const deadline = Date.now() + (options.timeoutMs ?? 25_000);
+  const waitFor = async (expected: RegExp | string): Promise<void> => {
+    for (;;) {
+      const text = plain(raw).slice(cursor);
+      const index = typeof expected === "string" ? text.indexOf(expected) : text.search(expected);
+      if (index !== -1) {
+        const matched = typeof expected === "string" ? expected.length : (text.match(expected)?.[0].length ?? 0);
+        cursor += index + matched;
+        return;
+      }
+      if (Date.now() > deadline) {
+        proc.kill("SIGKILL");
+        throw new Error(`Timed out waiting for ${String(expected)}. Screen so far:\n${plain(raw)}`);
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+  };
+  try {
+    for (const step of options.steps) {
+      await waitFor(step.expect);
+      proc.terminal!.write(step.send);
+    }
+    const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(1000, deadline - Date.now()));
+    const code = await proc.exited;
+    clearTimeout(timer);
+    return { code, output: plain(raw) };
+  } finally {
+    proc.terminal?.close();
+  }
+}
