@@ -1,0 +1,320 @@
+import { structuredPatch, type StructuredPatchHunk } from "diff";
+import pc from "picocolors";
+import type { FileChange } from "../core/changeset.ts";
+import { splitLines } from "../core/line-diff.ts";
+import { decodeText, type DecodedText } from "../core/text.ts";
+
+/** How to render one file's diff. */
+export interface DiffViewOptions {
+  /** ANSI colours; when false the text holds no escape code at all. */
+  color: boolean;
+  /** Unchanged lines shown around each change (default 3). */
+  context?: number;
+  /** Time the line diff may take before the plain before/after view is shown instead (default 300 ms). */
+  timeoutMs?: number;
+  /** Terminal columns: longer lines are cut with a marker (default: cut at 500 characters). */
+  width?: number;
+  /** Old/new line numbers in a gutter (default true). */
+  lineNumbers?: boolean;
+  /** Body lines rendered at most; the rest is counted in a closing marker (default 2,000). */
+  maxLines?: number;
+}
+
+/** A rendered file diff; `fallback` is true when no line diff was computed and a plain before/after view is shown. */
+export interface DiffView {
+  text: string;
+  fallback: boolean;
+}
+
+type Colors = ReturnType<typeof pc.createColors>;
+
+const DEFAULT_CONTEXT = 3;
+const DEFAULT_TIMEOUT_MS = 300;
+const DEFAULT_MAX_LINES = 2000;
+const DEFAULT_LINE_CHARS = 500;
+/** Smallest content budget per line, whatever the width, so a narrow terminal still shows something. */
+const MIN_LINE_CHARS = 20;
+/** Content kept on a cut line however long its cut marker. */
+const MIN_KEPT_CHARS = 8;
+/** Beyond this many UTF-16 units on both sides together, diffing is not even tried. */
+const MAX_DIFF_CHARS = 16 * 1024 * 1024;
+/** A deleted file longer than this is summarised and only its first lines shown. */
+const DELETE_FULL_LINES = 200;
+const DELETE_PREVIEW_LINES = 40;
+
+/**
+ * Code points that can move the cursor, repaint or reorder what a terminal shows:
+ * C0/C1 controls (tab excepted), DEL, zero-width and bidi controls, line separators, BOM.
+ */
+const UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
+
+/** The escaped, printable form of one unsafe code point (`\r`, `\n`, `\x1b`, `\u{202e}`). */
+function escapeChar(ch: string): string {
+  if (ch === "\r") return "\\r";
+  if (ch === "\n") return "\\n";
+  const code = ch.codePointAt(0)!;
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
+}
+
+/** `text` with every terminal control character replaced by a visible escape, so it can never repaint the screen. */
+export function visible(text: string): string {
+  return text.replace(UNSAFE_ALL, escapeChar);
+}
+
+/**
+ * One content line made safe and cut to `budget` columns: unsafe characters become
+ * visible escapes (shown inverse when coloured), and a cut line ends, within the
+ * budget, with a marker giving how many characters were left out.
+ */
+function safeLine(line: string, budget: number, c: Colors): string {
+  if (line.length <= budget && !UNSAFE.test(line)) return line;
+  const whole = take(line, budget, c);
+  if (whole.taken === line.length) return whole.text;
+  const reserve = cutMarker(line.length).length;
+  const cut = take(line, Math.max(MIN_KEPT_CHARS, budget - reserve), c);
+  return cut.text + c.dim(cutMarker(line.length - cut.taken));
+}
+
+function cutMarker(rest: number): string {
+  return `…[+${count(rest)} chars]`;
+}
+
+/** The escaped prefix of `line` that fits in `budget` columns, and how many UTF-16 units of `line` it covers. */
+function take(line: string, budget: number, c: Colors): { text: string; taken: number } {
+  let text = "";
+  let used = 0;
+  let taken = 0;
+  for (const ch of line) {
+    const unsafe = UNSAFE.test(ch);
+    const shown = unsafe ? escapeChar(ch) : ch;
+    if (used + shown.length > budget) break;
+    text += unsafe ? c.inverse(shown) : shown;
+    used += shown.length;
+    taken += ch.length;
+  }
+  return { text, taken };
+}
+
+/** Collects body lines up to a cap, counting what it leaves out. */
+class Body {
+  readonly lines: string[] = [];
+  omitted = 0;
+  constructor(private remaining: number) {}
+
+  push(line: string): void {
+    if (this.remaining > 0) {
+      this.lines.push(line);
+      this.remaining--;
+    } else this.omitted++;
+  }
+
+  /** Room left before the cap. */
+  get room(): number {
+    return this.remaining;
+  }
+}
+
+/** Formats numbers the way the review shows sizes: `1,234`. */
+function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** `100644`-style mode, as git and the review show it. */
+export function formatMode(mode: number): string {
+  return (0o100000 | (mode & 0o7777)).toString(8);
+}
+
+/** Renders one file change as a reviewable diff: header, then hunks, a binary size line, or a bounded plain view. */
+export function renderFileDiff(change: FileChange, options: DiffViewOptions): DiffView {
+  const c = pc.createColors(options.color);
+  const lineNumbers = options.lineNumbers ?? true;
+  const body = new Body(Math.max(1, options.maxLines ?? DEFAULT_MAX_LINES));
+  const out: string[] = [header(change, c)];
+  const note = (text: string) => out.push(c.yellow(text));
+
+  if (change.base.mode !== null && change.after && change.base.mode !== change.after.mode) {
+    note(`mode ${formatMode(change.base.mode)} → ${formatMode(change.after.mode)}`);
+  } else if (change.kind === "create" && change.after && (change.after.mode & 0o111) !== 0) {
+    note(`mode ${formatMode(change.after.mode)}`);
+  }
+
+  const beforeBytes = change.kind === "create" ? new Uint8Array() : change.before;
+  const afterBytes = change.after?.bytes;
+  const before = beforeBytes ? decodeText(beforeBytes) : undefined;
+  const after = afterBytes ? decodeText(afterBytes) : undefined;
+  let fallback = false;
+
+  if (change.binary || before === null || after === null) {
+    note(binaryLine(change));
+    return finish(out, body, c, fallback);
+  }
+  if (before && after) {
+    if (before.style.eol !== after.style.eol && change.kind === "modify") note(`line endings ${eolName(before)} → ${eolName(after)}`);
+    if (before.style.bom !== after.style.bom && change.kind === "modify") note(after.style.bom ? "byte-order mark added" : "byte-order mark removed");
+  }
+
+  const width = (gutter: number) => {
+    const columns = options.width ?? DEFAULT_LINE_CHARS + gutter + 1;
+    return Math.max(MIN_LINE_CHARS, columns - gutter - 1);
+  };
+
+  if (change.kind === "create") {
+    const lines = splitLines(after!.text);
+    if (lines.length === 0) note("empty file");
+    const w = lineNumbers ? digits(lines.length) : 0;
+    plainLines(body, lines, "+", w, width(w && w + 1), c);
+    noNewlineMarker(body, after!.text, c);
+  } else if (change.kind === "delete") {
+    if (!before) {
+      note(`deleted; its content is not known (${count(change.base.size)} bytes)`);
+      return finish(out, body, c, fallback);
+    }
+    const lines = splitLines(before.text);
+    const shown = lines.length > DELETE_FULL_LINES ? lines.slice(0, DELETE_PREVIEW_LINES) : lines;
+    if (shown.length < lines.length) note(`deleted: all ${count(lines.length)} lines; the first ${shown.length} follow`);
+    const w = lineNumbers ? digits(lines.length) : 0;
+    plainLines(body, shown, "-", w, width(w && w + 1), c);
+    if (shown.length < lines.length) body.omitted += lines.length - shown.length;
+    else noNewlineMarker(body, before.text, c);
+  } else if (!before) {
+    note("base content not known (the file changed on disk since it was staged): showing the new content only");
+    fallback = true;
+    const lines = splitLines(after!.text);
+    const w = lineNumbers ? digits(lines.length) : 0;
+    plainLines(body, lines, "+", w, width(w && w + 1), c);
+  } else {
+    fallback = modifyBody(body, before, after!, options, lineNumbers, width, c, note);
+  }
+  return finish(out, body, c, fallback);
+}
+
+/** The hunks of a modification, or the plain before/after view when the diff is too costly; returns whether it fell back. */
+function modifyBody(
+  body: Body,
+  before: DecodedText,
+  after: DecodedText,
+  options: DiffViewOptions,
+  lineNumbers: boolean,
+  width: (gutter: number) => number,
+  c: Colors,
+  note: (text: string) => void,
+): boolean {
+  if (before.text === after.text) {
+    note("no change in content");
+    return false;
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const tooLarge = before.text.length + after.text.length > MAX_DIFF_CHARS;
+  const patch = tooLarge
+    ? undefined
+    : structuredPatch("a", "b", before.text, after.text, undefined, undefined, {
+        context: options.context ?? DEFAULT_CONTEXT,
+        timeout: timeoutMs,
+      });
+  if (!patch) {
+    note(tooLarge ? "too large to diff: plain before/after view" : `diff gave up after ${timeoutMs} ms: plain before/after view`);
+    plainBeforeAfter(body, before.text, after.text, lineNumbers, width, c);
+    return true;
+  }
+  const w = digits(Math.max(lineCount(before.text), lineCount(after.text)));
+  const gutter = lineNumbers ? 2 * w + 2 : 0;
+  const budget = width(gutter);
+  for (const hunk of patch.hunks) renderHunk(body, hunk, lineNumbers ? w : 0, budget, c);
+  return false;
+}
+
+/** One hunk: a cyan `@@` header, then context, removed (red) and added (green) lines with old/new numbers. */
+function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: number, c: Colors): void {
+  body.push(c.cyan(hunkHeader(hunk)));
+  let oldNo = hunk.oldStart;
+  let newNo = hunk.newStart;
+  const num = (n: number | null) => (n === null ? " ".repeat(w) : String(n).padStart(w));
+  for (const raw of hunk.lines) {
+    const sign = raw[0];
+    const content = raw.slice(1);
+    if (sign === "\\") {
+      body.push(c.dim(`${w ? " ".repeat(2 * w + 2) : ""}\\ No newline at end of file`));
+      continue;
+    }
+    const oldShown = sign === "+" ? null : oldNo++;
+    const newShown = sign === "-" ? null : newNo++;
+    const gutter = w ? c.dim(`${num(oldShown)} ${num(newShown)} `) : "";
+    const text = `${sign}${safeLine(content, budget, c)}`;
+    body.push(gutter + (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text));
+  }
+}
+
+/** `@@ -a,b +c,d @@` with the unified-diff convention that an empty range starts one line earlier. */
+export function hunkHeader(hunk: StructuredPatchHunk): string {
+  const oldStart = hunk.oldLines === 0 ? hunk.oldStart - 1 : hunk.oldStart;
+  const newStart = hunk.newLines === 0 ? hunk.newStart - 1 : hunk.newStart;
+  return `@@ -${oldStart},${hunk.oldLines} +${newStart},${hunk.newLines} @@`;
+}
+
+/** The labelled whole-before then whole-after view, each half of the line cap so the new content is always seen. */
+function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lineNumbers: boolean, width: (gutter: number) => number, c: Colors): void {
+  const before = splitLines(beforeText);
+  const after = splitLines(afterText);
+  const w = lineNumbers ? digits(Math.max(before.length, after.length)) : 0;
+  const half = Math.max(1, Math.floor((body.room - 2) / 2));
+  body.push(c.bold(`--- before (${count(before.length)} lines)`));
+  plainLines(body, before.slice(0, half), "-", w, width(w && w + 1), c);
+  if (before.length > half) body.push(c.dim(`… ${count(before.length - half)} more lines of the old content not shown`));
+  body.push(c.bold(`+++ after (${count(after.length)} lines)`));
+  plainLines(body, after, "+", w, width(w && w + 1), c);
+}
+
+/** Lines that are all added or all removed, numbered from 1 in a `w`-digit gutter (none when `w` is 0). */
+function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, budget: number, c: Colors): void {
+  const paint = sign === "+" ? c.green : c.red;
+  for (let i = 0; i < lines.length; i++) {
+    if (body.room === 0) {
+      body.omitted += lines.length - i;
+      return;
+    }
+    const gutter = w ? c.dim(`${String(i + 1).padStart(w)} `) : "";
+    body.push(gutter + paint(sign + safeLine(lines[i]!, budget, c)));
+  }
+}
+
+function noNewlineMarker(body: Body, text: string, c: Colors): void {
+  if (text !== "" && !text.endsWith("\n")) body.push(c.dim("\\ No newline at end of file"));
+}
+
+/** The first line: path, kind and line counts. */
+function header(change: FileChange, c: Colors): string {
+  const kind = change.kind === "create" ? c.green("create") : change.kind === "delete" ? c.red("delete") : c.yellow("modify");
+  const counts = change.binary ? "" : `  ${c.green(`+${change.added}`)} ${c.red(`-${change.removed}`)}`;
+  return `${c.bold(visible(change.path))}  ${kind}${counts}`;
+}
+
+/** `binary file, 1,234 → 2,345 bytes`, or its create/delete form. */
+function binaryLine(change: FileChange): string {
+  const beforeSize = change.before?.length ?? change.base.size;
+  if (change.kind === "create") return `binary file, ${count(change.after?.bytes.length ?? 0)} bytes (new)`;
+  if (change.kind === "delete") return `binary file, ${count(beforeSize)} bytes (deleted)`;
+  return `binary file, ${count(beforeSize)} → ${count(change.after?.bytes.length ?? 0)} bytes`;
+}
+
+function eolName(text: DecodedText): string {
+  return text.style.eol === "\r\n" ? "CRLF" : "LF";
+}
+
+/** Lines in a text, as splitLines counts them, without building the array. */
+function lineCount(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+function digits(n: number): number {
+  return String(Math.max(1, n)).length;
+}
+
+function finish(out: string[], body: Body, c: Colors, fallback: boolean): DiffView {
+  const lines = [...out, ...body.lines];
+  if (body.omitted > 0) lines.push(c.dim(`… ${count(body.omitted)} more lines not shown (review --patch prints the whole diff)`));
+  return { text: lines.join("\n") + "\n", fallback };
+}

@@ -1,0 +1,128 @@
+import pc from "picocolors";
+import type { ChangeFlag, Changeset, FileChange } from "../core/changeset.ts";
+import { visible } from "./diff-view.ts";
+
+/** One file of a changeset summary: what changed, how much, why to look twice, who wrote it and what it read first. */
+export interface FileSummary {
+  path: string;
+  kind: FileChange["kind"];
+  added: number;
+  removed: number;
+  flags: ChangeFlag[];
+  binary: boolean;
+  models: string[];
+  /** Union of the files read before each tool call that staged it, first read first. */
+  readsBefore: string[];
+  /** Tools that staged it, in order of first use. */
+  tools: string[];
+}
+
+/** Totals over a changeset summary. */
+export interface SummaryTotals {
+  files: number;
+  added: number;
+  removed: number;
+  created: number;
+  modified: number;
+  deleted: number;
+  /** Files carrying at least one flag. */
+  flagged: number;
+}
+
+/** A changeset reduced to plain data that any front end can format. */
+export interface ChangesetSummary {
+  id: string;
+  goal: string;
+  models: string[];
+  files: FileSummary[];
+  totals: SummaryTotals;
+}
+
+/** Read-before paths shown per line in the terminal; the rest are counted, the full list is in the data. */
+const READS_SHOWN = 12;
+/** Paths wider than this do not widen the path column for every line. */
+const PATH_COLUMN_MAX = 48;
+
+/** Summarises a changeset per file (counts, flags, models, tools, read-before provenance) with totals. */
+export function summarizeChangeset(cs: Changeset): ChangesetSummary {
+  const files = cs.files.map((f): FileSummary => ({
+    path: f.path,
+    kind: f.kind,
+    added: f.added,
+    removed: f.removed,
+    flags: [...f.flags],
+    binary: f.binary,
+    models: [...f.models],
+    readsBefore: unionInOrder(f.origins.map((o) => o.readsBefore)),
+    tools: unionInOrder(f.origins.map((o) => [o.tool])),
+  }));
+  const totals: SummaryTotals = { files: files.length, added: 0, removed: 0, created: 0, modified: 0, deleted: 0, flagged: 0 };
+  for (const f of files) {
+    totals.added += f.added;
+    totals.removed += f.removed;
+    if (f.kind === "create") totals.created++;
+    else if (f.kind === "delete") totals.deleted++;
+    else totals.modified++;
+    if (f.flags.length > 0) totals.flagged++;
+  }
+  return { id: cs.id, goal: cs.goal, models: [...cs.models], files, totals };
+}
+
+/**
+ * The terminal summary: a totals line, then one line per file with kind, path,
+ * `+N -M`, flags, model(s) and "read before: …" provenance. All text from files
+ * and models is escaped, so nothing in it can drive the terminal.
+ */
+export function formatSummary(cs: Changeset, options: { color: boolean }): string {
+  const c = pc.createColors(options.color);
+  const s = summarizeChangeset(cs);
+  const t = s.totals;
+  const kinds = [
+    t.created ? `${t.created} created` : "",
+    t.modified ? `${t.modified} modified` : "",
+    t.deleted ? `${t.deleted} deleted` : "",
+  ].filter(Boolean);
+  const lines = [
+    `${c.bold(`${t.files} ${t.files === 1 ? "file" : "files"}`)}, ${c.green(`+${t.added}`)} ${c.red(`-${t.removed}`)}` +
+      (kinds.length ? ` (${kinds.join(", ")})` : "") +
+      (t.flagged ? c.yellow(`, ${t.flagged} flagged`) : ""),
+  ];
+  const shownPaths = s.files.map((f) => visible(f.path));
+  const pathWidth = Math.min(PATH_COLUMN_MAX, Math.max(0, ...shownPaths.map((p) => p.length)));
+  const counts = s.files.map((f) => (f.binary ? "binary" : `+${f.added} -${f.removed}`));
+  const countWidth = Math.max(0, ...counts.map((x) => x.length));
+  s.files.forEach((f, i) => {
+    const kind = f.kind === "create" ? c.green("create") : f.kind === "delete" ? c.red("delete") : c.yellow("modify");
+    const parts = [`  ${kind} ${shownPaths[i]!.padEnd(pathWidth)}  ${colorCounts(counts[i]!.padEnd(countWidth), c)}`];
+    if (f.flags.length) parts.push(f.flags.map((flag) => c.red(`[${flag}]`)).join(" "));
+    if (f.models.length) parts.push(c.cyan(f.models.map(visible).join(", ")));
+    if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
+    lines.push(parts.join("  "));
+  });
+  return lines.join("\n") + "\n";
+}
+
+/** The read-before list, capped for one terminal line; the count of the rest is always shown. */
+function readsList(paths: string[]): string {
+  const shown = paths.slice(0, READS_SHOWN).map(visible).join(", ");
+  return paths.length > READS_SHOWN ? `${shown} (+${paths.length - READS_SHOWN} more)` : shown;
+}
+
+function colorCounts(text: string, c: ReturnType<typeof pc.createColors>): string {
+  return text.replace(/\+\d+/, (m) => c.green(m)).replace(/-\d+/, (m) => c.red(m));
+}
+
+/** The distinct items of several lists, first occurrence first. */
+function unionInOrder(lists: string[][]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const list of lists) {
+    for (const item of list) {
+      if (!seen.has(item)) {
+        seen.add(item);
+        out.push(item);
+      }
+    }
+  }
+  return out;
+}
