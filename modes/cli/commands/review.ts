@@ -1,5 +1,5 @@
 import { AgentRun } from "../../../app/agent-run.ts";
-import { changesetToPatch } from "../../../render/patch-export.ts";
+import { exportPatch } from "../../../render/patch-export.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
@@ -18,7 +18,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     return 0;
   }
   if (ctx.args.patch) {
-    io.out(changesetToPatch(cs));
+    const { patch, skipped } = exportPatch(cs);
+    io.out(patch);
+    for (const s of skipped) io.err(`not in the patch: ${s.path} (${s.reason})\n`);
     return 0;
   }
   if (cs.status !== "pending") {
