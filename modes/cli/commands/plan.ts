@@ -1,7 +1,7 @@
 import { formatPlanMarkdown, planToGoal, type Plan } from "../../../agent/plan-schema.ts";
 import { createFetchUrlTool } from "../../../core/tools/fetch-url.ts";
 import { createSubmitPlanTool } from "../../../core/tools/submit-plan.ts";
-import { createWebSearchTool } from "../../../core/tools/web-search.ts";
+import { webSearchToolFromEnv } from "../../../core/tools/web-search.ts";
 import type { PencilTool } from "../../../core/tools/tool.ts";
 import type { Env } from "../../../app/runtime.ts";
 import { UsageError } from "../args.ts";
@@ -13,10 +13,8 @@ import { runAndReview, runWithProgress } from "../run-and-review.ts";
 
 /** The plan tools beyond the read-only ones: fetch_url always, web_search with a Firecrawl key, and submit_plan. */
 export function planTools(env: Env, onPlan: (plan: Plan) => void): PencilTool[] {
-  const tools: PencilTool[] = [createFetchUrlTool(), createSubmitPlanTool(onPlan)];
-  const key = env.FIRECRAWL_API_KEY?.trim();
-  if (key) tools.push(createWebSearchTool({ apiKey: key, ...(env.FIRECRAWL_BASE_URL ? { baseUrl: env.FIRECRAWL_BASE_URL } : {}) }));
-  return tools;
+  const search = webSearchToolFromEnv(env);
+  return [createFetchUrlTool(), createSubmitPlanTool(onPlan), ...(search ? [search] : [])];
 }
 
 /** `pencil plan "<goal>"`: a structured plan from read-only tools; pick steps; optionally run them as an agent run. */
