@@ -205,7 +205,7 @@ export class AgentRun {
 
   private async go(hooks: RunHooks, revises?: string): Promise<void> {
     this.sink.emit = hooks.emit;
-    const tools = guardTools([...toolsFor(this.mode), ...(this.options.extraTools ?? [])], {
+    const tools = guardTools([...toolsFor(this.mode, this.runtime.env), ...(this.options.extraTools ?? [])], {
       ws: this.runtime.ws,
       policy: this.runtime.policy,
       approver: hooks.approver,

@@ -1,20 +1,29 @@
 import { createCreateFileTool } from "../core/tools/create-file.ts";
 import { createDeleteFileTool } from "../core/tools/delete-file.ts";
 import { createEditFileTool } from "../core/tools/edit-file.ts";
+import { createFetchUrlTool } from "../core/tools/fetch-url.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import type { PencilTool } from "../core/tools/tool.ts";
+import { webSearchToolFromEnv } from "../core/tools/web-search.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
 import type { RunMode } from "../agent/prompts.ts";
+import type { Env } from "./runtime.ts";
 
-/** The read-only tools every mode has. */
+/** The read-only workspace tools every mode has. */
 export function readTools(): PencilTool[] {
   return [createReadFileTool(), createListFilesTool(), createSearchTool()];
 }
 
-/** The tools of a mode: agent adds the staging write tools; plan and ask stay read-only (plan's extras are added by the plan flow). */
-export function toolsFor(mode: RunMode): PencilTool[] {
-  if (mode !== "agent") return readTools();
-  return [...readTools(), createCreateFileTool(), createEditFileTool(), createWriteFileTool(), createDeleteFileTool()];
+/**
+ * The tools of a mode (contract A4): agent adds the staging write tools; plan and
+ * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
+ */
+export function toolsFor(mode: RunMode, env: Env): PencilTool[] {
+  if (mode === "agent") {
+    return [...readTools(), createCreateFileTool(), createEditFileTool(), createWriteFileTool(), createDeleteFileTool()];
+  }
+  const search = webSearchToolFromEnv({ ...env });
+  return [...readTools(), createFetchUrlTool(), ...(search ? [search] : [])];
 }

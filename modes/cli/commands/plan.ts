@@ -1,9 +1,5 @@
 import { formatPlanMarkdown, planToGoal, type Plan } from "../../../agent/plan-schema.ts";
-import { createFetchUrlTool } from "../../../core/tools/fetch-url.ts";
 import { createSubmitPlanTool } from "../../../core/tools/submit-plan.ts";
-import { webSearchToolFromEnv } from "../../../core/tools/web-search.ts";
-import type { PencilTool } from "../../../core/tools/tool.ts";
-import type { Env } from "../../../app/runtime.ts";
 import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { renderMarkdown } from "../markdown.ts";
@@ -11,11 +7,6 @@ import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
 import { runAndReview, runWithProgress } from "../run-and-review.ts";
 
-/** The plan tools beyond the read-only ones: fetch_url always, web_search with a Firecrawl key, and submit_plan. */
-export function planTools(env: Env, onPlan: (plan: Plan) => void): PencilTool[] {
-  const search = webSearchToolFromEnv(env);
-  return [createFetchUrlTool(), createSubmitPlanTool(onPlan), ...(search ? [search] : [])];
-}
 
 /** `pencil plan "<goal>"`: a structured plan from read-only tools; pick steps; optionally run them as an agent run. */
 export async function run(ctx: CommandContext): Promise<number> {
@@ -25,9 +16,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   let plan: Plan | null = null;
   const { run } = await runWithProgress(io, runtime, "plan", goal, {
-    extraTools: planTools(ctx.env, (p) => {
-      plan = p;
-    }),
+    extraTools: [
+      createSubmitPlanTool((p) => {
+        plan = p;
+      }),
+    ],
     stopOnTool: "submit_plan",
   }, new ProgressView(io, { streamText: false }));
   const outcome = run.outcome!;
