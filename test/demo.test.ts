@@ -1,0 +1,46 @@
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCli, runCliPty } from "./support/cli.ts";
+import { tempDir } from "./support/temp.ts";
+
+function demoEnv(): Record<string, string> {
+  const home = tempDir("pencil-demo-home-");
+  // No model keys at all: the demo must need none.
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1", TMPDIR: home };
+}
+
+test("demo without a terminal prints the summary and diffs, applies nothing, exits 0", async () => {
+  const env = demoEnv();
+  const result = await runCli(["demo"], { cwd: env.HOME!, env });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain("3 files, +30 -3 (1 created, 2 modified)");
+  expect(result.stdout).toContain("read .env denied");
+  expect(result.stdout).toContain("+  const max = options.maxLength;");
+  expect(result.stdout).toContain("Nothing was applied");
+  expect(result.stdout).not.toContain("demo-secret-that-must-not-leak");
+  const workspace = result.stdout.match(/examples\/demo at (\S+)/)![1]!;
+  expect(readFileSync(join(workspace, "src/slugify.ts"), "utf8")).not.toContain("maxLength");
+  expect(existsSync(join(workspace, "test/slugify-max-length.test.ts"))).toBe(false);
+});
+
+test("demo in a terminal applies what is approved in the copy and shows git diff", async () => {
+  const env = demoEnv();
+  const prompt = "reject with feedback: ";
+  const { code, output } = await runCliPty(["demo"], {
+    cwd: env.HOME!,
+    env,
+    steps: [
+      { expect: prompt, send: "y\r" }, // README.md
+      { expect: prompt, send: "n\r" }, // src/slugify.ts
+      { expect: prompt, send: "y\r" }, // the new test
+    ],
+  });
+  expect(code).toBe(0);
+  const workspace = output.match(/examples\/demo at (\S+)/)![1]!;
+  expect(readFileSync(join(workspace, "README.md"), "utf8")).toContain("maxLength");
+  expect(readFileSync(join(workspace, "src/slugify.ts"), "utf8")).not.toContain("maxLength");
+  expect(existsSync(join(workspace, "test/slugify-max-length.test.ts"))).toBe(true);
+  expect(output).toContain("git diff --stat");
+  expect(output).toContain("README.md | 3 ++-");
+});
