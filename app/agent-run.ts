@@ -53,6 +53,9 @@ export interface Rejection {
   reason: string;
 }
 
+/** Rounds of "rejected with a reason → the agent revises" before a front end stops sending work back. */
+export const MAX_REVISION_ROUNDS = 3;
+
 const DEFAULT_CONTEXT_WINDOW = 131_072;
 const DEFAULT_MAX_STEPS = 40;
 
@@ -247,9 +250,16 @@ export class AgentRun {
         if (st) this.reads.record(file.real, displayPath(this.runtime.ws, file.real), { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(file.real)) });
       }
     }
-    if (previous.status === "pending") {
-      previous.status = "rejected";
-      this.runtime.store.save(previous);
+    // The stored record is the truth (a front end may have applied a copy of it): only a still-pending one is closed.
+    let stored: Changeset | null = null;
+    try {
+      stored = this.runtime.store.load(previous.id);
+    } catch {
+      stored = null;
+    }
+    if (stored && stored.status === "pending") {
+      stored.status = stored.applied?.length ? "partial" : "rejected";
+      this.runtime.store.save(stored);
     }
   }
 }
@@ -267,13 +277,18 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
   for (const p of rejected) decisions[p] = "rejected";
   changeset.decisions = decisions;
   if (result.applyId) changeset.applyIds = [...(changeset.applyIds ?? []), result.applyId];
-  changeset.conflicts = result.conflicts.map((c) => c.path);
+  // A changeset may be decided over several calls (one card, then the next): count across all of them.
+  const applied = new Set([...(changeset.applied ?? []), ...result.applied]);
+  changeset.applied = [...applied];
+  const conflicts = new Set([...(changeset.conflicts ?? []), ...result.conflicts.map((c) => c.path)]);
+  for (const p of result.applied) conflicts.delete(p);
+  changeset.conflicts = [...conflicts];
   const undecided = changeset.files.some((f) => !decisions[f.path]);
   changeset.status = undecided
     ? "pending"
-    : result.applied.length === changeset.files.length
+    : applied.size === changeset.files.length
       ? "applied"
-      : result.applied.length > 0
+      : applied.size > 0
         ? "partial"
         : "rejected";
   runtime.store.save(changeset);

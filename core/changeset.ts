@@ -75,6 +75,8 @@ export interface Changeset {
   status: ChangesetStatus;
   /** The owner's decision per file path, as far as the review got. */
   decisions?: Record<string, "approved" | "rejected">;
+  /** Paths written to disk so far, over every apply of this changeset. */
+  applied?: string[];
   /** Journal ids of the applies of this changeset (for undo and log). */
   applyIds?: string[];
   /** Approved files that were not applied because the disk changed since staging. */

@@ -2,7 +2,7 @@ import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { formatSummary } from "../../render/summary.ts";
-import { applyReviewed, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
+import { applyReviewed, MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { CliIO } from "./io.ts";
 
@@ -14,8 +14,6 @@ export interface ReviewDecision {
 }
 
 const PROMPT = "[y] approve  [n] reject  [a] approve all remaining  [q] reject the rest — or type a reason to reject with feedback: ";
-/** Rounds of "rejected with a reason → the agent revises" before the review stops sending work back. */
-export const MAX_REVISION_ROUNDS = 3;
 
 /** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
 export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewDecision> {

@@ -1,0 +1,62 @@
+import { autoRetry } from "@grammyjs/auto-retry";
+import { Bot, type BotError } from "grammy";
+import { resolveButtons } from "./buttons.ts";
+import type { TelegramConfig } from "./config.ts";
+import type { BotDeps, Feature, FeatureFactory, PencilContext } from "./context.ts";
+import { FEATURES } from "./features/index.ts";
+import { htmlFallback } from "./html-fallback.ts";
+import { escapeHtml } from "./html.ts";
+import { ownerGuard } from "./owner-guard.ts";
+import { NOT_PENDING } from "./review-desk.ts";
+import { errorText } from "./scrub.ts";
+
+/** The bot with no handler and no retries yet, so that checking the token at startup fails fast. */
+export function createBot(config: TelegramConfig): Bot<PencilContext> {
+  return new Bot<PencilContext>(config.token, { client: { apiRoot: config.apiRoot } });
+}
+
+/**
+ * Makes the API client dependable: Telegram's 429s (and network blips) are waited
+ * out and retried, honouring retry_after; a message whose HTML Telegram refuses is
+ * sent again as plain text.
+ */
+export function hardenApi(bot: Bot<PencilContext>, log: (line: string) => void): void {
+  bot.api.config.use(autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 120 }));
+  bot.api.config.use(htmlFallback((method, description) => log(`Telegram refused the HTML of a ${method} (${description}); sent it as plain text`)));
+}
+
+/** Logs an error (token scrubbed) and tells the owner, never throwing. */
+export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">): (what: string, error: unknown) => void {
+  return (what, error) => {
+    const text = errorText(error, deps.config.token);
+    deps.log(`error in ${what}: ${text}`);
+    deps.outbox
+      .send(deps.config.ownerId, `⚠️ Something went wrong in ${what}: ${escapeHtml(text.slice(0, 3000))}`)
+      .catch((sendError) => deps.log(`could not report that error to the owner: ${errorText(sendError, deps.config.token)}`));
+  };
+}
+
+/**
+ * Installs, in order: the owner guard (everything else only ever sees the owner's
+ * updates), the button resolver, every feature inside its own error boundary, the
+ * fallbacks for what no feature took, and bot.catch. Fills deps.commandList.
+ */
+export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): Feature[] {
+  const report = errorReporter(deps);
+  const onError = async (error: BotError<PencilContext>) => {
+    report(`handling update ${error.ctx.update.update_id}`, error.error);
+    // A press whose handler failed still gets an answer, so the phone stops waiting.
+    if (error.ctx.callbackQuery) await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
+  };
+  bot.use(ownerGuard(deps.config.ownerId, deps.log));
+  bot.use(resolveButtons(deps.tokens));
+  const features = factories.map((make) => make(deps));
+  deps.commandList.splice(0, deps.commandList.length, ...features.flatMap((f) => f.commands));
+  for (const feature of features) bot.errorBoundary(onError, feature.composer);
+  bot.on("callback_query", (ctx) => ctx.answerCallbackQuery({ text: NOT_PENDING }));
+  bot.on("message", async () => {
+    await deps.outbox.send(deps.config.ownerId, "Send /agent &lt;goal&gt; to start, or /help for the commands.");
+  });
+  bot.catch(onError);
+  return features;
+}

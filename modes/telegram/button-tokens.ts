@@ -1,0 +1,140 @@
+import { randomBytes } from "node:crypto";
+import { readState, writeState } from "./state-file.ts";
+
+/** What a button does once pressed. */
+export type ButtonAction =
+  | "diff"
+  | "approve"
+  | "reject"
+  | "approve-all"
+  | "reject-all"
+  | "skip-reason"
+  | "review"
+  | "discard"
+  | "cancel-run"
+  | "allow"
+  | "always"
+  | "deny"
+  | "plan-toggle"
+  | "plan-all"
+  | "plan-none"
+  | "plan-proceed"
+  | "undo";
+
+/**
+ * What a token stands for, held on the server only: the action, the thing it acts
+ * on (a card, question or plan id), the item within it (a file path, a step, "all"),
+ * the digest of the exact content the button was shown for, and the owner it was
+ * shown to. The callback data carries nothing but the token.
+ */
+export interface ButtonBinding {
+  action: ButtonAction;
+  subject: string;
+  item: string;
+  digest: string;
+  owner: number;
+  /** Milliseconds since the epoch. */
+  issuedAt: number;
+}
+
+/** A binding found for a press, with its token (to revoke it once acted on). */
+export interface ResolvedButton extends ButtonBinding {
+  token: string;
+}
+
+/** Callback data is this prefix and a token; anything else is not ours. */
+export const CALLBACK_PREFIX = "p1:";
+const TOKEN_BYTES = 12;
+const DATA_SHAPE = /^p1:[A-Za-z0-9_-]{16}$/;
+/** Tokens held at most; the oldest go first. Settled cards revoke theirs, so this is only reached by neglect. */
+export const DEFAULT_MAX_TOKENS = 2000;
+
+interface SavedTokens {
+  version: 1;
+  tokens: [string, ButtonBinding][];
+}
+
+/**
+ * Short random tokens for inline buttons, mapped server-side to their bindings and
+ * persisted (atomically) so an old card's buttons survive a restart. Looking a token
+ * up never changes anything: a forged or replayed press cannot grow or alter what is held.
+ */
+export class ButtonTokens {
+  private readonly map = new Map<string, ButtonBinding>();
+
+  constructor(
+    /** Where tokens persist (`$PENCIL_HOME/telegram/tokens.json`); null keeps them in memory only. */
+    private readonly file: string | null,
+    private readonly max = DEFAULT_MAX_TOKENS,
+    onBad?: (message: string) => void,
+  ) {
+    if (!file) return;
+    const saved = readState<SavedTokens>(file, { version: 1, tokens: [] }, onBad);
+    for (const entry of Array.isArray(saved.tokens) ? saved.tokens : []) {
+      if (Array.isArray(entry) && typeof entry[0] === "string" && isBinding(entry[1])) this.map.set(entry[0], entry[1]);
+    }
+    this.trim();
+  }
+
+  /** Issues one token per binding, saves once, and returns their callback data in order. */
+  issue(bindings: Omit<ButtonBinding, "issuedAt">[]): string[] {
+    const now = Date.now();
+    const data = bindings.map((b) => {
+      const token = randomBytes(TOKEN_BYTES).toString("base64url");
+      this.map.set(token, { ...b, issuedAt: now });
+      return CALLBACK_PREFIX + token;
+    });
+    this.trim();
+    this.save();
+    return data;
+  }
+
+  /** The binding behind callback data pressed by `fromId`, or null for malformed, unknown or foreign tokens. Pure. */
+  resolve(data: string | undefined, fromId: number): ResolvedButton | null {
+    if (typeof data !== "string" || !DATA_SHAPE.test(data)) return null;
+    const token = data.slice(CALLBACK_PREFIX.length);
+    const binding = this.map.get(token);
+    if (!binding || binding.owner !== fromId) return null;
+    return { ...binding, token };
+  }
+
+  /** Forgets the given tokens (a press acted once). */
+  revoke(...tokens: string[]): void {
+    let changed = false;
+    for (const t of tokens) changed = this.map.delete(t) || changed;
+    if (changed) this.save();
+  }
+
+  /** Forgets every token of a subject (a settled card, an answered question, a finished plan). */
+  revokeSubject(subject: string, keep?: (binding: ButtonBinding) => boolean): void {
+    let changed = false;
+    for (const [token, binding] of this.map) {
+      if (binding.subject === subject && !keep?.(binding)) {
+        this.map.delete(token);
+        changed = true;
+      }
+    }
+    if (changed) this.save();
+  }
+
+  /** Tokens held. */
+  get size(): number {
+    return this.map.size;
+  }
+
+  private trim(): void {
+    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+
+  private save(): void {
+    if (this.file) writeState(this.file, { version: 1, tokens: [...this.map] } satisfies SavedTokens);
+  }
+}
+
+function isBinding(value: unknown): value is ButtonBinding {
+  const b = value as ButtonBinding;
+  return (
+    typeof b === "object" && b !== null && typeof b.action === "string" && typeof b.subject === "string" &&
+    typeof b.item === "string" && typeof b.digest === "string" && typeof b.owner === "number" && typeof b.issuedAt === "number"
+  );
+}

@@ -1,0 +1,139 @@
+import type { Changeset } from "../../core/changeset.ts";
+import { renderFileDiff } from "../../render/diff-view.ts";
+import { summarizeChangeset, type FileSummary } from "../../render/summary.ts";
+import { shortPath } from "./diff-delivery.ts";
+import { escapeHtml, htmlToPlain } from "./html.ts";
+import { takeLines } from "./split-text.ts";
+import type { Keyboard } from "./outbox.ts";
+import type { CardFile, ReviewCard } from "./review-cards.ts";
+
+/** The visible length a card keeps under (Telegram's limit is 4,096). */
+const CARD_LIMIT = 4000;
+const READS_SHOWN = 5;
+
+/** A card's message: HTML text and its buttons (none once settled or closed). */
+export interface CardMessage {
+  html: string;
+  keyboard?: Keyboard;
+  /** True when even the compact form was too long and lines were cut (with a count). */
+  cut: boolean;
+}
+
+/**
+ * Renders a review card: the changeset's goal and totals, then per file its kind,
+ * +/- counts, flags, tools, model and what was read before, with the decision so far;
+ * the outcome once settled. Small diffs are shown inline while they fit. Buttons:
+ * Diff / Approve / Reject per undecided file (Diff only once decided), then Approve
+ * all / Reject all, which act on exactly the files listed on this card.
+ */
+export function renderCard(card: ReviewCard, cs: Changeset | null): CardMessage {
+  const summaries = new Map((cs ? summarizeChangeset(cs).files : []).map((f) => [f.path, f]));
+  const head = header(card, cs);
+  const detailed = card.files.map((f, i) => fileBlock(f, i, summaries.get(f.path), true));
+  const compact = card.files.map((f, i) => fileBlock(f, i, summaries.get(f.path), false));
+  const tail = footer(card);
+  const keyboardPart = card.state === "open" ? { keyboard: keyboard(card) } : {};
+  const candidates = [
+    ...(card.state === "open" && cs ? [[head, ...detailed, inlineDiffs(card, cs), tail]] : []),
+    [head, ...detailed, tail],
+    [head, ...compact, tail],
+    // A finished card can drop its file list: the outcome says what happened to each file.
+    ...(card.state === "open" ? [] : [[head, tail]]),
+  ];
+  for (const parts of candidates) {
+    const html = parts.filter(Boolean).join("\n");
+    if (visibleLength(html) <= CARD_LIMIT) return { html, cut: false, ...keyboardPart };
+  }
+  // Still too long: the lines are cut with a count (never silently); an open card was sized to fit by its sender.
+  const lines = [head, ...(card.state === "open" ? compact : []), ...tail.split("\n")];
+  const html = takeLines(lines, CARD_LIMIT, (n) => `… ${n} more lines (pencil log shows the changeset)`, visibleLength).join("\n");
+  return { html, cut: true, ...keyboardPart };
+}
+
+/** True when the card fits one Telegram message without cutting any line. */
+export function cardFits(card: ReviewCard, cs: Changeset | null): boolean {
+  return !renderCard(card, cs).cut;
+}
+
+function visibleLength(html: string): number {
+  return htmlToPlain(html).length;
+}
+
+function header(card: ReviewCard, cs: Changeset | null): string {
+  const lines = [`📝 <b>Review</b> <code>${escapeHtml(card.changesetId)}</code>`];
+  if (!cs) return [...lines, "<i>This changeset can no longer be read from the store.</i>"].join("\n");
+  lines.push(`<i>${escapeHtml(cs.goal.slice(0, 300))}</i>`);
+  const shown = cs.files.filter((f) => card.files.some((c) => c.path === f.path));
+  const added = shown.reduce((n, f) => n + f.added, 0);
+  const removed = shown.reduce((n, f) => n + f.removed, 0);
+  const batch = card.files.length < card.totalFiles ? ` (this card: ${card.files.length} of ${card.totalFiles})` : "";
+  lines.push(`${card.files.length} ${card.files.length === 1 ? "file" : "files"}${batch}, +${added} −${removed}${cs.models.length ? ` · ${escapeHtml(cs.models.join(", "))}` : ""}`);
+  if (cs.revises) lines.push(`revises <code>${escapeHtml(cs.revises)}</code>`);
+  return lines.join("\n") + "\n";
+}
+
+function fileBlock(file: CardFile, index: number, s: FileSummary | undefined, detailed: boolean): string {
+  const counts = s ? (s.binary ? "binary" : `+${s.added} −${s.removed}`) : "";
+  const flags = s && s.flags.length ? ` ⚠️ <b>${escapeHtml(s.flags.join(", "))}</b>` : "";
+  const lines = [`<b>${index + 1}.</b> <code>${escapeHtml(shortPath(file.path))}</code> ${s ? s.kind : ""} ${counts}${flags}`];
+  if (detailed && s) {
+    const reads = s.readsBefore.length
+      ? s.readsBefore.slice(0, READS_SHOWN).map((p) => escapeHtml(shortPath(p))).join(", ") + (s.readsBefore.length > READS_SHOWN ? ` (+${s.readsBefore.length - READS_SHOWN})` : "")
+      : "nothing";
+    lines.push(`    by ${escapeHtml(s.tools.join(", "))} · ${escapeHtml(s.models.join(", "))} · read before: ${reads}`);
+  }
+  const status = decisionText(file, detailed ? 300 : 60);
+  if (status) lines.push(`    ${status}`);
+  return lines.join("\n");
+}
+
+function decisionText(file: CardFile, reasonChars: number): string {
+  if (file.decision === "approved") return "✅ approved";
+  if (file.decision !== "rejected") return "";
+  if (file.awaitingReason) return "✖ rejected — send the reason as your next message, or tap Skip";
+  if (!file.reason) return "✖ rejected";
+  const reason = file.reason.length > reasonChars ? `${file.reason.slice(0, reasonChars)}…` : file.reason;
+  return `✖ rejected: “${escapeHtml(reason)}”`;
+}
+
+function footer(card: ReviewCard): string {
+  if (card.state !== "open") return card.outcome.length ? `\n${card.outcome.join("\n")}` : "";
+  return `\n<i>Diff shows a file; Approve all acts on the ${card.files.length} ${card.files.length === 1 ? "file" : "files"} above.</i>`;
+}
+
+/** Inline diffs stop at this many characters: beyond it the owner taps Diff. */
+const INLINE_DIFF_CHARS = 2500;
+
+/** The diffs of the card's files in one `<pre>`, when they are all short and whole; otherwise nothing. */
+function inlineDiffs(card: ReviewCard, cs: Changeset): string {
+  let joined = "";
+  for (const f of card.files) {
+    const change = cs.files.find((c) => c.path === f.path);
+    if (!change) return "";
+    const view = renderFileDiff(change, { color: false, lineNumbers: false, maxLines: 60 });
+    // A view cut by its line cap is not shown inline: only whole diffs are, never a part passed off as the whole.
+    if (/more lines not shown/.test(view.text)) return "";
+    joined += (joined ? "\n" : "") + view.text;
+    if (joined.length > INLINE_DIFF_CHARS) return "";
+  }
+  return `<pre>${escapeHtml(joined)}</pre>`;
+}
+
+function keyboard(card: ReviewCard): Keyboard {
+  const rows = card.files.map((f, i) =>
+    f.decision
+      ? [{ text: `📄 Diff ${i + 1}`, callback_data: f.buttons.diff }]
+      : [
+          { text: `📄 Diff ${i + 1}`, callback_data: f.buttons.diff },
+          { text: `✅ Approve ${i + 1}`, callback_data: f.buttons.approve },
+          { text: `✖ Reject ${i + 1}`, callback_data: f.buttons.reject },
+        ],
+  );
+  if (card.files.some((f) => !f.decision)) {
+    rows.push([
+      { text: "✅ Approve all", callback_data: card.buttons.approveAll },
+      { text: "✖ Reject all", callback_data: card.buttons.rejectAll },
+    ]);
+  }
+  return { inline_keyboard: rows };
+}

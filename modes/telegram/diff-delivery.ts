@@ -1,0 +1,64 @@
+import type { Changeset, FileChange } from "../../core/changeset.ts";
+import { renderFileDiff } from "../../render/diff-view.ts";
+import { exportPatch } from "../../render/patch-export.ts";
+import { escapeHtml } from "./html.ts";
+import { splitAtLines } from "./split-text.ts";
+
+/** A diff sent as one or a few HTML messages, each a `<pre>` block cut at line boundaries. */
+export interface DiffMessages {
+  kind: "messages";
+  parts: string[];
+}
+
+/** A diff too long for a few messages, sent whole as a `.patch` document. */
+export interface DiffDocument {
+  kind: "document";
+  filename: string;
+  content: string;
+  caption: string;
+}
+
+/** Telegram's limit on a message's visible text. */
+export const MESSAGE_LIMIT = 4096;
+/** Room kept for the header line and the part counter of each message. */
+const HEADER_ROOM = 300;
+/** A diff needing more messages than this goes as a document instead. */
+export const DEFAULT_MAX_DIFF_MESSAGES = 3;
+
+/**
+ * How to show one file's diff on the phone: the review's own diff view in `<pre>`
+ * messages when it fits in a few, else the file's full git patch as a document.
+ * Nothing is ever cut silently: the messages join back to the whole view, and the
+ * document holds the whole patch.
+ */
+export function diffDelivery(cs: Changeset, file: FileChange, label: string, maxMessages = DEFAULT_MAX_DIFF_MESSAGES): DiffMessages | DiffDocument {
+  const view = renderFileDiff(file, { color: false, lineNumbers: false }).text;
+  const pieces = splitAtLines(view, MESSAGE_LIMIT - HEADER_ROOM);
+  const title = `<b>${escapeHtml(label)}</b> <code>${escapeHtml(shortPath(file.path))}</code>`;
+  if (pieces.length <= maxMessages) {
+    return {
+      kind: "messages",
+      parts: pieces.map((piece, i) => `${title}${pieces.length > 1 ? ` (part ${i + 1}/${pieces.length})` : ""}\n<pre>${escapeHtml(piece)}</pre>`),
+    };
+  }
+  const exported = exportPatch(cs, { files: [file.path] });
+  // A file a git patch cannot carry (outside the workspace, base not known) still goes whole, as the uncut diff view.
+  const whole = exported.skipped.length === 0 && exported.patch !== "";
+  const content = whole ? exported.patch : renderFileDiff(file, { color: false, lineNumbers: false, maxLines: Number.MAX_SAFE_INTEGER }).text;
+  const lines = content.split("\n").length - 1;
+  return {
+    kind: "document",
+    filename: `${baseName(file.path).replace(/[^A-Za-z0-9._-]/g, "_") || "file"}.${whole ? "patch" : "diff"}`,
+    content,
+    caption: `${title} +${file.added} −${file.removed}: the diff is ${lines.toLocaleString("en-US")} lines, too long for messages, so here it is whole as a file.`,
+  };
+}
+
+/** A path cut from the left to at most 200 characters, for headers and captions. */
+export function shortPath(path: string): string {
+  return path.length > 200 ? `…${path.slice(-199)}` : path;
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,12 @@
+import type { FeatureFactory } from "../context.ts";
+import { agentFeature } from "./agent.ts";
+import { askFeature } from "./ask.ts";
+import { helpFeature } from "./help.ts";
+import { historyFeature } from "./history.ts";
+import { planFeature } from "./plan.ts";
+import { questionsFeature } from "./questions.ts";
+import { reviewFeature } from "./review.ts";
+import { statusFeature } from "./status.ts";
+
+/** Every feature of the bot, in menu order. A new capability (/dump, /brain) is one more entry here. */
+export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature];

@@ -1,0 +1,48 @@
+import { type Api, GrammyError, InputFile } from "grammy";
+import type { InlineKeyboardMarkup, Message } from "grammy/types";
+
+/** An inline keyboard: rows of buttons, each a label and its callback data. */
+export type Keyboard = InlineKeyboardMarkup;
+
+/**
+ * Everything the bot sends, in HTML. A refused HTML text is retried as plain text
+ * by the html-fallback transformer; an edit that changes nothing is not an error;
+ * a failed edit is logged and never breaks the flow that made it.
+ */
+export class Outbox {
+  constructor(
+    private readonly api: Api,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Sends an HTML message (with buttons, when given) and returns it. */
+  send(chatId: number, html: string, keyboard?: Keyboard): Promise<Message.TextMessage> {
+    return this.api.sendMessage(chatId, html, {
+      parse_mode: "HTML",
+      link_preview_options: { is_disabled: true },
+      ...(keyboard ? { reply_markup: keyboard } : {}),
+    });
+  }
+
+  /** Replaces an HTML message's text and buttons (none when `keyboard` is undefined); false when the edit failed. */
+  async edit(chatId: number, messageId: number, html: string, keyboard?: Keyboard): Promise<boolean> {
+    try {
+      await this.api.editMessageText(chatId, messageId, html, {
+        parse_mode: "HTML",
+        link_preview_options: { is_disabled: true },
+        reply_markup: keyboard ?? { inline_keyboard: [] },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof GrammyError && /message is not modified/i.test(error.description)) return true;
+      this.log(`could not edit message ${messageId}: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
+    }
+  }
+
+  /** Sends text as a document named `filename` with an HTML caption. */
+  async document(chatId: number, filename: string, content: string | Uint8Array, captionHtml: string): Promise<Message.DocumentMessage> {
+    const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+    return this.api.sendDocument(chatId, new InputFile(bytes, filename), { caption: captionHtml, parse_mode: "HTML" });
+  }
+}

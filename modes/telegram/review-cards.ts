@@ -1,0 +1,97 @@
+import { readState, writeState } from "./state-file.ts";
+
+/** One file as a card showed it, and the owner's decision on it so far. */
+export interface CardFile {
+  path: string;
+  /** FileChange.digest of the content shown. */
+  digest: string;
+  decision?: "approved" | "rejected";
+  /** The owner's reason for a rejection, sent back to the agent. */
+  reason?: string;
+  /** A rejection whose reason is still awaited (the prompt's message id, when sent). */
+  awaitingReason?: { promptId: number | null; skip: string };
+  /** Callback data of this file's Diff, Approve and Reject buttons. */
+  buttons: { diff: string; approve: string; reject: string };
+}
+
+/** A changeset card: which changeset content it shows, where it is, and the decisions made on it. */
+export interface ReviewCard {
+  id: string;
+  changesetId: string;
+  /** Changeset.digest when the card was sent. */
+  digest: string;
+  chatId: number;
+  /** The card's message, once sent. */
+  messageId: number | null;
+  /** The files this card shows (a large changeset is reviewed in batches, one card each). */
+  files: CardFile[];
+  /** Callback data of the card's Approve all and Reject all buttons. */
+  buttons: { approveAll: string; rejectAll: string };
+  /** Files of the changeset in all (more than `files` when it is reviewed in batches). */
+  totalFiles: number;
+  /** open: buttons live; settled: applied/rejected, result shown; closed: superseded or discarded. */
+  state: "open" | "settled" | "closed";
+  /** Lines describing the outcome (applied, conflicts, rejected), shown on the card once settled. */
+  outcome: string[];
+  createdAt: number;
+}
+
+interface SavedCards {
+  version: 1;
+  cards: ReviewCard[];
+}
+
+/** Settled and closed cards kept (for their final text); open cards are always kept. */
+const KEEP_FINISHED = 20;
+
+/**
+ * Review cards, persisted to `$PENCIL_HOME/telegram/cards.json` (atomically) so a
+ * card's decisions survive a restart together with its button tokens.
+ */
+export class ReviewCards {
+  private readonly cards = new Map<string, ReviewCard>();
+
+  constructor(
+    /** Where cards persist; null keeps them in memory only. */
+    private readonly file: string | null,
+    onBad?: (message: string) => void,
+  ) {
+    if (!file) return;
+    const saved = readState<SavedCards>(file, { version: 1, cards: [] }, onBad);
+    for (const card of Array.isArray(saved.cards) ? saved.cards : []) {
+      if (card && typeof card.id === "string" && Array.isArray(card.files)) this.cards.set(card.id, card);
+    }
+  }
+
+  /** The card with this id. */
+  get(id: string): ReviewCard | undefined {
+    return this.cards.get(id);
+  }
+
+  /** Open cards, oldest first. */
+  open(): ReviewCard[] {
+    return [...this.cards.values()].filter((c) => c.state === "open");
+  }
+
+  /** Open cards of one changeset. */
+  openFor(changesetId: string): ReviewCard[] {
+    return this.open().filter((c) => c.changesetId === changesetId);
+  }
+
+  /** Saves a new or changed card (and drops the oldest finished cards beyond the limit). */
+  put(card: ReviewCard): void {
+    this.cards.set(card.id, card);
+    const finished = [...this.cards.values()].filter((c) => c.state !== "open");
+    for (const old of finished.slice(0, Math.max(0, finished.length - KEEP_FINISHED))) this.cards.delete(old.id);
+    this.save();
+  }
+
+  /** Cards held. */
+  get size(): number {
+    return this.cards.size;
+  }
+
+  private save(): void {
+    if (this.file) writeState(this.file, { version: 1, cards: [...this.cards.values()] } satisfies SavedCards);
+  }
+}

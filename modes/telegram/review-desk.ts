@@ -1,0 +1,363 @@
+import { randomBytes } from "node:crypto";
+import type { ApplyResult } from "../../core/apply.ts";
+import type { Changeset } from "../../core/changeset.ts";
+import { sha256 } from "../../core/hash.ts";
+import { applyReviewed, MAX_REVISION_ROUNDS, type AgentRun, type Rejection } from "../../app/agent-run.ts";
+import type { Runtime } from "../../app/runtime.ts";
+import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
+import { outcomeLines } from "./card-outcome.ts";
+import { cardFits, renderCard } from "./card-view.ts";
+import { diffDelivery, shortPath } from "./diff-delivery.ts";
+import { escapeHtml } from "./html.ts";
+import type { Keyboard, Outbox } from "./outbox.ts";
+import type { CardFile, ReviewCard, ReviewCards } from "./review-cards.ts";
+
+/** The answer to every press that finds nothing pending for it. */
+export const NOT_PENDING = "This is no longer pending.";
+/** Files per card: 3 buttons each plus the two "all" buttons stay under Telegram's 100 buttons. */
+export const CARD_BATCH = 30;
+/** Changesets whose agent is kept for a revision (older ones can no longer be sent back). */
+const LIVE_RUNS = 4;
+
+/** What the review desk needs from the bot. */
+export interface ReviewDeps {
+  runtime: Runtime;
+  outbox: Outbox;
+  tokens: ButtonTokens;
+  cards: ReviewCards;
+  ownerId: number;
+  log: (line: string) => void;
+  /** Sends rejections with reasons back to the run that wrote them (a detached revise run). */
+  revise: (run: AgentRun, rejections: Rejection[], applied: ApplyResult) => void;
+}
+
+/**
+ * Changeset review on the phone. A card shows a batch of files with per-file
+ * Diff / Approve / Reject and Approve all / Reject all. Every press is checked
+ * against the card and the store: it acts only while the exact content it was shown
+ * for is still pending, and only once. When every file on the card is decided (and
+ * no reason is still awaited) the card settles: the approved files are applied, the
+ * true result (conflicts included) is written on the card, and rejections with
+ * reasons go back to the agent, whose revision gets a new card.
+ */
+export class ReviewDesk {
+  private readonly live = new Map<string, AgentRun>();
+
+  constructor(private readonly deps: ReviewDeps) {}
+
+  /** Runs kept for revision. */
+  get liveSize(): number {
+    return this.live.size;
+  }
+
+  /** The run that can still revise a changeset, if any. */
+  liveRun(changesetId: string): AgentRun | undefined {
+    return this.live.get(changesetId);
+  }
+
+  /** Sends a card for the next undecided files of `cs` (closing older open cards of it); `run` can revise it. */
+  async present(cs: Changeset, run?: AgentRun): Promise<ReviewCard | null> {
+    if (run) this.keepLive(cs.id, run);
+    for (const old of this.deps.cards.openFor(cs.id)) await this.close(old, "Superseded by a newer card below.");
+    const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]);
+    if (undecided.length === 0) return null;
+    const id = `c-${randomBytes(6).toString("hex")}`;
+    const batch = largestBatch(id, cs, undecided);
+    const owner = this.deps.ownerId;
+    const data = this.deps.tokens.issue(
+      batch.flatMap((f) => (["diff", "approve", "reject"] as const).map((action) => ({ action, subject: id, item: f.path, digest: f.digest, owner }))),
+    );
+    const files: CardFile[] = batch.map((f, i) => ({
+      path: f.path,
+      digest: f.digest,
+      buttons: { diff: data[3 * i]!, approve: data[3 * i + 1]!, reject: data[3 * i + 2]! },
+    }));
+    const allDigest = cardDigest(files);
+    const [approveAll, rejectAll] = this.deps.tokens.issue(
+      (["approve-all", "reject-all"] as const).map((action) => ({ action, subject: id, item: "all", digest: allDigest, owner })),
+    );
+    const card: ReviewCard = {
+      id,
+      changesetId: cs.id,
+      digest: cs.digest,
+      chatId: owner,
+      messageId: null,
+      files,
+      buttons: { approveAll: approveAll!, rejectAll: rejectAll! },
+      totalFiles: cs.files.length,
+      state: "open",
+      outcome: [],
+      createdAt: Date.now(),
+    };
+    this.deps.cards.put(card);
+    const view = renderCard(card, cs);
+    const msg = await this.deps.outbox.send(owner, view.html, view.keyboard);
+    card.messageId = msg.message_id;
+    this.deps.cards.put(card);
+    return card;
+  }
+
+  /** Acts on a pressed card, review or discard button; returns the text to answer the press with. */
+  async press(button: ResolvedButton): Promise<string> {
+    switch (button.action) {
+      case "review":
+        return this.reviewAgain(button);
+      case "discard":
+        return this.discard(button);
+      default:
+        return this.cardPress(button);
+    }
+  }
+
+  /**
+   * Takes a text message as the reason for an awaited rejection (the one whose
+   * prompt it replies to, else the oldest awaited); false when none is awaited.
+   */
+  async reason(text: string, replyTo?: number): Promise<boolean> {
+    const awaited = this.deps.cards.open().flatMap((card) => card.files.filter((f) => f.awaitingReason).map((file) => ({ card, file })));
+    const pick = awaited.find((a) => replyTo !== undefined && a.file.awaitingReason!.promptId === replyTo) ?? awaited[0];
+    if (!pick) return false;
+    const { card, file } = pick;
+    const cs = this.pendingChangeset(card);
+    if (!cs) {
+      await this.close(card, "This changeset was reviewed elsewhere or has changed; this card is closed.");
+      return false;
+    }
+    this.deps.tokens.revoke(tokenOf(file.awaitingReason!.skip));
+    delete file.awaitingReason;
+    file.reason = text.trim().slice(0, 2000);
+    this.deps.cards.put(card);
+    await this.deps.outbox.send(this.deps.ownerId, `Reason noted for <code>${escapeHtml(shortPath(file.path))}</code>.`);
+    if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
+    return true;
+  }
+
+  /** A message offering to review or discard a pending changeset (for a busy /agent, /cancel, a restart). */
+  offer(cs: Changeset, lead: string): { html: string; keyboard: Keyboard } {
+    const [review, discard] = this.deps.tokens.issue(
+      (["review", "discard"] as const).map((action) => ({ action, subject: cs.id, item: "all", digest: cs.digest, owner: this.deps.ownerId })),
+    );
+    const decided = Object.keys(cs.decisions ?? {}).length;
+    const html =
+      `${lead}\n📝 Changeset <code>${escapeHtml(cs.id)}</code> is waiting for review: <i>${escapeHtml(cs.goal.slice(0, 200))}</i> ` +
+      `(${cs.files.length} ${cs.files.length === 1 ? "file" : "files"}${decided ? `, ${decided} decided` : ""}).`;
+    return { html, keyboard: { inline_keyboard: [[{ text: "📝 Review", callback_data: review! }, { text: "🗑 Discard (Reject all)", callback_data: discard! }]] } };
+  }
+
+  private async cardPress(button: ResolvedButton): Promise<string> {
+    const card = this.deps.cards.get(button.subject);
+    if (!card || card.state !== "open") return NOT_PENDING;
+    const cs = this.pendingChangeset(card);
+    if (!cs) {
+      await this.close(card, "This changeset was reviewed elsewhere or has changed; this card is closed.");
+      return NOT_PENDING;
+    }
+    if (button.action === "approve-all" || button.action === "reject-all") {
+      if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
+      const open = card.files.filter((f) => !f.decision && matches(cs, f));
+      if (open.length === 0) return NOT_PENDING;
+      const decision = button.action === "approve-all" ? "approved" : "rejected";
+      for (const f of open) this.decide(f, decision);
+      this.deps.cards.put(card);
+      if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
+      return `${decision === "approved" ? "Approved" : "Rejected"} ${open.length} ${open.length === 1 ? "file" : "files"}.`;
+    }
+    const file = card.files.find((f) => f.path === button.item);
+    if (!file || file.digest !== button.digest || !matches(cs, file)) return NOT_PENDING;
+    switch (button.action) {
+      case "diff":
+        await this.sendDiff(card, cs, file);
+        return "Diff sent.";
+      case "skip-reason":
+        if (!file.awaitingReason) return NOT_PENDING;
+        this.deps.tokens.revoke(button.token);
+        delete file.awaitingReason;
+        break;
+      case "approve":
+      case "reject":
+        if (file.decision) return NOT_PENDING;
+        this.decide(file, button.action === "approve" ? "approved" : "rejected");
+        if (button.action === "reject") file.awaitingReason = { promptId: null, skip: this.skipButton(card, file) };
+        break;
+      default:
+        return NOT_PENDING;
+    }
+    this.deps.cards.put(card);
+    if (file.awaitingReason && button.action === "reject") await this.promptReason(card, file);
+    if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
+    return button.action === "approve" ? "Approved." : button.action === "reject" ? "Rejected." : "Rejected without a reason.";
+  }
+
+  /** Records a decision and retires the file's Approve/Reject buttons (its Diff stays while the card is open). */
+  private decide(file: CardFile, decision: "approved" | "rejected"): void {
+    file.decision = decision;
+    this.deps.tokens.revoke(tokenOf(file.buttons.approve), tokenOf(file.buttons.reject));
+  }
+
+  private skipButton(card: ReviewCard, file: CardFile): string {
+    return this.deps.tokens.issue([{ action: "skip-reason", subject: card.id, item: file.path, digest: file.digest, owner: this.deps.ownerId }])[0]!;
+  }
+
+  private async promptReason(card: ReviewCard, file: CardFile): Promise<void> {
+    const msg = await this.deps.outbox.send(
+      this.deps.ownerId,
+      `✖ Rejected <code>${escapeHtml(shortPath(file.path))}</code>.\nWhy? Send the reason as your next message (or reply to this one) and the agent will revise it — or tap Skip to reject it without a reason.`,
+      { inline_keyboard: [[{ text: "Skip reason", callback_data: file.awaitingReason!.skip }]] },
+    );
+    if (file.awaitingReason) {
+      file.awaitingReason.promptId = msg.message_id;
+      this.deps.cards.put(card);
+    }
+  }
+
+  private async sendDiff(card: ReviewCard, cs: Changeset, file: CardFile): Promise<void> {
+    const change = cs.files.find((f) => f.path === file.path)!;
+    const delivery = diffDelivery(cs, change, `Diff ${card.files.indexOf(file) + 1}`);
+    if (delivery.kind === "document") {
+      await this.deps.outbox.document(this.deps.ownerId, delivery.filename, delivery.content, delivery.caption);
+      return;
+    }
+    for (const part of delivery.parts) await this.deps.outbox.send(this.deps.ownerId, part);
+  }
+
+  /**
+   * Applies the card's decisions once every file is decided and no reason is awaited,
+   * shows the result on the card, then revises or moves on. False when not settled yet.
+   */
+  private async settleIfDone(card: ReviewCard, cs: Changeset): Promise<boolean> {
+    if (card.state !== "open" || card.files.some((f) => !f.decision || f.awaitingReason)) return false;
+    const approved = card.files.filter((f) => f.decision === "approved").map((f) => f.path);
+    const rejected = card.files.filter((f) => f.decision === "rejected");
+    // The run revises from its own changeset object, so decisions go on that very object when it is the same content.
+    const own = this.live.get(cs.id)?.changeset;
+    if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
+    let result: ApplyResult;
+    try {
+      result = applyReviewed(this.deps.runtime, cs, approved, rejected.map((f) => f.path));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${escapeHtml(why)}`]);
+      await this.refresh(card, cs);
+      return true;
+    }
+    this.finish(card, "settled", outcomeLines(result, rejected));
+    await this.refresh(card, cs);
+    if (cs.status === "pending") {
+      // A large changeset: the next batch of undecided files gets its own card.
+      await this.present(cs, this.live.get(cs.id));
+      return true;
+    }
+    const run = this.live.get(cs.id);
+    this.live.delete(cs.id);
+    this.deps.tokens.revokeSubject(cs.id); // its Review / Discard offers are spent too
+    const reasons: Rejection[] = rejected.filter((f) => f.reason).map((f) => ({ path: f.path, reason: f.reason! }));
+    if (reasons.length === 0) return true;
+    if (!run) {
+      await this.deps.outbox.send(
+        this.deps.ownerId,
+        "The agent that wrote this changeset is no longer running (the bot restarted since), so your reasons cannot go back to it. Run /agent again with them.",
+      );
+    } else if (run.rounds >= MAX_REVISION_ROUNDS) {
+      await this.deps.outbox.send(this.deps.ownerId, `Stopping after ${MAX_REVISION_ROUNDS} revision rounds; run /agent again with a sharper goal.`);
+    } else {
+      this.deps.revise(run, reasons, result);
+    }
+    return true;
+  }
+
+  private async reviewAgain(button: ResolvedButton): Promise<string> {
+    const cs = this.loadPending(button.subject, button.digest);
+    if (!cs) return NOT_PENDING;
+    await this.present(cs, this.live.get(cs.id));
+    return "Card sent.";
+  }
+
+  private async discard(button: ResolvedButton): Promise<string> {
+    const cs = this.loadPending(button.subject, button.digest);
+    if (!cs) return NOT_PENDING;
+    for (const card of this.deps.cards.openFor(cs.id)) await this.close(card, "Discarded: every undecided file was rejected.");
+    const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
+    applyReviewed(this.deps.runtime, cs, [], undecided);
+    this.live.delete(cs.id);
+    this.deps.tokens.revokeSubject(cs.id);
+    await this.deps.outbox.send(this.deps.ownerId, `🗑 Changeset <code>${escapeHtml(cs.id)}</code> discarded: nothing of it was written.`);
+    return "Discarded.";
+  }
+
+  /** The card's changeset, if it is still pending with exactly the content the card was made for. */
+  private pendingChangeset(card: ReviewCard): Changeset | null {
+    return this.loadPending(card.changesetId, card.digest);
+  }
+
+  private loadPending(id: string, digest: string): Changeset | null {
+    let cs: Changeset;
+    try {
+      cs = this.deps.runtime.store.load(id);
+    } catch {
+      return null;
+    }
+    return cs.id === id && cs.status === "pending" && cs.digest === digest ? cs : null;
+  }
+
+  private finish(card: ReviewCard, state: "settled" | "closed", outcome: string[]): void {
+    card.state = state;
+    card.outcome = outcome;
+    for (const f of card.files) delete f.awaitingReason;
+    this.deps.tokens.revokeSubject(card.id);
+    this.deps.cards.put(card);
+  }
+
+  private async close(card: ReviewCard, note: string): Promise<void> {
+    this.finish(card, "closed", [`<i>${escapeHtml(note)}</i>`]);
+    await this.refresh(card, null);
+  }
+
+  private async refresh(card: ReviewCard, cs: Changeset | null): Promise<void> {
+    if (card.messageId === null) return;
+    let shown = cs;
+    if (!shown) {
+      try {
+        shown = this.deps.runtime.store.load(card.changesetId);
+      } catch {
+        shown = null;
+      }
+    }
+    const view = renderCard(card, shown);
+    await this.deps.outbox.edit(card.chatId, card.messageId, view.html, view.keyboard);
+  }
+
+  private keepLive(id: string, run: AgentRun): void {
+    for (const [other, r] of this.live) if (r === run) this.live.delete(other);
+    this.live.set(id, run);
+    while (this.live.size > LIVE_RUNS) this.live.delete(this.live.keys().next().value!);
+  }
+}
+
+/** The most undecided files (up to CARD_BATCH) whose card still fits one message; at least one. */
+function largestBatch(id: string, cs: Changeset, undecided: Changeset["files"]): Changeset["files"] {
+  const none = { diff: "-", approve: "-", reject: "-" };
+  const draft = (files: Changeset["files"]): ReviewCard => ({
+    id, changesetId: cs.id, digest: cs.digest, chatId: 0, messageId: null, totalFiles: cs.files.length, state: "open", outcome: [], createdAt: 0,
+    files: files.map((f) => ({ path: f.path, digest: f.digest, buttons: none })),
+    buttons: { approveAll: "-", rejectAll: "-" },
+  });
+  let size = Math.min(CARD_BATCH, undecided.length);
+  while (size > 1 && !cardFits(draft(undecided.slice(0, size)), cs)) size -= 1;
+  return undecided.slice(0, size);
+}
+
+/** What "Approve all" binds to: the paths and content digests of exactly the files the card shows. */
+export function cardDigest(files: readonly { path: string; digest: string }[]): string {
+  return sha256(files.map((f) => `${f.path}\0${f.digest}`).join("\n"));
+}
+
+/** True when the changeset still holds this file with the same content and no decision recorded elsewhere. */
+function matches(cs: Changeset, file: CardFile): boolean {
+  const change = cs.files.find((f) => f.path === file.path);
+  return change !== undefined && change.digest === file.digest && (cs.decisions?.[file.path] === undefined || cs.decisions[file.path] === file.decision);
+}
+
+/** The token inside callback data. */
+function tokenOf(data: string): string {
+  return data.slice(data.indexOf(":") + 1);
+}

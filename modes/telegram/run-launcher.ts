@@ -1,0 +1,149 @@
+import type { Plan } from "../../agent/plan-schema.ts";
+import type { RunMode } from "../../agent/prompts.ts";
+import type { ApplyResult } from "../../core/apply.ts";
+import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
+import type { Runtime } from "../../app/runtime.ts";
+import { createSubmitPlanTool } from "../../core/tools/submit-plan.ts";
+import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
+import { escapeHtml } from "./html.ts";
+import type { Keyboard, Outbox } from "./outbox.ts";
+import type { PlanDesk } from "./plan-desk.ts";
+import { ProgressMessage } from "./progress-message.ts";
+import type { QuestionDesk } from "./question-desk.ts";
+import type { ReviewDesk } from "./review-desk.ts";
+import type { ActiveRun, RunGate } from "./run-gate.ts";
+import { summaryLine } from "./run-summary.ts";
+import { splitAtLines } from "./split-text.ts";
+
+/** What the launcher needs from the bot. */
+export interface LauncherDeps {
+  runtime: Runtime;
+  outbox: Outbox;
+  tokens: ButtonTokens;
+  gate: RunGate;
+  review: ReviewDesk;
+  questions: QuestionDesk;
+  plans: PlanDesk;
+  ownerId: number;
+  /** Reports an error to the log and the owner. */
+  report: (what: string, error: unknown) => void;
+  /** Extra run options per mode (tests and the demo pass their own model). */
+  runOptions?: (mode: RunMode) => RunOptions;
+  progressIntervalMs?: number;
+}
+
+const KIND_LABEL: Record<ActiveRun["kind"], string> = { agent: "Agent", plan: "Plan", ask: "Ask", revise: "Revising" };
+
+/**
+ * Starts agent, plan and ask runs detached from the update handler (grammY handles
+ * updates one at a time, so awaiting a run there would block the very press that
+ * approves its question), one at a time per workspace, each with a progress message
+ * and Telegram questions; then hands the result on: a review card, a plan, an answer.
+ */
+export class RunLauncher {
+  constructor(private readonly deps: LauncherDeps) {}
+
+  /** Starts a run, or answers why it cannot start now (with buttons); resolves as soon as the run is under way. */
+  async launch(mode: RunMode, goal: string): Promise<void> {
+    const busy = this.busy(mode);
+    if (busy) {
+      await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
+      return;
+    }
+    const active = this.deps.gate.tryBegin(mode, goal)!;
+    let plan: Plan | null = null;
+    const options: RunOptions = { ...this.deps.runOptions?.(mode) };
+    if (mode === "plan") {
+      options.extraTools = [...(options.extraTools ?? []), createSubmitPlanTool((p) => (plan = p))];
+      options.stopOnTool = "submit_plan";
+    }
+    this.detach(active, (hooks) => AgentRun.start(this.deps.runtime, mode, goal, hooks, options), () => plan);
+  }
+
+  /** Sends rejections back to the run that wrote them; the revision runs detached like any run. */
+  revise(run: AgentRun, rejections: Rejection[], applied: ApplyResult): void {
+    const active = this.deps.gate.tryBegin("revise", run.goal);
+    if (!active) {
+      void this.deps.outbox
+        .send(this.deps.ownerId, "Your reasons were not sent back: another run is going. Run /agent again with them when it ends.")
+        .catch((error) => this.deps.report("telling the owner a revision could not start", error));
+      return;
+    }
+    void this.deps.outbox.send(this.deps.ownerId, `↩️ Sending ${rejections.length} ${rejections.length === 1 ? "reason" : "reasons"} back to the agent…`).catch(() => {});
+    this.detach(active, async (hooks) => {
+      await run.revise(rejections, hooks, applied);
+      return run;
+    }, () => null);
+  }
+
+  /** Stops the active run when `button` was made for it; returns the text to answer the press with. */
+  cancelPress(button: ResolvedButton): string {
+    const active = this.deps.gate.active;
+    if (!active || active.id !== button.subject || active.controller.signal.aborted) return "This run is no longer going.";
+    active.controller.abort();
+    return "Cancelling…";
+  }
+
+  /** A Cancel button for the active run. */
+  cancelButton(active: ActiveRun): Keyboard {
+    const [data] = this.deps.tokens.issue([{ action: "cancel-run", subject: active.id, item: "run", digest: active.id, owner: this.deps.ownerId }]);
+    return { inline_keyboard: [[{ text: "⏹ Cancel run", callback_data: data! }]] };
+  }
+
+  /** Why a run of `mode` cannot start now, as a message with buttons; null when it can. */
+  private busy(mode: RunMode): { html: string; keyboard: Keyboard } | null {
+    const active = this.deps.gate.active;
+    if (active) {
+      const seconds = Math.round((Date.now() - active.startedAt) / 1000);
+      return {
+        html: `⏳ One run at a time: <b>${KIND_LABEL[active.kind]}</b> <i>${escapeHtml(active.goal.slice(0, 200))}</i> is going (${seconds} s). Wait for it, or cancel it.`,
+        keyboard: this.cancelButton(active),
+      };
+    }
+    if (mode !== "agent") return null;
+    const pending = this.deps.runtime.store.latestPending(this.deps.runtime.ws.root);
+    return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
+  }
+
+  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, plan: () => Plan | null): void {
+    void this.execute(active, body, plan).catch((error) => this.deps.report(`the ${active.kind} run`, error));
+  }
+
+  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, plan: () => Plan | null): Promise<void> {
+    const started = Date.now();
+    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}`, this.deps.progressIntervalMs);
+    try {
+      await progress.start();
+      const hooks: RunHooks = { approver: this.deps.questions.approver(), emit: progress.sink, signal: active.controller.signal };
+      let run: AgentRun;
+      try {
+        run = await body(hooks);
+      } catch (error) {
+        await progress.finish(`<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`);
+        throw error;
+      }
+      await progress.finish(summaryLine(run, Date.now() - started));
+      await this.deliver(active, run, plan());
+    } finally {
+      this.deps.gate.end(active);
+    }
+  }
+
+  /** Hands a finished run on: its final words, then a card, a plan or nothing. */
+  private async deliver(active: ActiveRun, run: AgentRun, plan: Plan | null): Promise<void> {
+    const text = run.outcome?.text.trim() ?? "";
+    if (active.kind === "plan") {
+      if (plan) return this.deps.plans.present(plan);
+      await this.sendText(text ? `The model finished without a plan. Its last words:\n\n${text}` : "The model finished without a plan.");
+      return;
+    }
+    if (text) await this.sendText(text);
+    if (run.changeset) await this.deps.review.present(run.changeset, run);
+    else if (active.kind === "revise") await this.deps.outbox.send(this.deps.ownerId, "The agent staged nothing new.");
+  }
+
+  /** Plain model text, escaped, in as many messages as it needs. */
+  private async sendText(text: string): Promise<void> {
+    for (const piece of splitAtLines(text, 3900)) if (piece.trim()) await this.deps.outbox.send(this.deps.ownerId, escapeHtml(piece));
+  }
+}

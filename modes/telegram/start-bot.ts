@@ -1,0 +1,121 @@
+import { GrammyError } from "grammy";
+import type { RunMode } from "../../agent/prompts.ts";
+import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
+import { createRuntime, type Env } from "../../app/runtime.ts";
+import { createServices } from "./bot-services.ts";
+import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
+import { readTelegramConfig, TelegramConfigError } from "./config.ts";
+import { errorText, scrubbedLog } from "./scrub.ts";
+
+/** How to start the bot: the environment (A3), and knobs for tests and the demo. */
+export interface TelegramBotOptions {
+  env: Env;
+  /** Default: PENCIL_WORKSPACE, else the current directory. */
+  workspace?: string;
+  /** Overrides PENCIL_HOME. */
+  pencilHome?: string;
+  allow?: string[];
+  deny?: string[];
+  model?: string;
+  /** Where log lines go (every line is scrubbed of the token); default stderr. */
+  log?: (line: string) => void;
+  /** Extra run options per mode (tests and the demo pass a scripted model). */
+  runOptions?: (mode: RunMode) => RunOptions;
+  /** How long a permission question waits before it counts as Deny (default 120 s). */
+  questionTimeoutMs?: number;
+  /** Least time between two edits of a progress message (default 1 s). */
+  progressIntervalMs?: number;
+  /** getUpdates long-poll timeout in seconds (default 30). */
+  pollTimeoutSeconds?: number;
+}
+
+/** What the bot holds in memory and on disk; forged updates must leave all of it unchanged. */
+export interface HeldState {
+  tokens: number;
+  cards: number;
+  questions: number;
+  plans: number;
+  liveRuns: number;
+  activeRun: boolean;
+}
+
+/** A running bot. */
+export interface TelegramBot {
+  /** Stops polling (confirming the updates handled) and cancels a run in progress. */
+  stop(): Promise<void>;
+  held(): HeldState;
+  username: string;
+}
+
+/**
+ * Starts Pencil's Telegram bot on the workspace: checks the settings (throws
+ * TelegramConfigError / ConfigError / ModelConfigError, all exit 2, never showing
+ * the token), checks the token with getMe, installs the features, sets the command
+ * menu, starts long polling, and tells the owner about a changeset still pending.
+ */
+export async function startTelegramBot(options: TelegramBotOptions): Promise<TelegramBot> {
+  const config = readTelegramConfig(options.env);
+  const log = scrubbedLog(config.token, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+  const env = options.pencilHome ? { ...options.env, PENCIL_HOME: options.pencilHome } : options.env;
+  const runtime = createRuntime({
+    workspace: options.workspace ?? (env.PENCIL_WORKSPACE?.trim() || process.cwd()),
+    env,
+    ...(options.allow ? { allow: options.allow } : {}),
+    ...(options.deny ? { deny: options.deny } : {}),
+    ...(options.model ? { model: options.model } : {}),
+  });
+  // A missing model key is a configuration error now, not a surprise at the first /agent.
+  if (!options.runOptions?.("agent").models) chooseModels(runtime, { emit: () => {} });
+
+  const bot = createBot(config);
+  try {
+    // One getMe, not bot.init(): init retries a network failure forever, and startup must fail fast instead.
+    bot.botInfo = await bot.api.getMe();
+  } catch (error) {
+    if (error instanceof GrammyError && error.error_code === 401) {
+      throw new TelegramConfigError("Telegram refused TELEGRAM_BOT_TOKEN (401 Unauthorized): copy the token again from @BotFather (/mybots → API Token).", "TELEGRAM_BOT_TOKEN");
+    }
+    throw new Error(`Cannot reach the Telegram Bot API at ${config.apiRoot}: ${errorText(error, config.token)}. Check the network, or TELEGRAM_API_ROOT.`);
+  }
+  hardenApi(bot, log);
+
+  const deps = createServices(bot.api, config, runtime, log, options);
+  const { outbox, review, tokens, cards, questions, plans, gate } = deps;
+  const report = errorReporter(deps);
+  installFeatures(bot, deps);
+
+  await bot.api.setMyCommands(deps.commandList).catch((error) => log(`could not set the command menu: ${errorText(error, config.token)}`));
+
+  let polling: Promise<void> = Promise.resolve();
+  await new Promise<void>((resolve, reject) => {
+    polling = bot.start({ timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ["message", "callback_query"], onStart: () => resolve() });
+    polling.catch((error) => {
+      log(`polling stopped: ${errorText(error, config.token)}`);
+      reject(new Error(`The bot stopped polling: ${errorText(error, config.token)}`));
+    });
+  });
+  log(`Telegram bot @${bot.botInfo.username} is polling for its owner (user ${config.ownerId}) on ${runtime.ws.root}`);
+
+  const pending = runtime.store.latestPending(runtime.ws.root);
+  if (pending) {
+    const offer = review.offer(pending, "✏️ Pencil is back.");
+    await outbox.send(config.ownerId, offer.html, offer.keyboard).catch((error) => report("announcing a pending changeset", error));
+  }
+
+  return {
+    username: bot.botInfo.username,
+    async stop() {
+      gate.active?.controller.abort();
+      await bot.stop().catch((error) => log(`stopping: ${errorText(error, config.token)}`));
+      await polling.catch(() => {});
+    },
+    held: () => ({
+      tokens: tokens.size,
+      cards: cards.size,
+      questions: questions.size,
+      plans: plans.size,
+      liveRuns: review.liveSize,
+      activeRun: gate.active !== null,
+    }),
+  };
+}

@@ -1,0 +1,516 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import { ScriptedModel, type ScriptedTurn } from "../ai/scripted-model.ts";
+import { ChangesetStore } from "../core/changeset-store.ts";
+import { startTelegramBot, type TelegramBot, type TelegramBotOptions } from "../modes/telegram/start-bot.ts";
+import { callbackUpdate, type FakeTelegram, messageUpdate, startFakeTelegram, type StoredMessage, visibleText } from "./support/fake-telegram-server.ts";
+import { startFakeOpenAIServer, textReply, toolCallReply } from "./support/fake-openai-server.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
+
+const OWNER = 4242;
+
+const running: { fake: FakeTelegram; bots: TelegramBot[] }[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    for (const bot of r.bots) await bot.stop();
+    await r.fake.close();
+  }
+});
+
+interface World {
+  fake: FakeTelegram;
+  root: string;
+  pencilHome: string;
+  logs: string[];
+  model: ScriptedModel;
+  start(extra?: Partial<TelegramBotOptions>): Promise<TelegramBot>;
+}
+
+/** A workspace, a fake Telegram, and a scripted model playing `turns` across every run of the bot. */
+function world(turns: ScriptedTurn[], files: Record<string, string> = { "c.txt": "see\n" }): World {
+  const base = realpathSync(tempDir("pencil-tgflow-"));
+  const root = join(base, "ws");
+  const home = join(base, "home");
+  mkdirSync(root);
+  mkdirSync(home);
+  writeTree(root, files);
+  const fake = startFakeTelegram();
+  const entry = { fake, bots: [] as TelegramBot[] };
+  running.push(entry);
+  const logs: string[] = [];
+  const model = new ScriptedModel(turns);
+  const pencilHome = join(home, ".pencil");
+  return {
+    fake,
+    root,
+    pencilHome,
+    logs,
+    model,
+    async start(extra = {}) {
+      const bot = await startTelegramBot({
+        env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home },
+        workspace: root,
+        pencilHome,
+        log: (line) => logs.push(line),
+        runOptions: () => ({ models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } }),
+        progressIntervalMs: 20,
+        ...extra,
+      });
+      entry.bots.push(bot);
+      return bot;
+    },
+  };
+}
+
+/** The owner sends a message; resolves once it is queued. */
+function say(fake: FakeTelegram, text: string, extra: object = {}): void {
+  fake.pushUpdate(messageUpdate(OWNER, text, undefined, extra));
+}
+
+/** Presses the newest button whose label passes `label` (or the given one) and returns the answer the bot gave. */
+async function press(fake: FakeTelegram, label: string | RegExp, on?: StoredMessage): Promise<string> {
+  const test = (t: string) => (typeof label === "string" ? t === label : label.test(t));
+  let data: string | undefined;
+  let message: StoredMessage | undefined;
+  if (on) {
+    message = on;
+    data = on.reply_markup?.inline_keyboard.flat().find((b: { text: string }) => test(b.text))?.callback_data;
+  } else {
+    const found = fake.findButton(OWNER, test);
+    data = found?.button.callback_data;
+    message = found?.message;
+  }
+  if (!data || !message) throw new Error(`no button ${label} in: ${fake.messagesIn(OWNER).map((m) => JSON.stringify(m.reply_markup?.inline_keyboard?.flat().map((b: { text: string }) => b.text) ?? [])).join(" ")}`);
+  const update = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: message.message_id });
+  fake.pushUpdate(update);
+  const id = (update as any).callback_query.id;
+  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === id, { timeoutMs: 5000 });
+  return String(answer.payload.text ?? "");
+}
+
+/** A message as the owner sees it: its visible text (HTML parsed), buttons and ids. */
+interface Seen extends StoredMessage {
+  visible: string;
+}
+
+/** Waits for a sent message whose visible text passes `test`, sent at or after call index `from`. */
+async function message(fake: FakeTelegram, test: (text: string) => boolean, from = 0): Promise<Seen> {
+  const call = await fake.waitFor("sendMessage", (p) => test(visibleText(String(p.text), p.parse_mode)), { from });
+  const stored = [...fake.messages.values()].find((m) => m.chat_id === OWNER && m.text === call.payload.text);
+  if (!stored) throw new Error("message vanished");
+  return { ...stored, visible: visibleText(stored.text, stored.parse_mode) };
+}
+
+/** The current visible text of a message (after edits). */
+function textOf(fake: FakeTelegram, m: StoredMessage): string {
+  const now = fake.messages.get(`${m.chat_id}:${m.message_id}`)!;
+  return visibleText(now.text, now.parse_mode);
+}
+
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+const createBoth: ScriptedTurn[] = [
+  { toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }, { name: "create_file", input: { path: "b.txt", content: "bee\n" } }] },
+  { text: "Created a.txt and b.txt." },
+];
+
+describe("telegram bot: the owner's full flow", () => {
+  test("agent → card → diff → approve one → reject one with a reason → revised card → approve all → files on disk", async () => {
+    const w = world([
+      ...createBoth,
+      // The revision: the model reads the reason and rewrites b.txt.
+      ({ prompt }) => {
+        const last = JSON.stringify(prompt.at(-1));
+        return last.includes("use capitals") ? { toolCalls: [{ name: "create_file", input: { path: "b.txt", content: "BEE\n" } }] } : { text: "no reason seen" };
+      },
+      { text: "Revised b.txt." },
+    ]);
+    await w.start();
+    const { fake, root } = w;
+
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(card.visible).toContain("create a and b");
+    expect(card.visible).toContain("a.txt");
+    expect(card.visible).toContain("b.txt");
+    expect(card.visible).toContain("read before");
+    const labels = card.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text);
+    expect(labels).toEqual(["📄 Diff 1", "✅ Approve 1", "✖ Reject 1", "📄 Diff 2", "✅ Approve 2", "✖ Reject 2", "✅ Approve all", "✖ Reject all"]);
+    const progress = fake.messagesIn(OWNER).find((m) => textOf(fake, m).includes("Agent: create a and b"))!;
+    expect(textOf(fake, progress)).toContain("Done");
+    expect(textOf(fake, progress)).toContain("2 files staged");
+
+    const from = fake.calls.length;
+    expect(await press(fake, "📄 Diff 1", card)).toBe("Diff sent.");
+    const diff = await fake.waitFor("sendMessage", (p) => String(p.text).includes("<pre>"), { from });
+    expect(diff.payload.text).toContain("+alpha");
+    expect(diff.payload.parse_mode).toBe("HTML");
+
+    expect(await press(fake, "✅ Approve 1", card)).toBe("Approved.");
+    expect(textOf(fake, card)).toContain("✅ approved");
+    expect(existsSync(join(root, "a.txt"))).toBe(false); // applied when the card is settled, not before
+
+    expect(await press(fake, "✖ Reject 2", card)).toBe("Rejected.");
+    await message(fake, (t) => t.includes("Why?"));
+    say(fake, "use capitals");
+    const revised = await message(fake, (t) => t.includes("📝 Review") && t.includes("revises"));
+    // The first card settled with the true result: a.txt applied, b.txt rejected with the reason.
+    expect(textOf(fake, card)).toContain("Applied");
+    expect(textOf(fake, card)).toContain("“use capitals”");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+    expect(existsSync(join(root, "b.txt"))).toBe(false);
+
+    expect(revised.visible).toContain("b.txt");
+    expect(revised.visible).toContain("1. b.txt");
+    expect(revised.visible).not.toContain("2. ");
+    expect(await press(fake, "✅ Approve all", revised)).toBe("Approved 1 file.");
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("BEE\n");
+    expect(textOf(fake, revised)).toContain("Applied");
+
+    // Replays of the old card's buttons and of the revised card's do nothing.
+    expect(await press(fake, "✅ Approve all", { ...card, reply_markup: revised.reply_markup })).toBe("This is no longer pending.");
+    const oldApprove = card.reply_markup.inline_keyboard.flat().find((b: { text: string }) => b.text === "✅ Approve 2").callback_data;
+    const replay = callbackUpdate(OWNER, oldApprove, { chat_id: OWNER, message_id: card.message_id });
+    fake.pushUpdate(replay);
+    const answered = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === (replay as any).callback_query.id);
+    expect(answered.payload.text).toBe("This is no longer pending.");
+    const store = new ChangesetStore(w.pencilHome);
+    expect(store.list().map((c) => c.status).sort()).toEqual(["applied", "partial"]);
+  });
+
+  test("an approved file changed on disk since is not written, and the card says so truthfully", async () => {
+    const w = world(createBoth);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    // Someone creates b.txt on disk meanwhile: applying it would overwrite what the agent never saw.
+    writeTree(root, { "b.txt": "written by hand\n" });
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 2 files.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("written by hand\n");
+    const text = textOf(fake, card);
+    expect(text).toContain("Applied");
+    expect(text).toContain("Not applied");
+    expect(text).toContain("b.txt");
+    expect(text).toContain("was created on disk since");
+    // The changeset was decided: its Diff buttons are stale now.
+    expect(card.reply_markup).toBeDefined();
+    expect(await press(fake, "📄 Diff 1", card)).toBe("This is no longer pending.");
+  });
+
+  test("a card whose changeset was reviewed elsewhere is stale: its buttons do nothing and it closes", async () => {
+    const w = world(createBoth);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    const store = new ChangesetStore(w.pencilHome);
+    const cs = store.latestPending(root)!;
+    cs.status = "rejected"; // e.g. `pencil review` in a terminal rejected it meanwhile
+    store.save(cs);
+    expect(await press(fake, "✅ Approve all", card)).toBe("This is no longer pending.");
+    expect(textOf(fake, card)).toContain("reviewed elsewhere");
+    expect(existsSync(join(root, "a.txt"))).toBe(false);
+    expect(await press(fake, "✅ Approve 1", card)).toBe("This is no longer pending.");
+  });
+
+  test("/undo asks first, then reverts the applied files; /log lists the changesets", async () => {
+    const w = world(createBoth);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 2 files.");
+    expect(existsSync(join(root, "a.txt"))).toBe(true);
+    say(fake, "/log");
+    const log = await message(fake, (t) => t.includes("Changesets"));
+    expect(log.visible).toContain("applied");
+    expect(log.visible).toContain("create a and b");
+    say(fake, "/undo");
+    const confirm = await message(fake, (t) => t.includes("Undo the apply"));
+    expect(existsSync(join(root, "a.txt"))).toBe(true); // nothing happens before the tap
+    expect(await press(fake, "↩️ Undo", confirm)).toBe("Undone.");
+    expect(existsSync(join(root, "a.txt"))).toBe(false);
+    expect(existsSync(join(root, "b.txt"))).toBe(false);
+    expect(await press(fake, "↩️ Undo", confirm)).toBe("This is no longer pending.");
+    expect(new ChangesetStore(w.pencilHome).list()[0]!.status).toBe("undone");
+  });
+
+  test("an error while handling an update is reported to the owner, and the bot goes on", async () => {
+    const w = world([]);
+    await w.start();
+    const { fake } = w;
+    const broken = join(w.pencilHome, "journal", "20250101T000000000Z-0000-abcdef");
+    mkdirSync(broken, { recursive: true });
+    writeTree(broken, { "entry.json": "{ not json" });
+    say(fake, "/undo");
+    const report = await message(fake, (t) => t.startsWith("⚠️ Something went wrong"));
+    expect(report.visible).toContain("entry.json");
+    expect(report.visible).not.toContain(fake.token);
+    say(fake, "/help");
+    await message(fake, (t) => t.includes("writes in pencil"));
+  });
+
+  test("/status shows the run and its Cancel button; /cancel stops it and keeps what it staged for review", async () => {
+    const outside = realpathSync(tempDir("pencil-outside-"));
+    writeTree(outside, { "notes.txt": "outside\n" });
+    const w = world([
+      { toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }] },
+      { toolCalls: [{ name: "read_file", input: { path: join(outside, "notes.txt") } }] },
+      { text: "unreachable: the run is cancelled while it waits" },
+    ]);
+    await w.start();
+    const { fake } = w;
+    say(fake, "/agent stage then ask");
+    await message(fake, (t) => t.includes("The agent asks to read"));
+    say(fake, "/status");
+    const status = await message(fake, (t) => t.includes("Workspace"));
+    expect(status.visible).toContain("stage then ask");
+    expect(status.visible).toContain("1 question(s) wait");
+    say(fake, "/cancel");
+    await message(fake, (t) => t.includes("Cancelling"));
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(card.visible).toContain("a.txt");
+    const progress = fake.messagesIn(OWNER).find((m) => textOf(fake, m).includes("Agent: stage then ask"))!;
+    expect(textOf(fake, progress)).toContain("Cancelled");
+  });
+
+  test("Approve all acts only on the files its card showed: a 35-file changeset is reviewed in two cards", async () => {
+    const names = Array.from({ length: 35 }, (_, i) => `f${String(i).padStart(2, "0")}.txt`);
+    const w = world([{ toolCalls: names.map((path) => ({ name: "create_file", input: { path, content: `${path}\n` } })) }, { text: "made 35" }]);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent make 35 files");
+    const first = await message(fake, (t) => t.includes("📝 Review"));
+    expect(first.visible).toContain("this card: 30 of 35");
+    expect(first.reply_markup.inline_keyboard.flat().length).toBe(92);
+    const from = fake.calls.length;
+    expect(await press(fake, "✅ Approve all", first)).toBe("Approved 30 files.");
+    const second = await message(fake, (t) => t.includes("📝 Review"), from);
+    expect(second.visible).toContain("this card: 5 of 35");
+    expect(names.filter((n) => existsSync(join(root, n)))).toEqual(names.slice(0, 30));
+    expect(await press(fake, "✖ Reject all", second)).toBe("Rejected 5 files.");
+    expect(names.filter((n) => existsSync(join(root, n)))).toEqual(names.slice(0, 30));
+    expect(Object.values(new ChangesetStore(w.pencilHome).list()[0]!.decisions!).filter((d) => d === "approved").length).toBe(30);
+  });
+
+  test("long paths: every card is sized to fit one message, and its outcome too", async () => {
+    const deep = "very-long-directory-name-".repeat(7);
+    const names = Array.from({ length: 40 }, (_, i) => `${deep}/${"n".repeat(20)}${String(i).padStart(2, "0")}.txt`);
+    const w = world([{ toolCalls: names.map((path) => ({ name: "create_file", input: { path, content: "x\n" } })) }, { text: "made 40" }]);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent make 40 deep files");
+    let from = 0;
+    let cards = 0;
+    let approved = 0;
+    while (approved < 40) {
+      const card = await message(fake, (t) => t.includes("📝 Review"), from);
+      from = fake.calls.length;
+      cards += 1;
+      expect(card.visible.length).toBeLessThanOrEqual(4096);
+      const counts = /(\d+) files?(?: \(this card: (\d+) of 40\))?,/.exec(card.visible)!;
+      const shown = Number(counts[2] ?? counts[1]);
+      expect(card.visible).not.toContain("more lines"); // the card was sized to fit, not cut
+      expect(await press(fake, "✅ Approve all", card)).toBe(`Approved ${shown} ${shown === 1 ? "file" : "files"}.`);
+      expect(textOf(fake, card)).toContain("Applied");
+      approved += shown;
+    }
+    expect(cards).toBeGreaterThan(1);
+    expect(names.every((n) => existsSync(join(root, n)))).toBe(true);
+    expect(fake.calls.filter((c) => !c.ok)).toEqual([]); // Telegram refused nothing as too long
+  });
+
+  test("a 50 KB diff arrives whole as a .patch document", async () => {
+    const big = Array.from({ length: 2000 }, (_, i) => `line ${i} ${"y".repeat(20)}`).join("\n") + "\n";
+    expect(big.length).toBeGreaterThan(50_000);
+    const w = world([{ toolCalls: [{ name: "create_file", input: { path: "big.txt", content: big } }] }, { text: "done" }]);
+    await w.start();
+    const { fake } = w;
+    say(fake, "/agent make a big file");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(card.visible).not.toContain("<pre>"); // too long to show inline
+    const diffAnswer = await press(fake, "📄 Diff 1", card);
+    expect(diffAnswer, w.logs.join("\n")).toBe("Diff sent.");
+    const doc = await fake.waitFor("sendDocument").catch((e) => {
+      throw new Error(`${e.message}\n${w.logs.join("\n")}`);
+    });
+    expect(doc.payload.document.filename).toBe("big.txt.patch");
+    const patch: string = doc.payload.document.text;
+    for (let i = 0; i < 2000; i += 199) expect(patch).toContain(`+line ${i} ${"y".repeat(20)}`);
+    expect(patch.split("\n").filter((l) => l.startsWith("+line")).length).toBe(2000);
+    expect(doc.payload.caption).toContain("2,00");
+  });
+
+  test("a restart keeps a pending changeset: the old card's buttons still work for content still pending", async () => {
+    const w = world(createBoth);
+    const first = await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(await press(fake, "✅ Approve 1", card)).toBe("Approved.");
+    await first.stop();
+
+    const from = fake.calls.length;
+    await w.start();
+    await message(fake, (t) => t.includes("Pencil is back") && t.includes("waiting for review"), from);
+    // The decision made before the restart is kept, and the old card's remaining buttons act.
+    expect(await press(fake, "✖ Reject 2", card)).toBe("Rejected.");
+    expect(await press(fake, "Skip reason")).toBe("Rejected without a reason.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+    expect(existsSync(join(root, "b.txt"))).toBe(false);
+    expect(textOf(fake, card)).toContain("Applied");
+    expect(await press(fake, "✅ Approve 1", card)).toBe("This is no longer pending.");
+  });
+
+  test("two /agent at once: the second is refused with a Cancel button; a pending changeset blocks the next with Review / Discard", async () => {
+    const w = world([...createBoth, { text: "second run: nothing to do" }]);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent first goal");
+    say(fake, "/agent second goal");
+    const busy = await message(fake, (t) => t.includes("One run at a time"));
+    expect(busy.visible).toContain("first goal");
+    expect(busy.reply_markup.inline_keyboard.flat()[0].text).toContain("Cancel");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+
+    const from = fake.calls.length;
+    say(fake, "/agent third goal");
+    const blocked = await message(fake, (t) => t.includes("decide on the pending changeset first"), from);
+    expect(blocked.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual(["📝 Review", "🗑 Discard (Reject all)"]);
+    expect(await press(fake, /Discard/, blocked)).toBe("Discarded.");
+    expect(existsSync(join(root, "a.txt"))).toBe(false);
+    expect(await press(fake, /Discard/, blocked)).toBe("This is no longer pending.");
+    expect(await press(fake, "✅ Approve all", card)).toBe("This is no longer pending."); // the card was closed by the discard
+    expect(textOf(fake, card)).toContain("Discarded");
+
+    say(fake, "/agent fourth goal");
+    await message(fake, (t) => t.includes("second run: nothing to do"));
+    expect(w.model.remaining).toBe(0);
+  });
+});
+
+describe("telegram bot: questions and plans", () => {
+  test("a question during a run: Allow / Deny buttons; Deny goes back to the agent and the run goes on", async () => {
+    const outside = realpathSync(tempDir("pencil-outside-"));
+    writeTree(outside, { "notes.txt": "outside\n" });
+    const w = world([
+      { toolCalls: [{ name: "read_file", input: { path: join(outside, "notes.txt") } }] },
+      ({ prompt }) => ({ text: JSON.stringify(prompt.at(-1)).includes("refused") ? "could not read it" : "read it" }),
+    ]);
+    await w.start();
+    const { fake } = w;
+    say(fake, "/agent read the notes");
+    const question = await message(fake, (t) => t.includes("The agent asks to read"));
+    expect(question.visible).toContain("notes.txt");
+    expect(question.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual(["✅ Allow", "Allow always", "⛔ Deny"]);
+    expect(await press(fake, "⛔ Deny", question)).toBe("Denied.");
+    await message(fake, (t) => t === "could not read it");
+    expect(textOf(fake, question)).toContain("Denied");
+    expect(await press(fake, "✅ Allow", question)).toBe("This is no longer pending.");
+  });
+
+  test("an unanswered question counts as Deny after the timeout", async () => {
+    const outside = realpathSync(tempDir("pencil-outside-"));
+    writeTree(outside, { "notes.txt": "outside\n" });
+    const w = world([
+      { toolCalls: [{ name: "read_file", input: { path: join(outside, "notes.txt") } }] },
+      ({ prompt }) => ({ text: JSON.stringify(prompt.at(-1)).includes("refused") ? "timed out, carried on" : "read it" }),
+    ]);
+    await w.start({ questionTimeoutMs: 150 });
+    say(w.fake, "/agent read the notes");
+    const question = await message(w.fake, (t) => t.includes("The agent asks to read"));
+    await message(w.fake, (t) => t === "timed out, carried on");
+    await until(() => textOf(w.fake, question).includes("No answer within"), "the question to show its timeout");
+  });
+
+  test("plan: toggle steps, select none / all, Proceed runs the chosen steps as an agent run", async () => {
+    const plan = {
+      summary: "Two small files.",
+      steps: [
+        { id: "s1", title: "Create one.txt", detail: "Write one.", files: ["one.txt"] },
+        { id: "s2", title: "Create two.txt", detail: "Write two.", files: ["two.txt"] },
+      ],
+      risks: [],
+      openQuestions: [],
+    };
+    let goalSeen = "";
+    const w = world([
+      { toolCalls: [{ name: "submit_plan", input: plan }] },
+      ({ prompt }) => {
+        goalSeen = JSON.stringify(prompt);
+        return { toolCalls: [{ name: "create_file", input: { path: "one.txt", content: "1\n" } }] };
+      },
+      { text: "step one done" },
+    ]);
+    await w.start();
+    const { fake } = w;
+    say(fake, "/plan two files");
+    const shown = await message(fake, (t) => t.includes("🗺 Plan"));
+    expect(shown.visible).toContain("Create two.txt");
+    expect(await press(fake, "Select none", shown)).toBe("0 of 2 steps selected.");
+    expect(await press(fake, "▶️ Proceed", shown)).toBe("Select at least one step first.");
+    expect(await press(fake, "Select all", shown)).toBe("2 of 2 steps selected.");
+    expect(await press(fake, /^☑️ 2$/, fake.messages.get(`${OWNER}:${shown.message_id}`)!)).toBe("1 of 2 steps selected.");
+    expect(await press(fake, "▶️ Proceed", shown)).toBe("Proceeding.");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    expect(card.visible).toContain("one.txt");
+    expect(goalSeen).toContain("Create one.txt");
+    expect(goalSeen).toContain("do NOT do these");
+    expect(await press(fake, "Select all", shown)).toBe("This is no longer pending.");
+  });
+
+  test("/ask answers from the code", async () => {
+    const w = world([{ toolCalls: [{ name: "read_file", input: { path: "c.txt" } }] }, { text: "c.txt says <see> & more" }]);
+    await w.start();
+    say(w.fake, "/ask what does c.txt say?");
+    const answer = await message(w.fake, (t) => t.includes("c.txt says"));
+    expect(answer.visible).toBe("c.txt says <see> & more");
+    expect(answer.text).toBe("c.txt says &lt;see&gt; &amp; more"); // model text is escaped, never taken as HTML
+  });
+});
+
+describe("telegram bot: configured by the environment alone", () => {
+  test("TELEGRAM_API_ROOT and LOCAL_LLM_BASE_URL are honoured: a local model server stages, the owner approves, the file lands", async () => {
+    const llm = await startFakeOpenAIServer();
+    try {
+      llm.enqueue(toolCallReply([{ name: "create_file", arguments: { path: "hello.txt", content: "hi\n" } }]), textReply("made hello"));
+      const base = realpathSync(tempDir("pencil-tgenv-"));
+      const root = join(base, "ws");
+      mkdirSync(root);
+      const fake = startFakeTelegram();
+      const entry = { fake, bots: [] as TelegramBot[] };
+      running.push(entry);
+      const bot = await startTelegramBot({
+        env: {
+          HOME: base,
+          PENCIL_HOME: join(base, "pencil-home"),
+          PENCIL_WORKSPACE: root,
+          TELEGRAM_BOT_TOKEN: fake.token,
+          TELEGRAM_OWNER_ID: String(OWNER),
+          TELEGRAM_API_ROOT: fake.apiRoot,
+          LOCAL_LLM_BASE_URL: `${llm.url}/v1`,
+          LOCAL_LLM_MODEL: "fake-local",
+        },
+        log: () => {},
+      });
+      entry.bots.push(bot);
+      say(fake, "/agent say hello");
+      const card = await message(fake, (t) => t.includes("📝 Review"));
+      expect(card.visible).toContain("local:fake-local");
+      expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
+      expect(readFileSync(join(root, "hello.txt"), "utf8")).toBe("hi\n");
+      expect(llm.requests[0]!.path).toContain("/v1/chat/completions");
+    } finally {
+      await llm.stop();
+    }
+  });
+});
