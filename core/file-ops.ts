@@ -50,7 +50,9 @@ export interface FileOps {
 export class DiskFileOps implements FileOps {
   stat(real: string): FileStat | null {
     try {
-      const st = statSync(real);
+      // No exception for a missing file: staging new files stats thousands of them.
+      const st = statSync(real, { throwIfNoEntry: false });
+      if (!st) return null;
       return {
         kind: st.isFile() ? "file" : st.isDirectory() ? "dir" : "other",
         size: st.size,
