@@ -105,6 +105,10 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       body = null;
     }
     const path = req.url ?? "/";
+    if (req.method === "GET" && path.split("?")[0]!.endsWith("/models")) {
+      // The model list, as `pencil doctor` asks for it; not recorded as a model request.
+      return sendJson(res, 200, { object: "list", data: [{ id: "openai/gpt-oss-120b", object: "model" }] });
+    }
     requests.push({ method: req.method ?? "", path, headers: { ...req.headers }, body, raw });
     if (req.method !== "POST" || !path.split("?")[0]!.endsWith("/chat/completions")) {
       return sendJson(res, 404, { error: { message: `fake server serves POST .../chat/completions, not ${req.method} ${path}`, type: "not_found" } });

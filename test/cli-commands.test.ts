@@ -1,0 +1,192 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import { hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
+import { runCli, runCliPty } from "./support/cli.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
+
+const servers: FakeOpenAIServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+});
+
+function baseEnv(): Record<string, string> {
+  const home = tempDir("pencil-home-");
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+}
+
+async function withModel(files: Record<string, string> = { "a.txt": "alpha\n" }) {
+  const workspace = tempDir("pencil-ws-");
+  writeTree(workspace, files);
+  const groq = await startFakeOpenAIServer();
+  servers.push(groq);
+  const env = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
+  return { workspace, groq, env, read: (p: string) => readFileSync(join(workspace, p), "utf8") };
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+const PROMPT = "reject with feedback: ";
+
+describe("usage and configuration errors", () => {
+  test("--version and --help", async () => {
+    const env = baseEnv();
+    const version = await runCli(["--version"], { cwd: env.HOME!, env });
+    expect(version).toMatchObject({ code: 0, stdout: `pencil ${pkg.version}\n` });
+    const help = await runCli(["--help"], { cwd: env.HOME!, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('agent "<goal>"');
+    expect(help.stdout).toContain("Exit codes");
+  });
+
+  test("an unknown flag or command is exit 2 with what to do", async () => {
+    const env = baseEnv();
+    const flag = await runCli(["agent", "x", "--frobnicate"], { cwd: env.HOME!, env });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("--frobnicate");
+    expect(flag.stderr).toContain("pencil --help");
+    const command = await runCli(["fly"], { cwd: env.HOME!, env });
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain('Unknown command "fly"');
+  });
+
+  test("no model key: agent exits 2 naming the variables and pointing at the demo", async () => {
+    const env = baseEnv();
+    const result = await runCli(["agent", "do things"], { cwd: env.HOME!, env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("GROQ_API_KEY");
+    expect(result.stderr).toContain("demo");
+  });
+
+  test("malformed settings stop the program with exit 2, naming the file and the rule", async () => {
+    const { workspace, env } = await withModel();
+    mkdirSync(join(workspace, ".pencil"));
+    writeFileSync(join(workspace, ".pencil/settings.json"), JSON.stringify({ permissions: { deny: ["Edit(src/**"] } }));
+    const result = await runCli(["agent", "x", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(join(workspace, ".pencil/settings.json"));
+    expect(result.stderr).toContain("Edit(src/**");
+    writeFileSync(join(workspace, ".pencil/settings.json"), "{ not json");
+    const broken = await runCli(["log", "-w", workspace], { cwd: workspace, env });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("settings.json");
+  });
+
+  test("a bad --deny rule is exit 2", async () => {
+    const { workspace, env } = await withModel();
+    const result = await runCli(["agent", "x", "-w", workspace, "--deny", "Frob(x)"], { cwd: workspace, env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Frob(x)");
+  });
+});
+
+describe("doctor", () => {
+  test("reports what is missing with the fix, as JSON too", async () => {
+    const env = { ...baseEnv(), TELEGRAM_BOT_TOKEN: "123:abc", TELEGRAM_OWNER_ID: "not-a-number" };
+    const result = await runCli(["doctor", "--json"], { cwd: env.HOME!, env });
+    expect(result.code).toBe(2);
+    const checks = JSON.parse(result.stdout) as { name: string; status: string; fix?: string }[];
+    const model = checks.find((c) => c.name === "model")!;
+    expect(model.status).toBe("fail");
+    expect(model.fix).toContain("GROQ_API_KEY");
+    expect(checks.find((c) => c.name === "telegram owner")!.status).toBe("fail");
+    expect(checks.find((c) => c.name === "ripgrep")).toBeDefined();
+    expect(checks.find((c) => c.name === "sandbox")!.status).toBe("ok");
+    expect(result.stdout).not.toContain("123:abc");
+  });
+
+  test("a reachable model is ok", async () => {
+    const { env } = await withModel();
+    const result = await runCli(["doctor"], { cwd: env.HOME!, env });
+    expect(result.stdout).toMatch(/✓ primary model groq:openai\/gpt-oss-120b: reachable/);
+  });
+});
+
+describe("undo and log", () => {
+  test("undo reverts an applied changeset, and refuses a file edited since", async () => {
+    const { workspace, groq, env, read } = await withModel({ "a.txt": "alpha\n", "b.txt": "beta\n" });
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" }), call("read_file", { path: "b.txt" })]),
+      toolCallReply([
+        call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" }),
+        call("edit_file", { path: "b.txt", old_string: "beta", new_string: "BETA" }),
+      ]),
+      textReply("Done."),
+    );
+    const review = await runCliPty(["agent", "shout", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: PROMPT, send: "a\r" }, { expect: "[y/N]", send: "y\r" }],
+    });
+    expect(review.code).toBe(0);
+    expect(read("a.txt")).toBe("ALPHA\n");
+    writeFileSync(join(workspace, "b.txt"), "owner's own edit\n");
+    const undo = await runCli(["undo", "-w", workspace], { cwd: workspace, env });
+    expect(undo.code).toBe(4);
+    expect(undo.stdout).toContain("reverted a.txt");
+    expect(undo.stdout).toMatch(/kept\s+b\.txt/);
+    expect(read("a.txt")).toBe("alpha\n");
+    expect(read("b.txt")).toBe("owner's own edit\n");
+    const log = JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
+    expect(log[0].status).toBe("undone");
+  });
+});
+
+describe("during a run", () => {
+  test("a read outside the workspace asks; a typed reason goes back to the model", async () => {
+    const outside = tempDir("pencil-outside-");
+    writeFileSync(join(outside, "notes.txt"), "outside notes\n");
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(toolCallReply([call("read_file", { path: join(outside, "notes.txt") })]), textReply("Understood."));
+    const { code, output } = await runCliPty(["agent", "read my notes", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[a]lways for this path", send: "not those notes, they are private\r" }],
+    });
+    expect(code).toBe(0);
+    expect(output).toContain(`Read ${join(outside, "notes.txt")}`);
+    expect(groq.requests[1]!.raw).toContain("not those notes, they are private");
+    expect(groq.requests[1]!.raw).not.toContain("outside notes");
+  });
+
+  test("answering yes lets the read through", async () => {
+    const outside = tempDir("pencil-outside-");
+    writeFileSync(join(outside, "notes.txt"), "outside notes\n");
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(toolCallReply([call("read_file", { path: join(outside, "notes.txt") })]), textReply("Read it."));
+    const { code } = await runCliPty(["agent", "read my notes", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[a]lways for this path", send: "y\r" }],
+    });
+    expect(code).toBe(0);
+    expect(groq.requests[1]!.raw).toContain("outside notes");
+  });
+
+  test("without a terminal, the same question is answered no and the run goes on", async () => {
+    const outside = tempDir("pencil-outside-");
+    writeFileSync(join(outside, "notes.txt"), "outside notes\n");
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(toolCallReply([call("read_file", { path: join(outside, "notes.txt") })]), textReply("Could not read it."));
+    const result = await runCli(["agent", "read my notes", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(groq.requests[1]!.raw).toContain("refused");
+    expect(groq.requests[1]!.raw).not.toContain("outside notes");
+  });
+
+  test("Ctrl-C stops the run and keeps what was staged for review", async () => {
+    const { workspace, groq, env, read } = await withModel();
+    groq.enqueue(toolCallReply([call("create_file", { path: "made.txt", content: "made before the stop\n" })]), hangReply());
+    const { code, output } = await runCliPty(["agent", "make things", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: "Staged create: made.txt", send: "\x03" },
+        { expect: PROMPT, send: "y\r" },
+      ],
+    });
+    expect(output).toContain("Stopping");
+    expect(code).toBe(0);
+    expect(read("made.txt")).toBe("made before the stop\n");
+  });
+});
