@@ -81,6 +81,10 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       limits: deps.limits,
       // Walkers (list, search) may only show what a read of that path would be allowed or asked for.
       visible: (real) => decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny",
+      writeRefusal: (real) => {
+        const verdict = decide(deps.policy, { tool: t.name, access: "write", real });
+        return verdict.decision === "deny" ? verdict.reason : null;
+      },
       ...(deps.signal ? { signal: deps.signal } : {}),
     };
     return finish(true, await t.execute(input, ctx));

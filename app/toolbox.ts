@@ -4,6 +4,7 @@ import { createEditFileTool } from "../core/tools/edit-file.ts";
 import { createFetchUrlTool } from "../core/tools/fetch-url.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
+import { createRunCommandTool } from "../core/tools/run-command.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import type { PencilTool } from "../core/tools/tool.ts";
 import { webSearchToolFromEnv } from "../core/tools/web-search.ts";
@@ -17,12 +18,13 @@ export function readTools(): PencilTool[] {
 }
 
 /**
- * The tools of a mode (contract A4): agent adds the staging write tools; plan and
+ * The tools of a mode (contract A4): agent adds the staging write tools and
+ * run_command (in a scratch copy; its file effects come back staged); plan and
  * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
  */
 export function toolsFor(mode: RunMode, env: Env): PencilTool[] {
   if (mode === "agent") {
-    return [...readTools(), createCreateFileTool(), createEditFileTool(), createWriteFileTool(), createDeleteFileTool()];
+    return [...readTools(), createCreateFileTool(), createEditFileTool(), createWriteFileTool(), createDeleteFileTool(), createRunCommandTool()];
   }
   const search = webSearchToolFromEnv({ ...env });
   return [...readTools(), createFetchUrlTool(), ...(search ? [search] : [])];

@@ -44,6 +44,8 @@ export interface ToolContext {
   limits: ToolLimits;
   /** Policy-backed: may the content or name of this real path be shown to the model? Walkers skip paths where it says no. */
   visible(real: string): boolean;
+  /** Policy-backed: why a write to this real path would be refused, or null when it may be staged. Used by tools that discover their writes afterwards (run_command). */
+  writeRefusal?(real: string): string | null;
   signal?: AbortSignal;
 }
 

@@ -2,10 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 const made: string[] = [];
-// Test files share one process and this module is loaded once, so clean up at exit rather than per file.
-process.on("exit", () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+
+/** Removes every directory tempDir made; test/support/cleanup.ts runs it after all test files. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
 
 /** A fresh temporary directory, removed after the test file. */
 export function tempDir(prefix = "pencil-test-"): string {

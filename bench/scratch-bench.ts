@@ -1,0 +1,158 @@
+// Scratch copy cost for run_command: a workspace of 2,000 files (+ a shared
+// node_modules of 5,000 files and a git repository), against `cp -a` of the
+// workspace files (node_modules and .git left out: the copy shares the one and
+// copies the other without its object store) measured in the same run, and
+// against an unsafe hard-link tree (what a copy costs when in-place writes could
+// reach the real files).
+import { spawnSync } from "node:child_process";
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DiskFileOps } from "../core/file-ops.ts";
+import { Overlay } from "../core/overlay.ts";
+import { ReadLedger } from "../core/read-ledger.ts";
+import { diffScratch, disposeScratch, makeScratch, type ShareMode } from "../core/scratch.ts";
+import { createRunCommandTool, namespaceAvailable } from "../core/tools/run-command.ts";
+import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
+import { openWorkspace } from "../core/workspace.ts";
+
+const FILES = 2000;
+const DEP_FILES = 5000;
+const RUNS = 7;
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "pencil-scratch-bench-")));
+const root = join(base, "ws");
+const scratchParent = join(base, "scratch");
+mkdirSync(scratchParent);
+let seed = 1;
+const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+for (let i = 0; i < FILES; i++) {
+  const dir = join(root, "src", `mod${i % 100}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `file${i}.ts`), "x".repeat(200 + Math.floor(rand() * 4000)) + "\n");
+}
+for (let i = 0; i < DEP_FILES; i++) {
+  const dir = join(root, "node_modules", `pkg${i % 250}`, "lib");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `m${i}.js`), "module.exports = 1;\n");
+}
+writeFileSync(join(root, ".gitignore"), "node_modules/\n");
+const hasGit = spawnSync("git", ["-C", root, "init", "-q"]).status === 0;
+if (hasGit) {
+  spawnSync("git", ["-C", root, "add", "-A"]);
+  spawnSync("git", ["-C", root, "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "bench"]);
+}
+
+const ws = openWorkspace(root);
+const overlay = new Overlay(new DiskFileOps());
+for (let i = 0; i < 10; i++) overlay.writeBytes(join(root, "src", "mod1", `staged${i}.ts`), new TextEncoder().encode(`staged ${i}\n`));
+const visible = () => true;
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function time(fn: () => void): number {
+  const values: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    fn();
+    values.push(performance.now() - t);
+  }
+  return median(values);
+}
+
+async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
+  const values: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await fn();
+    values.push(performance.now() - t);
+  }
+  return median(values);
+}
+
+/** Baseline 1: cp -a of the workspace without node_modules and .git. */
+const cpA = time(() => {
+  const dest = join(scratchParent, "cp");
+  mkdirSync(dest);
+  for (const name of readdirSync(root)) if (name !== "node_modules" && name !== ".git") spawnSync("cp", ["-a", join(root, name), dest]);
+  rmSync(dest, { recursive: true, force: true });
+});
+
+/** Baseline 2: a hard-link tree (unsafe: an in-place write would reach the real file). */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to);
+  for (const e of readdirSync(from, { withFileTypes: true })) {
+    if (e.name === "node_modules" || e.name === ".git") continue;
+    if (e.isDirectory()) linkTree(join(from, e.name), join(to, e.name));
+    else if (e.isFile()) linkSync(join(from, e.name), join(to, e.name));
+  }
+}
+const hardlinks = time(() => {
+  const dest = join(scratchParent, "ln");
+  linkTree(root, dest);
+  rmSync(dest, { recursive: true, force: true });
+});
+
+const modes: ShareMode[] = namespaceAvailable() ? ["plain", "namespace"] : ["plain"];
+const setup: Record<string, number> = {};
+const diff: Record<string, number> = {};
+const dispose: Record<string, number> = {};
+for (const share of modes) {
+  const setups: number[] = [];
+  const diffs: number[] = [];
+  const disposes: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    let t = performance.now();
+    const s = await makeScratch(ws, { fs: overlay, visible, share, parent: scratchParent });
+    setups.push(performance.now() - t);
+    t = performance.now();
+    const changes = diffScratch(s, DEFAULT_LIMITS.maxFileBytes);
+    diffs.push(performance.now() - t);
+    if (changes.length !== 0) throw new Error(`bench: an untouched copy reported ${changes.length} changes`);
+    t = performance.now();
+    disposeScratch(s);
+    disposes.push(performance.now() - t);
+  }
+  setup[share] = median(setups);
+  diff[share] = median(diffs);
+  dispose[share] = median(disposes);
+}
+
+const ctx: ToolContext = {
+  ws,
+  fs: overlay,
+  reads: new ReadLedger(),
+  call: { id: "bench", model: "bench" },
+  limits: DEFAULT_LIMITS,
+  visible,
+};
+const endToEnd: Record<string, number> = {};
+for (const share of modes) {
+  const tool = createRunCommandTool({ sandbox: share, scratchParent });
+  endToEnd[share] = await timeAsync(() => tool.execute({ command: "true" }, ctx));
+}
+const bare = await timeAsync(
+  () => new Promise((resolve) => Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] })),
+);
+
+const fileCount = (dir: string): number => {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? fileCount(join(dir, e.name)) : 1;
+  return n;
+};
+const gitFiles = hasGit && lstatSync(join(root, ".git")).isDirectory() ? fileCount(join(root, ".git")) : 0;
+
+const f = (ms: number) => `${ms.toFixed(1)} ms`;
+console.log(`scratch-bench: ${FILES} workspace files (+10 staged), node_modules of ${DEP_FILES} files shared, .git of ${gitFiles} files; median of ${RUNS} runs`);
+console.log(`  baseline cp -a (no node_modules, .git) ${f(cpA)}`);
+console.log(`  baseline hard-link tree (unsafe)      ${f(hardlinks)}`);
+for (const share of modes) {
+  console.log(`  makeScratch ${share.padEnd(9)}                ${f(setup[share]!)}   (${(setup[share]! / cpA).toFixed(2)}× cp -a, ${(setup[share]! / hardlinks).toFixed(2)}× hard links)`);
+  console.log(`  diffScratch ${share.padEnd(9)} (no change)    ${f(diff[share]!)}`);
+  console.log(`  disposeScratch ${share.padEnd(9)}             ${f(dispose[share]!)}`);
+  console.log(`  run_command "true" ${share.padEnd(9)} end to end ${f(endToEnd[share]!)}   (${(endToEnd[share]! / bare).toFixed(1)}× a bare bash -c true: ${f(bare)})`);
+}
+rmSync(base, { recursive: true, force: true });
