@@ -89,3 +89,21 @@ test("a write the policy denies never reaches the overlay, and the model is told
   expect(text).toContain("Writing .env files is never allowed");
   expect(text).toMatch(/permission denied for write of \/.*escape\.txt/);
 });
+
+test("run_command runs in a scratch copy: its files come back staged, the disk is untouched, and Run rules decide", async () => {
+  const workspace = tempDir();
+  writeTree(workspace, { "a.txt": "a\n" });
+  const home = tempDir();
+  const runtime = createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace, allow: ["Run(touch *)"] });
+  const { models } = scripted([
+    { toolCalls: [{ name: "run_command", input: { command: "touch made-by-command.txt" } }] },
+    { toolCalls: [{ name: "run_command", input: { command: "rm a.txt" } }] },
+    (ctx) => ({ text: lastToolResults(ctx.prompt).map((r) => r.output).join("\n") }),
+  ]);
+  const run = await AgentRun.start(runtime, "agent", "make a file", { approver: nobodyApprover, emit: () => {} }, { models });
+  expect(run.changeset!.files.map((f) => [f.path, f.kind])).toEqual([["made-by-command.txt", "create"]]);
+  expect(await Bun.file(join(workspace, "made-by-command.txt")).exists()).toBe(false);
+  // `rm` has no allow rule: with nobody at the terminal the ask is a no, and a.txt stays.
+  expect(run.outcome!.text).toContain("refused");
+  expect(await Bun.file(join(workspace, "a.txt")).text()).toBe("a\n");
+});
