@@ -3,6 +3,14 @@ import type { ScriptedTurn } from "../ai/scripted-model.ts";
 /** The goal the demo's scripted agent works on. */
 export const DEMO_GOAL = "Add a maxLength option to slugify that cuts on a word boundary, document it in the README, and add a test.";
 
+const DONE: ScriptedTurn = {
+  text: "Done. slugify now takes `{ maxLength }` and cuts at the last whole word that fits (a single long word is cut hard). The README documents the option, and test/slugify-max-length.test.ts covers the three cases. All three changes are staged for your review.",
+};
+
+const REVISION_REPLY: ScriptedTurn = {
+  text: "This demo's agent is scripted, so it cannot act on your reason; with a real model (pencil agent) it would now revise the rejected file and send it back for review. Nothing more is staged.",
+};
+
 /**
  * A realistic run on examples/demo, played by the scripted model through the real
  * tools, policy and overlay: search, read, a refused look at .env, two edits, a new
@@ -101,7 +109,7 @@ test("a single long word is cut hard", () => {
       },
     ],
   },
-  {
-    text: "Done. slugify now takes `{ maxLength }` and cuts at the last whole word that fits (a single long word is cut hard). The README documents the option, and test/slugify-max-length.test.ts covers the three cases. All three changes are staged for your review.",
-  },
+  DONE,
+  // A rejection with a reason comes back here: a scripted model cannot revise, so it says what a real one would do.
+  ...Array.from({ length: 3 }, () => REVISION_REPLY),
 ];

@@ -44,3 +44,20 @@ test("demo in a terminal applies what is approved in the copy and shows git diff
   expect(output).toContain("git diff --stat");
   expect(output).toContain("README.md | 3 ++-");
 });
+
+test("in the demo, a rejection with a reason gets an honest answer instead of a crash", async () => {
+  const env = demoEnv();
+  const prompt = "reject with feedback: ";
+  const { code, output } = await runCliPty(["demo"], {
+    cwd: env.HOME!,
+    env,
+    steps: [
+      { expect: prompt, send: "y\r" },
+      { expect: prompt, send: "please keep the old signature\r" },
+      { expect: prompt, send: "y\r" },
+    ],
+  });
+  expect(code).toBe(0);
+  expect(output).toContain("cannot act on your reason");
+  expect(output).toContain("The agent staged nothing new.");
+});
