@@ -180,7 +180,16 @@ function conflictReason(change: FileChange, disk: DiskFile): string | null {
   if (disk.kind === "other") return `is now ${disk.what} on disk, not the file the agent saw; ${AGAIN}`;
   if (!change.base.exists) return disk.kind === "absent" ? null : `was created on disk since the agent staged it; ${AGAIN}`;
   if (disk.kind === "absent") return `was deleted on disk since the agent read it; ${AGAIN}`;
-  return disk.hash === change.base.hash ? null : `changed on disk since the agent read it; ${AGAIN}`;
+  if (disk.hash !== change.base.hash) return `changed on disk since the agent read it; ${AGAIN}`;
+  // The owner's own chmod is a change too: applying would silently undo it.
+  if (change.base.mode !== null && disk.mode !== change.base.mode) {
+    return `its permissions changed on disk since the agent read it (${octal(change.base.mode)} → ${octal(disk.mode)}); ${AGAIN}`;
+  }
+  return null;
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(3, "0");
 }
 
 type DirKind = "dir" | "absent" | "link" | "not-dir";

@@ -53,6 +53,10 @@ export function sameImage(image: FileImage, disk: DiskFile): boolean {
  * a delete when the image is absent. `bytes` must be the image's content.
  */
 export function placeImage(real: string, image: FileImage, bytes: Uint8Array | null, durable = false): void {
+  const link = linkedParent(real);
+  if (link) {
+    throw new Error(`its parent ${link} is now a symbolic link, so writing there could land outside the files that were reviewed`);
+  }
   if (!image.exists) {
     try {
       unlinkSync(real);
@@ -63,6 +67,25 @@ export function placeImage(real: string, image: FileImage, bytes: Uint8Array | n
   }
   if (bytes === null) throw new Error(`Internal error: no content given to restore ${real}.`);
   writeFileAtomic(real, bytes, image.mode, durable);
+}
+
+/**
+ * The first parent directory of `real` that is a symbolic link, or null. Journaled
+ * paths are real paths (every link resolved when staged), so a link among the
+ * parents means the tree was changed since, possibly to redirect the write.
+ */
+export function linkedParent(real: string): string | null {
+  let dir = dirname(real);
+  for (;;) {
+    try {
+      if (lstatSync(dir).isSymbolicLink()) return dir;
+    } catch {
+      // Missing parents are created by the write itself.
+    }
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
 }
 
 /** Removes the given directories, deepest first, where they are empty; a directory someone filled since is kept. */

@@ -131,6 +131,18 @@ describe("applyChangeset", () => {
     expect(readEntry(journalDir, result.applyId!).conflicts.map((c) => c.path).sort()).toEqual(Object.keys(reasons).sort());
   });
 
+  test("the owner's chmod since staging is a conflict too: applying would silently undo it", () => {
+    const { root, journalDir } = setup({ "secret-ish.txt": "v1\n" });
+    chmodSync(join(root, "secret-ish.txt"), 0o644);
+    const cs = makeChangeset(root, [{ path: "secret-ish.txt", after: enc("v2\n") }]);
+    chmodSync(join(root, "secret-ish.txt"), 0o600);
+    const result = applyChangeset({ changeset: cs, approved: ["secret-ish.txt"], journalDir });
+    expect(result.applied).toEqual([]);
+    expect(result.conflicts[0]!.reason).toMatch(/permissions changed on disk .*644 → 600/);
+    expect(modeOf(join(root, "secret-ish.txt"))).toBe(0o600);
+    expect(readFileSync(join(root, "secret-ish.txt"), "utf8")).toBe("v1\n");
+  });
+
   test("when every approved file conflicts nothing is journalled and applyId is null", () => {
     const { root, journalDir } = setup({ "a.txt": "a\n" });
     const cs = makeChangeset(root, [{ path: "a.txt", after: enc("A\n") }]);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -99,6 +99,20 @@ describe("undoApply", () => {
     expect(second.state).toBe("undone");
     expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("b\n");
     expect(existsSync(join(root, "c.txt"))).toBe(false);
+  });
+
+  test("a parent swapped for a symbolic link after the apply is refused: undo never writes through it", () => {
+    const { root, journalDir } = setup({ "sub/a.txt": "a\n" });
+    const applyId = applyAll(root, journalDir, [{ path: "sub/a.txt", after: enc("A\n") }]);
+    const elsewhere = join(root, "..", "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, "a.txt"), "A\n");
+    renameSync(join(root, "sub"), join(root, "sub-moved"));
+    symlinkSync(elsewhere, join(root, "sub"));
+    const result = undoApply(journalDir, applyId);
+    expect(result.reverted).toEqual([]);
+    expect(result.refused[0]!.reason).toMatch(/symbolic link/);
+    expect(readFileSync(join(elsewhere, "a.txt"), "utf8")).toBe("A\n");
   });
 
   test("undoing an undone apply is a clear error; an empty journal has nothing to undo; unknown ids are named", () => {
