@@ -124,6 +124,10 @@ export function saveEntry(journalDir: string, entry: JournalEntry): void {
 
 /** Reads one entry; throws JournalError when it is missing or unreadable. */
 export function readEntry(journalDir: string, applyId: string): JournalEntry {
+  // An id is one path component of the journal: never let it climb out (`..`, `/`).
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(applyId) || applyId.includes("..")) {
+    throw new JournalError(`${applyId} is not an apply id: list the journal (pencil recover, pencil log) for valid ids.`);
+  }
   const file = join(journalDir, applyId, ENTRY_FILE);
   let text: string;
   try {

@@ -23,8 +23,8 @@ export class UndoError extends Error {
  * a `partially-undone` entry retries the refused files; files already back to
  * their before-image count as reverted, so an undo killed mid-way can be re-run.
  */
-export function undoApply(journalDir: string, ref?: string): UndoResult {
-  const entry = findTarget(journalDir, ref);
+export function undoApply(journalDir: string, ref?: string, workspace?: string): UndoResult {
+  const entry = findTarget(journalDir, ref, workspace);
   const blobs = new BlobReader(journalDir, entry);
   const reverted: string[] = [];
   const refused: RefusedFile[] = [];
@@ -55,13 +55,22 @@ export function undoApply(journalDir: string, ref?: string): UndoResult {
 }
 
 /** The entry `ref` names (apply id first, then the newest entry of that changeset id), or the newest undoable one. */
-function findTarget(journalDir: string, ref: string | undefined): JournalEntry {
+function findTarget(journalDir: string, ref: string | undefined, workspace: string | undefined): JournalEntry {
   const undoable = (e: JournalEntry) => e.state === "applied" || e.state === "partially-undone";
   if (ref === undefined) {
-    const latest = findEntry(journalDir, undoable);
-    if (!latest) throw new UndoError("Nothing to undo: no applied changeset in the journal.");
+    // Without an id, only this workspace's applies are candidates: undo never reaches into another project.
+    const latest = findEntry(journalDir, (e) => undoable(e) && (workspace === undefined || e.workspace === workspace));
+    if (!latest) throw new UndoError(`Nothing to undo: no applied changeset${workspace ? ` for ${workspace}` : ""} in the journal.`);
     return latest;
   }
+  const found = findTargetById(journalDir, ref, undoable);
+  if (workspace !== undefined && found.workspace !== workspace) {
+    throw new UndoError(`Apply ${found.applyId} (changeset ${found.changesetId}) was made in ${found.workspace}, not ${workspace}: run pencil undo ${ref} -w ${found.workspace}.`);
+  }
+  return found;
+}
+
+function findTargetById(journalDir: string, ref: string, undoable: (e: JournalEntry) => boolean): JournalEntry {
   const byApply = entryIds(journalDir).includes(ref) ? readEntry(journalDir, ref) : undefined;
   const target = byApply ?? findEntry(journalDir, (e) => e.changesetId === ref && undoable(e));
   if (target && undoable(target)) return target;

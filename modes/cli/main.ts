@@ -1,5 +1,6 @@
 import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
 import { ConfigError } from "../../core/policy.ts";
+import { WorkspaceMismatchError } from "../../app/errors.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
 import { HELP } from "./help.ts";
 import { processIO, type CliIO } from "./io.ts";
@@ -54,7 +55,7 @@ export async function main(argv: string[], env: Env = process.env, io: CliIO = p
 /** Prints a failure the way a user can act on it and returns its exit code. */
 export function reportFailure(io: CliIO, error: unknown): number {
   const c = io.colors;
-  if (error instanceof UsageError || error instanceof ModelConfigError || error instanceof MissingModelKeyError) {
+  if (error instanceof UsageError || error instanceof ModelConfigError || error instanceof MissingModelKeyError || error instanceof WorkspaceMismatchError) {
     io.err(`${c.red("error:")} ${error.message}\n`);
     return 2;
   }

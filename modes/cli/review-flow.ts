@@ -18,7 +18,7 @@ const PROMPT = "[y] approve  [n] reject  [a] approve all remaining  [q] reject t
 /** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
 export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewDecision> {
   const c = io.colors;
-  io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${cs.goal}\n`);
+  io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${cs.goal}\n${c.dim(`workspace ${cs.workspace}`)}\n`);
   io.out(formatSummary(cs, { color: io.color }));
   const approved: string[] = [];
   const rejected: Rejection[] = [];
@@ -110,7 +110,9 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
 }
 
 function showDiff(io: CliIO, file: FileChange, index: number, total: number): void {
-  const view = renderFileDiff(file, { color: io.color, width: io.columns });
+  // A decision follows what was shown, so the review never cuts: no line is shortened and none is left out
+  // (the terminal wraps long lines). A hidden payload after 600 spaces is on screen like everything else.
+  const view = renderFileDiff(file, { color: io.color, width: Number.MAX_SAFE_INTEGER, maxLines: Number.MAX_SAFE_INTEGER });
   io.out(`\n${io.colors.bold(`[${index + 1}/${total}]`)} ${view.text}\n`);
   if (view.fallback) io.out(io.colors.yellow("(diff too complex to compute quickly: showing before and after in full)\n"));
 }

@@ -1,4 +1,4 @@
-import { AgentRun } from "../../../app/agent-run.ts";
+import { AgentRun, assertSameWorkspace } from "../../../app/agent-run.ts";
 import { exportPatch } from "../../../render/patch-export.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import type { CommandContext } from "../main.ts";
@@ -17,6 +17,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.out(`No pending changeset for ${runtime.ws.root}. See all with: pencil log\n`);
     return 0;
   }
+  assertSameWorkspace(runtime, cs);
   if (ctx.args.patch) {
     const { patch, skipped } = exportPatch(cs);
     io.out(patch);

@@ -7,7 +7,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const c = io.colors;
-  const result = undoApply(runtime.journalDir, ctx.args.positionals[0]);
+  const result = undoApply(runtime.journalDir, ctx.args.positionals[0], runtime.ws.root);
   for (const path of result.reverted) io.out(`${c.green("reverted")} ${path}\n`);
   for (const refused of result.refused) io.out(`${c.red("kept")}     ${refused.path}: ${refused.reason}\n`);
   try {
