@@ -1,6 +1,6 @@
 import { tool, type ToolSet } from "ai";
 import type { FileOps } from "../core/file-ops.ts";
-import { decide, type Policy } from "../core/policy.ts";
+import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
 import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
@@ -52,12 +52,17 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, alwaysAllowed);
       if (refusal) return finish(false, refusal);
     }
+    const judged: { path: string; real: string }[] = [];
+    // Asks the owner granted for this call: walkers may show what falls under the very same ask, nothing more.
+    const granted: Decision[] = [];
     for (const claim of t.claims(input)) {
       const resolved = resolveInWorkspace(deps.ws, claim.path);
+      judged.push({ path: claim.path, real: resolved.real });
       const shown = displayPath(deps.ws, resolved.real);
       const verdict = decide(deps.policy, { tool: t.name, access: claim.access, real: resolved.real });
       const key = `${claim.access}:${resolved.real}`;
       if (verdict.decision === "ask" && alwaysAllowed.has(key)) {
+        granted.push(verdict);
         deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: "allow", reason: "Allowed always for this path in this run.", answeredBy: "user" });
         continue;
       }
@@ -71,6 +76,13 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
           return finish(false, `Error: the user refused ${claim.access} of ${shown}.${why} Do not retry it; continue without it.`);
         }
         if (answer.kind === "always") alwaysAllowed.add(key);
+        granted.push(verdict);
+      }
+    }
+    // An answer can take minutes; a link swapped meanwhile must not redirect what was judged.
+    for (const { path, real } of judged) {
+      if (resolveInWorkspace(deps.ws, path).real !== real) {
+        return finish(false, `Error: ${path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`);
       }
     }
     const ctx: ToolContext = {
@@ -79,8 +91,12 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       reads: deps.reads,
       call: { id: callId, model: deps.currentModel() },
       limits: deps.limits,
-      // Walkers (list, search) may only show what a read of that path would be allowed or asked for.
-      visible: (real) => decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny",
+      // Walkers (list, search, the run_command copy) show only what a read would be allowed,
+      // or what falls under an ask the owner granted for this very call.
+      visible: (real) => {
+        const verdict = decide(deps.policy, { tool: t.name, access: "read", real });
+        return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
+      },
       writeRefusal: (real) => {
         const verdict = decide(deps.policy, { tool: t.name, access: "write", real });
         return verdict.decision === "deny" ? verdict.reason : null;

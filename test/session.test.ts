@@ -107,3 +107,50 @@ test("run_command runs in a scratch copy: its files come back staged, the disk i
   expect(run.outcome!.text).toContain("refused");
   expect(await Bun.file(join(workspace, "a.txt")).text()).toBe("a\n");
 });
+
+test("an ask rule hides files from search and listings too, not only from read_file", async () => {
+  const workspace = tempDir();
+  writeTree(workspace, {
+    "public.txt": "nothing here\n",
+    "private/salary.txt": "alice SALARY=250000\n",
+    ".pencil/settings.json": JSON.stringify({ permissions: { ask: ["Read(private/**)"] } }),
+  });
+  const home = tempDir();
+  const runtime = createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace });
+  const { models } = scripted([
+    { toolCalls: [{ name: "search", input: { pattern: "SALARY" } }, { name: "list_files", input: {} }, { name: "read_file", input: { path: "private/salary.txt" } }] },
+    (ctx) => ({ text: lastToolResults(ctx.prompt).map((r) => `${r.toolName}: ${r.output}`).join("\n") }),
+  ]);
+  const run = await AgentRun.start(runtime, "ask", "find salaries", { approver: nobodyApprover, emit: () => {} }, { models });
+  const text = run.outcome!.text;
+  expect(text).not.toContain("250000");
+  expect(text).not.toContain("salary.txt:1");
+  expect(text).toContain("public.txt");
+  expect(text).toMatch(/read_file: Error: the user refused read of private\/salary\.txt/);
+});
+
+test("a link swapped while the owner is being asked does not redirect the approved read", async () => {
+  const workspace = tempDir();
+  writeTree(workspace, { "a.txt": "a\n" });
+  const outside = tempDir();
+  writeTree(outside, { "notes.txt": "fine to read\n", "secret.txt": "never show this\n" });
+  const { symlinkSync, unlinkSync } = await import("node:fs");
+  const link = join(outside, "current");
+  symlinkSync(join(outside, "notes.txt"), link);
+  const home = tempDir();
+  const runtime = createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace });
+  const approver = {
+    async ask() {
+      unlinkSync(link);
+      symlinkSync(join(outside, "secret.txt"), link);
+      return { kind: "yes" as const };
+    },
+  };
+  const { models } = scripted([
+    { toolCalls: [{ name: "read_file", input: { path: link } }] },
+    (ctx) => ({ text: lastToolResults(ctx.prompt)[0]!.output }),
+  ]);
+  const run = await AgentRun.start(runtime, "ask", "read it", { approver, emit: () => {} }, { models });
+  expect(run.outcome!.text).toContain("changed on disk");
+  expect(run.outcome!.text).not.toContain("never show this");
+});
