@@ -3,6 +3,11 @@
 // so that --help and --version stay instant.
 import pkg from "./package.json" with { type: "json" };
 
+// bin/pencil starts Bun in Pencil's own directory (so Bun reads Pencil's .env, not a
+// workspace's); the caller's directory is where the command really runs.
+const callerCwd = process.env.PENCIL_CALLER_CWD;
+if (callerCwd) process.chdir(callerCwd);
+
 const argv = process.argv.slice(2);
 const first = argv[0];
 

@@ -5,7 +5,7 @@ import { ChangesetStore } from "../core/changeset-store.ts";
 import { compilePolicy, ConfigError, type Policy } from "../core/policy.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
 import type { ToolLimits } from "../core/tools/tool.ts";
-import { openWorkspace, PathError, type Workspace } from "../core/workspace.ts";
+import { isInside, openWorkspace, PathError, realPathLoose, type Workspace } from "../core/workspace.ts";
 
 /** The environment as Pencil reads it (process.env, or a test's own). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -47,13 +47,20 @@ export function pencilHomeOf(env: Env): string {
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const env = options.env;
-  const pencilHome = pencilHomeOf(env);
+  const pencilHome = realPathLoose(pencilHomeOf(env)).real;
   let ws: Workspace;
   try {
     ws = openWorkspace(options.workspace ?? process.cwd(), env.HOME ?? homedir());
   } catch (error) {
     if (error instanceof PathError) throw new ConfigError(error.message, "--workspace");
     throw error;
+  }
+  if (env.PENCIL_HOME?.trim() && isInside(ws.root, pencilHome)) {
+    // State inside the work tree would let the repository plant its own "trusted" settings and records.
+    throw new ConfigError(
+      `PENCIL_HOME (${pencilHome}) is inside the workspace ${ws.root}. Keep Pencil's state outside the code it works on: unset PENCIL_HOME (default ~/.pencil) or point it elsewhere; if a .env in this directory sets it, run Pencil through bin/pencil.`,
+      "PENCIL_HOME",
+    );
   }
   mkdirSync(pencilHome, { recursive: true, mode: 0o700 });
   const settings = loadSettings({
