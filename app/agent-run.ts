@@ -271,6 +271,7 @@ export class AgentRun {
  */
 export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ApplyResult {
   assertSameWorkspace(runtime, changeset);
+  adoptStoredProgress(runtime, changeset);
   // The stored record says where each file goes; trust only what the reviewed path resolves to now, under today's policy.
   const refusedUpFront: { path: string; reason: string }[] = [];
   const writable = approved.filter((path) => {
@@ -303,6 +304,24 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
         : "rejected";
   runtime.store.save(changeset);
   return result;
+}
+
+/**
+ * Another front end (the phone, another terminal) may have decided files of the same
+ * changeset meanwhile: take its decisions and applies from the store first, so
+ * saving this copy never erases them.
+ */
+function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
+  let stored: Changeset;
+  try {
+    stored = runtime.store.load(changeset.id);
+  } catch {
+    return;
+  }
+  if (stored.digest !== changeset.digest) return;
+  changeset.decisions = { ...(stored.decisions ?? {}), ...(changeset.decisions ?? {}) };
+  changeset.applied = [...new Set([...(stored.applied ?? []), ...(changeset.applied ?? [])])];
+  changeset.applyIds = [...new Set([...(stored.applyIds ?? []), ...(changeset.applyIds ?? [])])];
 }
 
 /** A changeset is applied only to the workspace it was made in; anything else is a usage error that names the right one. */
