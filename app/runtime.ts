@@ -55,7 +55,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (error instanceof PathError) throw new ConfigError(error.message, "--workspace");
     throw error;
   }
-  if (env.PENCIL_HOME?.trim() && isInside(ws.root, pencilHome)) {
+  const defaultHome = realPathLoose(join(ws.home, ".pencil")).real;
+  if (env.PENCIL_HOME?.trim() && pencilHome !== defaultHome && isInside(ws.root, pencilHome)) {
     // State inside the work tree would let the repository plant its own "trusted" settings and records.
     throw new ConfigError(
       `PENCIL_HOME (${pencilHome}) is inside the workspace ${ws.root}. Keep Pencil's state outside the code it works on: unset PENCIL_HOME (default ~/.pencil) or point it elsewhere; if a .env in this directory sets it, run Pencil through bin/pencil.`,

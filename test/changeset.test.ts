@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildChangeset, newChangesetId, type Changeset } from "../core/changeset.ts";
+import { buildChangeset, newChangesetId, type ChangeFlag, type Changeset } from "../core/changeset.ts";
 import { ChangesetStore, deserialize, serialize } from "../core/changeset-store.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { flagsFor, type FlagInput } from "../core/flags.ts";
@@ -86,7 +86,7 @@ describe("buildChangeset", () => {
 
 describe("flagsFor", () => {
   const base: FlagInput = { path: "src/x.ts", inside: true, kind: "modify", beforeText: "", afterText: "", binary: false, baseMode: 0o644, afterMode: 0o644, addedLines: [], removed: 0, beforeLineCount: 0 };
-  const cases: [string, Partial<FlagInput>, string[]][] = [
+  const cases: [string, Partial<FlagInput>, ChangeFlag[]][] = [
     ["plain edit", {}, []],
     ["private key added", { addedLines: ["-----BEGIN OPENSSH PRIVATE KEY-----"] }, ["secret"]],
     ["AWS key added", { addedLines: ['const k = "AKIAIOSFODNN7EXAMPLE";'] }, ["secret"]],

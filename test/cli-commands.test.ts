@@ -21,7 +21,7 @@ async function withModel(files: Record<string, string> = { "a.txt": "alpha\n" })
   writeTree(workspace, files);
   const groq = await startFakeOpenAIServer();
   servers.push(groq);
-  const env = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
+  const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
   return { workspace, groq, env, read: (p: string) => readFileSync(join(workspace, p), "utf8") };
 }
 
@@ -82,7 +82,7 @@ describe("usage and configuration errors", () => {
 
 describe("doctor", () => {
   test("reports what is missing with the fix, as JSON too", async () => {
-    const env = { ...baseEnv(), TELEGRAM_BOT_TOKEN: "123:abc", TELEGRAM_OWNER_ID: "not-a-number" };
+    const env: Record<string, string> = { ...baseEnv(), TELEGRAM_BOT_TOKEN: "123:abc", TELEGRAM_OWNER_ID: "not-a-number" };
     const result = await runCli(["doctor", "--json"], { cwd: env.HOME!, env });
     expect(result.code).toBe(2);
     const checks = JSON.parse(result.stdout) as { name: string; status: string; fix?: string }[];

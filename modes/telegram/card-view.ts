@@ -6,6 +6,7 @@ import { escapeHtml, htmlToPlain } from "./html.ts";
 import { takeLines } from "./split-text.ts";
 import type { Keyboard } from "./outbox.ts";
 import type { CardFile, ReviewCard } from "./review-cards.ts";
+import { wholeDiffView } from "./whole-diff.ts";
 
 /** The visible length a card keeps under (Telegram's limit is 4,096). */
 const CARD_LIMIT = 4000;
@@ -17,12 +18,15 @@ export interface CardMessage {
   keyboard?: Keyboard;
   /** True when even the compact form was too long and lines were cut (with a count). */
   cut: boolean;
+  /** Paths of the card's files whose whole diff this text shows inline, each for the exact content its card file was made for. */
+  inlined: string[];
 }
 
 /**
  * Renders a review card: the changeset's goal and totals, then per file its kind,
  * +/- counts, flags, tools, model and what was read before, with the decision so far;
- * the outcome once settled. Small diffs are shown inline while they fit. Buttons:
+ * the outcome once settled. Small diffs are shown inline while they fit, each only
+ * when it is the file's whole diff (no line cut, none left out). Buttons:
  * Diff / Approve / Reject per undecided file (Diff only once decided), then Approve
  * all / Reject all, which act on exactly the files listed on this card.
  */
@@ -33,21 +37,22 @@ export function renderCard(card: ReviewCard, cs: Changeset | null): CardMessage 
   const compact = card.files.map((f, i) => fileBlock(f, i, summaries.get(f.path), false));
   const tail = footer(card);
   const keyboardPart = card.state === "open" ? { keyboard: keyboard(card) } : {};
+  const inline = card.state === "open" && cs ? inlineDiffs(card, cs) : { html: "", paths: [] };
   const candidates = [
-    ...(card.state === "open" && cs ? [[head, ...detailed, inlineDiffs(card, cs), tail]] : []),
+    ...(inline.html ? [[head, ...detailed, inline.html, tail]] : []),
     [head, ...detailed, tail],
     [head, ...compact, tail],
     // A finished card can drop its file list: the outcome says what happened to each file.
     ...(card.state === "open" ? [] : [[head, tail]]),
   ];
-  for (const parts of candidates) {
+  for (const [i, parts] of candidates.entries()) {
     const html = parts.filter(Boolean).join("\n");
-    if (visibleLength(html) <= CARD_LIMIT) return { html, cut: false, ...keyboardPart };
+    if (visibleLength(html) <= CARD_LIMIT) return { html, cut: false, inlined: inline.html && i === 0 ? inline.paths : [], ...keyboardPart };
   }
   // Still too long: the lines are cut with a count (never silently); an open card was sized to fit by its sender.
   const lines = [head, ...(card.state === "open" ? compact : []), ...tail.split("\n")];
   const html = takeLines(lines, CARD_LIMIT, (n) => `… ${n} more lines (pencil log shows the changeset)`, visibleLength).join("\n");
-  return { html, cut: true, ...keyboardPart };
+  return { html, cut: true, inlined: [], ...keyboardPart };
 }
 
 /** True when the card fits one Telegram message without cutting any line. */
@@ -98,25 +103,34 @@ function decisionText(file: CardFile, reasonChars: number): string {
 
 function footer(card: ReviewCard): string {
   if (card.state !== "open") return card.outcome.length ? `\n${card.outcome.join("\n")}` : "";
-  return `\n<i>Diff shows a file; Approve all acts on the ${card.files.length} ${card.files.length === 1 ? "file" : "files"} above.</i>`;
+  return `\n<i>Diff shows a file; Approve first sends a diff not shown above. Approve all acts on the ${card.files.length} ${card.files.length === 1 ? "file" : "files"} above.</i>`;
 }
 
 /** Inline diffs stop at this many characters: beyond it the owner taps Diff. */
 const INLINE_DIFF_CHARS = 2500;
+/** Inline diffs stop at this many body lines per file. */
+const INLINE_DIFF_LINES = 60;
 
-/** The diffs of the card's files in one `<pre>`, when they are all short and whole; otherwise nothing. */
-function inlineDiffs(card: ReviewCard, cs: Changeset): string {
+/**
+ * In one `<pre>`, in card order, the diffs of the card's files that are short and
+ * whole — of the very content each card file was made for — while they fit; and
+ * the paths of the files shown. What goes inline counts as seen, so a view with a
+ * line cut to the width or lines left out never does: it is compared with the
+ * uncut view, not trusted by its looks. The others are left to their Diff button.
+ */
+function inlineDiffs(card: ReviewCard, cs: Changeset): { html: string; paths: string[] } {
   let joined = "";
+  const paths: string[] = [];
   for (const f of card.files) {
     const change = cs.files.find((c) => c.path === f.path);
-    if (!change) return "";
-    const view = renderFileDiff(change, { color: false, lineNumbers: false, maxLines: 60 });
-    // A view cut by its line cap is not shown inline: only whole diffs are, never a part passed off as the whole.
-    if (/more lines not shown/.test(view.text)) return "";
-    joined += (joined ? "\n" : "") + view.text;
-    if (joined.length > INLINE_DIFF_CHARS) return "";
+    if (!change || change.digest !== f.digest) continue;
+    const view = renderFileDiff(change, { color: false, lineNumbers: false, maxLines: INLINE_DIFF_LINES }).text;
+    if (joined.length + view.length > INLINE_DIFF_CHARS) continue;
+    if (view !== wholeDiffView(change, INLINE_DIFF_LINES)) continue;
+    joined += (joined ? "\n" : "") + view;
+    paths.push(f.path);
   }
-  return `<pre>${escapeHtml(joined)}</pre>`;
+  return { html: joined ? `<pre>${escapeHtml(joined)}</pre>` : "", paths };
 }
 
 function keyboard(card: ReviewCard): Keyboard {

@@ -1,8 +1,8 @@
 import type { Changeset, FileChange } from "../../core/changeset.ts";
-import { renderFileDiff } from "../../render/diff-view.ts";
 import { exportPatch } from "../../render/patch-export.ts";
-import { escapeHtml } from "./html.ts";
+import { escapeHtml, htmlToPlain } from "./html.ts";
 import { splitAtLines } from "./split-text.ts";
+import { wholeDiffText, wholeDiffView } from "./whole-diff.ts";
 
 /** A diff sent as one or a few HTML messages, each a `<pre>` block cut at line boundaries. */
 export interface DiffMessages {
@@ -26,16 +26,18 @@ const HEADER_ROOM = 300;
 export const DEFAULT_MAX_DIFF_MESSAGES = 3;
 
 /**
- * How to show one file's diff on the phone: the review's own diff view in `<pre>`
- * messages when it fits in a few, else the file's full git patch as a document.
- * Nothing is ever cut silently: the messages join back to the whole view, and the
- * document holds the whole patch.
+ * How to show one file's whole diff on the phone: the review's diff view, uncut (no
+ * line shortened, none left out), in `<pre>` messages when it fits in a few, else the
+ * file's full git patch as a document. Either is complete — the messages join back to
+ * the whole view, the document holds the whole patch — so a delivery counts as the
+ * owner having been shown the file.
  */
 export function diffDelivery(cs: Changeset, file: FileChange, label: string, maxMessages = DEFAULT_MAX_DIFF_MESSAGES): DiffMessages | DiffDocument {
-  const view = renderFileDiff(file, { color: false, lineNumbers: false }).text;
-  const pieces = splitAtLines(view, MESSAGE_LIMIT - HEADER_ROOM);
+  // Every body line takes at least 2 characters, so a view with more lines than this cannot fit the messages anyway.
+  const view = wholeDiffView(file, maxMessages * MESSAGE_LIMIT);
+  const pieces = view === null ? null : splitAtLines(view, MESSAGE_LIMIT - HEADER_ROOM);
   const title = `<b>${escapeHtml(label)}</b> <code>${escapeHtml(shortPath(file.path))}</code>`;
-  if (pieces.length <= maxMessages) {
+  if (pieces && pieces.length <= maxMessages) {
     return {
       kind: "messages",
       parts: pieces.map((piece, i) => `${title}${pieces.length > 1 ? ` (part ${i + 1}/${pieces.length})` : ""}\n<pre>${escapeHtml(piece)}</pre>`),
@@ -44,7 +46,7 @@ export function diffDelivery(cs: Changeset, file: FileChange, label: string, max
   const exported = exportPatch(cs, { files: [file.path] });
   // A file a git patch cannot carry (outside the workspace, base not known) still goes whole, as the uncut diff view.
   const whole = exported.skipped.length === 0 && exported.patch !== "";
-  const content = whole ? exported.patch : renderFileDiff(file, { color: false, lineNumbers: false, maxLines: Number.MAX_SAFE_INTEGER }).text;
+  const content = whole ? exported.patch : wholeDiffText(file);
   const lines = content.split("\n").length - 1;
   return {
     kind: "document",
@@ -52,6 +54,24 @@ export function diffDelivery(cs: Changeset, file: FileChange, label: string, max
     content,
     caption: `${title} +${file.added} −${file.removed}: the diff is ${lines.toLocaleString("en-US")} lines, too long for messages, so here it is whole as a file.`,
   };
+}
+
+/** Visible characters a packed message keeps under (Telegram's limit is 4,096). */
+const PACK_LIMIT = 4000;
+
+/**
+ * Diff messages of several files packed into as few messages as fit, in order, each
+ * part kept whole (never cut between messages), so that showing a card's many small
+ * diffs takes a message or two rather than one each.
+ */
+export function packDiffMessages(parts: readonly string[]): string[] {
+  const packed: string[] = [];
+  for (const part of parts) {
+    const joined = packed.length ? `${packed[packed.length - 1]}\n\n${part}` : null;
+    if (joined !== null && htmlToPlain(joined).length <= PACK_LIMIT) packed[packed.length - 1] = joined;
+    else packed.push(part);
+  }
+  return packed;
 }
 
 /** A path cut from the left to at most 200 characters, for headers and captions. */

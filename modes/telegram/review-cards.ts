@@ -5,6 +5,11 @@ export interface CardFile {
   path: string;
   /** FileChange.digest of the content shown. */
   digest: string;
+  /**
+   * The digest of the content whose whole diff the owner has been shown, inline on the
+   * card or delivered by Diff; Approve acts only while it equals `digest`.
+   */
+  shown?: string;
   decision?: "approved" | "rejected";
   /** The owner's reason for a rejection, sent back to the agent. */
   reason?: string;
@@ -46,7 +51,8 @@ const KEEP_FINISHED = 20;
 
 /**
  * Review cards, persisted to `$PENCIL_HOME/telegram/cards.json` (atomically) so a
- * card's decisions survive a restart together with its button tokens.
+ * card's decisions, and which diffs the owner was shown, survive a restart together
+ * with its button tokens.
  */
 export class ReviewCards {
   private readonly cards = new Map<string, ReviewCard>();

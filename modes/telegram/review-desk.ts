@@ -7,13 +7,15 @@ import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { outcomeLines } from "./card-outcome.ts";
 import { cardFits, renderCard } from "./card-view.ts";
-import { diffDelivery, shortPath } from "./diff-delivery.ts";
+import { diffDelivery, packDiffMessages, shortPath } from "./diff-delivery.ts";
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
 import type { CardFile, ReviewCard, ReviewCards } from "./review-cards.ts";
 
 /** The answer to every press that finds nothing pending for it. */
 export const NOT_PENDING = "This is no longer pending.";
+/** The answer to an Approve press on a file whose whole diff had not been shown: the diff was sent instead. */
+export const DIFF_FIRST = "Diff sent — review it, then press Approve again.";
 /** Files per card: 3 buttons each plus the two "all" buttons stay under Telegram's 100 buttons. */
 export const CARD_BATCH = 30;
 /** Changesets whose agent is kept for a revision (older ones can no longer be sent back). */
@@ -35,10 +37,13 @@ export interface ReviewDeps {
  * Changeset review on the phone. A card shows a batch of files with per-file
  * Diff / Approve / Reject and Approve all / Reject all. Every press is checked
  * against the card and the store: it acts only while the exact content it was shown
- * for is still pending, and only once. When every file on the card is decided (and
- * no reason is still awaited) the card settles: the approved files are applied, the
- * true result (conflicts included) is written on the card, and rejections with
- * reasons go back to the agent, whose revision gets a new card.
+ * for is still pending, and only once. Nothing is approved unseen: an Approve (or
+ * Approve all) on a file whose whole diff the owner has not been shown — inline on
+ * the card or by Diff — sends that diff instead, and only a later press approves.
+ * When every file on the card is decided (and no reason is still awaited) the card
+ * settles: the approved files are applied, the true result (conflicts included) is
+ * written on the card, and rejections with reasons go back to the agent, whose
+ * revision gets a new card.
  */
 export class ReviewDesk {
   private readonly live = new Map<string, AgentRun>();
@@ -93,6 +98,7 @@ export class ReviewDesk {
     const view = renderCard(card, cs);
     const msg = await this.deps.outbox.send(owner, view.html, view.keyboard);
     card.messageId = msg.message_id;
+    markShown(card, view.inlined);
     this.deps.cards.put(card);
     return card;
   }
@@ -156,6 +162,13 @@ export class ReviewDesk {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
       const open = card.files.filter((f) => !f.decision && matches(cs, f));
       if (open.length === 0) return NOT_PENDING;
+      const unseen = button.action === "approve-all" ? open.filter((f) => !isShown(f)) : [];
+      if (unseen.length > 0) {
+        await this.sendDiffs(card, cs, unseen);
+        return unseen.length === 1
+          ? "Diff sent — review it, then press Approve all again."
+          : `${unseen.length} diffs sent — review them, then press Approve all again.`;
+      }
       const decision = button.action === "approve-all" ? "approved" : "rejected";
       for (const f of open) this.decide(f, decision);
       this.deps.cards.put(card);
@@ -166,7 +179,7 @@ export class ReviewDesk {
     if (!file || file.digest !== button.digest || !matches(cs, file)) return NOT_PENDING;
     switch (button.action) {
       case "diff":
-        await this.sendDiff(card, cs, file);
+        await this.sendDiffs(card, cs, [file]);
         return "Diff sent.";
       case "skip-reason":
         if (!file.awaitingReason) return NOT_PENDING;
@@ -176,6 +189,10 @@ export class ReviewDesk {
       case "approve":
       case "reject":
         if (file.decision) return NOT_PENDING;
+        if (button.action === "approve" && !isShown(file)) {
+          await this.sendDiffs(card, cs, [file]);
+          return DIFF_FIRST;
+        }
         this.decide(file, button.action === "approve" ? "approved" : "rejected");
         if (button.action === "reject") file.awaitingReason = { promptId: null, skip: this.skipButton(card, file) };
         break;
@@ -210,14 +227,19 @@ export class ReviewDesk {
     }
   }
 
-  private async sendDiff(card: ReviewCard, cs: Changeset, file: CardFile): Promise<void> {
-    const change = cs.files.find((f) => f.path === file.path)!;
-    const delivery = diffDelivery(cs, change, `Diff ${card.files.indexOf(file) + 1}`);
-    if (delivery.kind === "document") {
-      await this.deps.outbox.document(this.deps.ownerId, delivery.filename, delivery.content, delivery.caption);
-      return;
-    }
-    for (const part of delivery.parts) await this.deps.outbox.send(this.deps.ownerId, part);
+  /**
+   * Delivers the whole diffs of `files` (small ones packed into few messages, long ones
+   * as documents), then records each as shown for the content delivered — only once
+   * all of it was sent.
+   */
+  private async sendDiffs(card: ReviewCard, cs: Changeset, files: CardFile[]): Promise<void> {
+    const changes = files.map((file) => cs.files.find((f) => f.path === file.path)!);
+    const deliveries = changes.map((change, i) => diffDelivery(cs, change, `Diff ${card.files.indexOf(files[i]!) + 1}`));
+    for (const d of deliveries) if (d.kind === "document") await this.deps.outbox.document(this.deps.ownerId, d.filename, d.content, d.caption);
+    const parts = deliveries.flatMap((d) => (d.kind === "messages" ? d.parts : []));
+    for (const message of packDiffMessages(parts)) await this.deps.outbox.send(this.deps.ownerId, message);
+    files.forEach((file, i) => (file.shown = changes[i]!.digest));
+    this.deps.cards.put(card);
   }
 
   /**
@@ -226,6 +248,16 @@ export class ReviewDesk {
    */
   private async settleIfDone(card: ReviewCard, cs: Changeset): Promise<boolean> {
     if (card.state !== "open" || card.files.some((f) => !f.decision || f.awaitingReason)) return false;
+    // Approve never records an unseen file; a card saved by an older version could hold one, and it must not be applied.
+    const unseen = card.files.filter((f) => f.decision === "approved" && !isShown(f));
+    if (unseen.length > 0) {
+      const names = unseen.map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`).join(", ");
+      this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${names} ${unseen.length === 1 ? "was" : "were"} approved without the whole diff being shown.`]);
+      await this.refresh(card, cs);
+      const offer = this.offer(cs, "Review it again: every diff is shown before anything is approved.");
+      await this.deps.outbox.send(this.deps.ownerId, offer.html, offer.keyboard);
+      return true;
+    }
     const approved = card.files.filter((f) => f.decision === "approved").map((f) => f.path);
     const rejected = card.files.filter((f) => f.decision === "rejected");
     // The run revises from its own changeset object, so decisions go on that very object when it is the same content.
@@ -323,7 +355,11 @@ export class ReviewDesk {
       }
     }
     const view = renderCard(card, shown);
-    await this.deps.outbox.edit(card.chatId, card.messageId, view.html, view.keyboard);
+    const edited = await this.deps.outbox.edit(card.chatId, card.messageId, view.html, view.keyboard);
+    if (edited && view.inlined.length > 0) {
+      markShown(card, view.inlined);
+      this.deps.cards.put(card);
+    }
   }
 
   private keepLive(id: string, run: AgentRun): void {
@@ -349,6 +385,16 @@ function largestBatch(id: string, cs: Changeset, undecided: Changeset["files"]):
 /** What "Approve all" binds to: the paths and content digests of exactly the files the card shows. */
 export function cardDigest(files: readonly { path: string; digest: string }[]): string {
   return sha256(files.map((f) => `${f.path}\0${f.digest}`).join("\n"));
+}
+
+/** True when the owner has been shown the whole diff of exactly the content this card file stands for. */
+function isShown(file: CardFile): boolean {
+  return file.shown !== undefined && file.shown === file.digest;
+}
+
+/** Records the card's files whose whole diffs went inline on it as shown (renderCard checked each digest). */
+function markShown(card: ReviewCard, paths: readonly string[]): void {
+  for (const f of card.files) if (paths.includes(f.path)) f.shown = f.digest;
 }
 
 /** True when the changeset still holds this file with the same content and no decision recorded elsewhere. */
