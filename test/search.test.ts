@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { compilePolicy, decide, parseRule } from "../core/policy.ts";
-import { compilePattern, findRipgrep, ripgrepArgs, runRipgrep } from "../core/ripgrep.ts";
+import { findRipgrep, ripgrepArgs, runRipgrep } from "../core/ripgrep.ts";
+import { compilePattern } from "../core/rust-regex.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import { ToolError, type ToolLimits } from "../core/tools/tool.ts";
 import { toolContext } from "./support/tool-context.ts";

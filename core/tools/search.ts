@@ -2,20 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative, sep } from "node:path";
 import { z } from "zod";
-import {
-  compilePattern,
-  decodeForSearch,
-  displayLine,
-  escapeRegex,
-  findRipgrep,
-  PatternError,
-  quote,
-  rebaseIgnore,
-  relaxWhitespace,
-  ripgrepArgs,
-  runRipgrep,
-  type SearchPattern,
-} from "../ripgrep.ts";
+import { findRipgrep, rebaseIgnore, ripgrepArgs, runRipgrep } from "../ripgrep.ts";
+import { compilePattern, escapeRegex, PatternError, quote, relaxWhitespace, type SearchPattern } from "../rust-regex.ts";
+import { decodeForSearch, displayLine } from "../search-text.ts";
 import { comparePaths, globTest, isSecretEnvName, StagedIndex, walk, WalkRules } from "../walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
 import { cutLine } from "./read-file.ts";
