@@ -2,7 +2,6 @@ import type { LanguageModel, ModelMessage } from "ai";
 import { readFileSync, statSync } from "node:fs";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ApplyResult } from "../core/apply.ts";
-import { applyChangeset } from "../core/apply.ts";
 import { buildChangeset, newChangesetId, type Changeset } from "../core/changeset.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
@@ -16,7 +15,6 @@ import type { EventSink, SessionEvent } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
-import { WorkspaceMismatchError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";
 import { toolsFor } from "./toolbox.ts";
 
@@ -263,90 +261,6 @@ export class AgentRun {
       this.runtime.store.save(stored);
     }
   }
-}
-
-/**
- * Applies the approved files of a reviewed changeset, records the decisions and the
- * outcome in the store, and returns what was written and what conflicted.
- */
-export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ApplyResult {
-  assertSameWorkspace(runtime, changeset);
-  adoptStoredProgress(runtime, changeset);
-  // The stored record says where each file goes; trust only what the reviewed path resolves to now, under today's policy.
-  const refusedUpFront: { path: string; reason: string }[] = [];
-  const writable = approved.filter((path) => {
-    const reason = targetProblem(runtime, changeset, path);
-    if (reason) refusedUpFront.push({ path, reason });
-    return reason === null;
-  });
-  const written: ApplyResult = writable.length > 0
-    ? applyChangeset({ changeset, approved: writable, journalDir: runtime.journalDir })
-    : { applyId: null, applied: [], conflicts: [] };
-  const result: ApplyResult = { ...written, conflicts: [...refusedUpFront, ...written.conflicts] };
-  const decisions: Record<string, "approved" | "rejected"> = { ...(changeset.decisions ?? {}) };
-  for (const p of approved) decisions[p] = "approved";
-  for (const p of rejected) decisions[p] = "rejected";
-  changeset.decisions = decisions;
-  if (result.applyId) changeset.applyIds = [...(changeset.applyIds ?? []), result.applyId];
-  // A changeset may be decided over several calls (one card, then the next): count across all of them.
-  const applied = new Set([...(changeset.applied ?? []), ...result.applied]);
-  changeset.applied = [...applied];
-  const conflicts = new Set([...(changeset.conflicts ?? []), ...result.conflicts.map((c) => c.path)]);
-  for (const p of result.applied) conflicts.delete(p);
-  changeset.conflicts = [...conflicts];
-  const undecided = changeset.files.some((f) => !decisions[f.path]);
-  changeset.status = undecided
-    ? "pending"
-    : applied.size === changeset.files.length
-      ? "applied"
-      : applied.size > 0
-        ? "partial"
-        : "rejected";
-  runtime.store.save(changeset);
-  return result;
-}
-
-/**
- * Another front end (the phone, another terminal) may have decided files of the same
- * changeset meanwhile: take its decisions and applies from the store first, so
- * saving this copy never erases them.
- */
-function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
-  let stored: Changeset;
-  try {
-    stored = runtime.store.load(changeset.id);
-  } catch {
-    return;
-  }
-  if (stored.digest !== changeset.digest) return;
-  changeset.decisions = { ...(stored.decisions ?? {}), ...(changeset.decisions ?? {}) };
-  changeset.applied = [...new Set([...(stored.applied ?? []), ...(changeset.applied ?? [])])];
-  changeset.applyIds = [...new Set([...(stored.applyIds ?? []), ...(changeset.applyIds ?? [])])];
-}
-
-/** A changeset is applied only to the workspace it was made in; anything else is a usage error that names the right one. */
-export function assertSameWorkspace(runtime: Runtime, changeset: Changeset): void {
-  if (changeset.workspace !== runtime.ws.root) {
-    throw new WorkspaceMismatchError(
-      `Changeset ${changeset.id} belongs to the workspace ${changeset.workspace}, not ${runtime.ws.root}. Run the command with -w ${changeset.workspace}.`,
-    );
-  }
-}
-
-/** Why an approved file must not be written where the record says, or null when it may. */
-function targetProblem(runtime: Runtime, changeset: Changeset, path: string): string | null {
-  const file = changeset.files.find((f) => f.path === path);
-  if (!file) return null; // applyChangeset reports unknown paths itself.
-  let now: string;
-  try {
-    now = resolveInWorkspace(runtime.ws, path).real;
-  } catch (error) {
-    return `its path no longer resolves (${(error as Error).message}); review again or re-run`;
-  }
-  if (now !== file.real) return `it now resolves to ${now}, not ${file.real} as when it was staged (a link changed, or the record was altered); review again or re-run`;
-  const verdict = decide(runtime.policy, { tool: "apply", access: "write", real: file.real });
-  if (verdict.decision === "deny") return `writing it is denied: ${verdict.reason}`;
-  return null;
 }
 
 /** Forwards events to several sinks (a renderer and a recorder, say). */

@@ -17,7 +17,7 @@ import type { FakeTelegram } from "../test/support/fake-telegram-server.ts";
 // Modules load lazily, so that the idle-memory child holds only what it runs (the bare bot: grammY alone).
 const lazy = {
   scripted: () => import("../ai/scripted-model.ts"),
-  app: () => import("../app/agent-run.ts"),
+  app: () => import("../app/apply-reviewed.ts"),
   runtime: () => import("../app/runtime.ts"),
   fixture: () => import("../test/fixtures/apply-changeset.ts"),
   fake: () => import("../test/support/fake-telegram-server.ts"),
@@ -25,7 +25,7 @@ const lazy = {
 };
 
 let ScriptedModel: typeof import("../ai/scripted-model.ts").ScriptedModel;
-let applyReviewed: typeof import("../app/agent-run.ts").applyReviewed;
+let applyReviewed: typeof import("../app/apply-reviewed.ts").applyReviewed;
 let createRuntime: typeof import("../app/runtime.ts").createRuntime;
 let makeChangeset: typeof import("../test/fixtures/apply-changeset.ts").makeChangeset;
 let callbackUpdate: typeof import("../test/support/fake-telegram-server.ts").callbackUpdate;

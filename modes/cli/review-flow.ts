@@ -2,7 +2,8 @@ import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { formatSummary } from "../../render/summary.ts";
-import { applyReviewed, MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
+import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
+import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { CliIO } from "./io.ts";
 

@@ -1,4 +1,5 @@
-import { AgentRun, assertSameWorkspace } from "../../../app/agent-run.ts";
+import { AgentRun } from "../../../app/agent-run.ts";
+import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
 import { exportPatch } from "../../../render/patch-export.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import type { CommandContext } from "../main.ts";
