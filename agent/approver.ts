@@ -6,6 +6,8 @@ export interface PermissionQuestion {
   subject: string;
   /** The policy's reason for asking. */
   reason: string;
+  /** True when the answer may only cover this one call: "always" is not offered (e.g. a command with no sandbox). */
+  once?: boolean;
 }
 
 /** The human's answer: yes once, no (optionally with a reason for the model), or always for this subject in this run. */

@@ -7,6 +7,9 @@ import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../c
 import type { Approver } from "./approver.ts";
 import type { EventSink } from "./events.ts";
 
+/** How the question about a command that would run without a sandbox begins. */
+const NO_SANDBOX = "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
+
 /** What the seam needs to judge and run tool calls. */
 export interface SeamDeps {
   ws: Workspace;
@@ -114,17 +117,22 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
 async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, alwaysAllowed: Set<string>): Promise<string | null> {
   const verdict = decide(deps.policy, { tool: t.name, access: "run", command });
+  // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
+  const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
+  const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;
+  const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
   const key = `run:${command}`;
-  if (verdict.decision === "ask" && alwaysAllowed.has(key)) return null;
-  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-  if (verdict.decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
-  if (verdict.decision === "allow") return null;
-  const answer = await deps.approver.ask({ tool: t.name, access: "run", subject: command, reason: verdict.reason }, deps.signal);
+  if (decision === "ask" && !unsandboxed && alwaysAllowed.has(key)) return null;
+  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision, reason, answeredBy: "rule" });
+  if (decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
+  if (decision === "allow") return null;
+  const answer = await deps.approver.ask({ tool: t.name, access: "run", subject: command, reason, ...(unsandboxed ? { once: true } : {}) }, deps.signal);
   deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision: answer.kind === "no" ? "deny" : "allow", reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`, answeredBy: "user" });
   if (answer.kind === "no") {
     const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
     return `Error: the user refused to run \`${command}\`.${why} Continue without it.`;
   }
-  if (answer.kind === "always") alwaysAllowed.add(key);
+  // An unsandboxed command is asked about every time: "always" is not remembered for it.
+  if (answer.kind === "always" && !unsandboxed) alwaysAllowed.add(key);
   return null;
 }

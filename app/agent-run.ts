@@ -207,7 +207,7 @@ export class AgentRun {
 
   private async go(hooks: RunHooks, revises?: string): Promise<void> {
     this.sink.emit = hooks.emit;
-    const tools = guardTools([...toolsFor(this.mode, this.runtime.env), ...(this.options.extraTools ?? [])], {
+    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...(this.options.extraTools ?? [])], {
       ws: this.runtime.ws,
       policy: this.runtime.policy,
       approver: hooks.approver,

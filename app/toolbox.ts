@@ -10,7 +10,7 @@ import type { PencilTool } from "../core/tools/tool.ts";
 import { webSearchToolFromEnv } from "../core/tools/web-search.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
 import type { RunMode } from "../agent/prompts.ts";
-import type { Env } from "./runtime.ts";
+import type { Runtime } from "./runtime.ts";
 
 /** The read-only workspace tools every mode has. */
 export function readTools(): PencilTool[] {
@@ -22,10 +22,17 @@ export function readTools(): PencilTool[] {
  * run_command (in a scratch copy; its file effects come back staged); plan and
  * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
  */
-export function toolsFor(mode: RunMode, env: Env): PencilTool[] {
+export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHome">): PencilTool[] {
   if (mode === "agent") {
-    return [...readTools(), createCreateFileTool(), createEditFileTool(), createWriteFileTool(), createDeleteFileTool(), createRunCommandTool()];
+    return [
+      ...readTools(),
+      createCreateFileTool(),
+      createEditFileTool(),
+      createWriteFileTool(),
+      createDeleteFileTool(),
+      createRunCommandTool({ pencilHome: runtime.pencilHome }),
+    ];
   }
-  const search = webSearchToolFromEnv({ ...env });
+  const search = webSearchToolFromEnv({ ...runtime.env });
   return [...readTools(), createFetchUrlTool(), ...(search ? [search] : [])];
 }

@@ -6,13 +6,13 @@
 // reach the real files).
 import { spawnSync } from "node:child_process";
 import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { diffScratch, disposeScratch, makeScratch, type ShareMode } from "../core/scratch.ts";
-import { createRunCommandTool, namespaceAvailable } from "../core/tools/run-command.ts";
+import { createRunCommandTool, namespaceAvailable, planHomeHiding } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 
@@ -134,6 +134,11 @@ for (const share of modes) {
   const tool = createRunCommandTool({ sandbox: share, scratchParent });
   endToEnd[share] = await timeAsync(() => tool.execute({ command: "true" }, ctx));
 }
+// The cost of hiding the real home (cover, kept toolchain, masked secrets): the same run with no home to cover, and the plan alone.
+const noHome = modes.includes("namespace")
+  ? await timeAsync(() => createRunCommandTool({ sandbox: "namespace", scratchParent, realHome: join(base, "no-home") }).execute({ command: "true" }, ctx))
+  : null;
+const plan = time(() => planHomeHiding({ realHome: homedir(), pencilHome: join(homedir(), ".pencil"), wsRoot: ws.root, scratchRoot: scratchParent, path: process.env.PATH ?? "" }));
 const bare = await timeAsync(
   () => new Promise((resolve) => Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] })),
 );
@@ -155,4 +160,8 @@ for (const share of modes) {
   console.log(`  disposeScratch ${share.padEnd(9)}             ${f(dispose[share]!)}`);
   console.log(`  run_command "true" ${share.padEnd(9)} end to end ${f(endToEnd[share]!)}   (${(endToEnd[share]! / bare).toFixed(1)}× a bare bash -c true: ${f(bare)})`);
 }
+if (noHome !== null) {
+  console.log(`  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`);
+}
+console.log(`  planHomeHiding (PATH walk, secrets)    ${f(plan)}`);
 rmSync(base, { recursive: true, force: true });

@@ -2,8 +2,18 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy, decide, parseRule } from "../core/policy.ts";
+import { z } from "zod";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "../agent/approver.ts";
+import { nobodyApprover } from "../agent/approver.ts";
+import type { SessionEvent } from "../agent/events.ts";
+import { guardTools } from "../agent/policy-seam.ts";
+import { DiskFileOps } from "../core/file-ops.ts";
+import { Overlay } from "../core/overlay.ts";
+import { compilePolicy, decide, parseRule, type Rule } from "../core/policy.ts";
+import { ReadLedger } from "../core/read-ledger.ts";
 import { commandEnv, createRunCommandTool, looksSecret, namespaceAvailable, type RunCommandOptions, type SandboxChoice } from "../core/tools/run-command.ts";
+import { DEFAULT_LIMITS, ToolError, type PencilTool } from "../core/tools/tool.ts";
+import { openWorkspace } from "../core/workspace.ts";
 import { tempDir as sharedTempDir, writeTree } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
 
@@ -20,7 +30,9 @@ function tempDir(prefix?: string): string {
   return dir;
 }
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-const modes: SandboxChoice[] = namespaceAvailable() ? ["namespace", "plain"] : ["plain"];
+const hasNamespace = namespaceAvailable();
+const modes: SandboxChoice[] = hasNamespace ? ["namespace", "plain"] : ["plain"];
+if (!hasNamespace) console.warn("run-command.test: unprivileged user namespaces are not available here; the namespace sandbox tests are SKIPPED.");
 
 /** A workspace with a policy-backed `visible`, a private scratch parent (to see it cleaned) and a run helper. */
 function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array> = {}, extra: RunCommandOptions = {}) {
@@ -207,7 +219,7 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 describe("shared dependency directories", () => {
   const files = { "node_modules/pkg/index.js": "module.exports = 1;\n", "node_modules/pkg/.env": "LEAK=1\n" };
 
-  test.skipIf(!namespaceAvailable())("namespace: readable, writes refused, the real directory and workspace untouched", async () => {
+  test.skipIf(!hasNamespace)("namespace: readable, writes refused, the real directory and workspace untouched", async () => {
     const { root, run } = setup("namespace", files);
     const before = readdirSync(join(root, "node_modules/pkg")).sort();
     const outside = tempDir();
@@ -263,5 +275,207 @@ describe("environment and tool shape", () => {
     expect(tool.claims({ command: "rm -rf /" })).toEqual([]);
     const { ctx } = toolContext(tempDir());
     await expect(tool.execute({ command: "   " }, ctx)).rejects.toThrow(/empty.*bun test/);
+  });
+});
+
+/** A fake real home: credentials, Pencil state, private files, and a toolchain on PATH in the shapes the sandbox keeps reachable. */
+function fakeHome() {
+  const home = tempDir("pencil-run-home-");
+  writeTree(home, {
+    ".ssh/id_rsa": "FAKE-SSH-KEY-4711\n",
+    ".netrc": "machine x password NETRC-SECRET\n",
+    ".config/gh/hosts.yml": "oauth_token: GH-SECRET\n",
+    ".pencil/changesets/c1.json": "PENCIL-STATE-HOME\n",
+    "notes.txt": "HOME-NOTES\n",
+    "opt/secret.txt": "OPT-SECRET\n",
+    // An install prefix: bin/ needs its lib/ beside it.
+    "tools/acme/bin/acme": '#!/bin/sh\n. "$(dirname "$0")/../lib/acme.sh"\n',
+    "tools/acme/lib/acme.sh": "echo acme-ok\n",
+    // A linked global package (npm -g style): the link target's node_modules is kept.
+    "opt/pkgs/node_modules/greet/bin/greet.sh": '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../../dep/msg.txt"\n',
+    "opt/pkgs/node_modules/dep/msg.txt": "greet-ok\n",
+    // A toolchain root (nvm): kept whole.
+    ".nvm/versions/node/v20/bin/mynode": '#!/bin/sh\ncat "$(dirname "$0")/../../../../nvm-version.txt"\n',
+    ".nvm/nvm-version.txt": "nvm-ok\n",
+  });
+  for (const f of ["tools/acme/bin/acme", "opt/pkgs/node_modules/greet/bin/greet.sh", ".nvm/versions/node/v20/bin/mynode"]) chmodSync(join(home, f), 0o755);
+  mkdirSync(join(home, ".local/bin"), { recursive: true });
+  symlinkSync("../../opt/pkgs/node_modules/greet/bin/greet.sh", join(home, ".local/bin/greet"));
+  // A credentials directory that is a link to somewhere outside home: masked where it really is.
+  const elsewhere = tempDir("pencil-run-elsewhere-");
+  writeTree(elsewhere, { "aws/credentials": "AWS-SECRET-LINKED\n" });
+  symlinkSync(join(elsewhere, "aws"), join(home, ".aws"));
+  const pencilHome = tempDir("pencil-run-ph-");
+  writeTree(pencilHome, { "state.json": "PENCIL-STATE-OUTSIDE\n" });
+  const PATH = [`${home}/tools/acme/bin`, `${home}/.local/bin`, `${home}/.nvm/versions/node/v20/bin`, process.env.PATH].join(":");
+  const secrets = ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "OPT-SECRET", "AWS-SECRET", "HOME-NOTES"];
+  return { home, elsewhere, pencilHome, PATH, secrets, options: { realHome: home, pencilHome, parentEnv: { PATH, LANG: "C.UTF-8" } } satisfies RunCommandOptions };
+}
+
+describe("namespace sandbox: the real home and Pencil's state are hidden", () => {
+  test.skipIf(!hasNamespace)("credentials, the rest of home and PENCIL_HOME are hidden; the toolchain on PATH still runs", async () => {
+    const h = fakeHome();
+    const { run } = setup("namespace", {}, h.options);
+    const out = await run(
+      `cat ${h.home}/.ssh/id_rsa ${h.home}/.netrc ${h.home}/.config/gh/hosts.yml ${h.home}/notes.txt ${h.home}/opt/secret.txt ${h.elsewhere}/aws/credentials; ` +
+        `ls -A ${h.home}/.pencil ${h.pencilHome}; cat ${h.home}/.pencil/changesets/c1.json ${h.pencilHome}/state.json; ` +
+        `acme; greet; mynode; "${process.execPath}" --version; echo "home=[$(ls -A ${h.home} | tr '\\n' ' ')]"; touch ${h.home}/.local/bin/x; ` +
+        `echo fds:; ls /proc/$$/fd | tr '\\n' ' '`,
+    );
+    for (const secret of h.secrets) expect(out).not.toContain(secret);
+    expect(out).toContain(".ssh/id_rsa: No such file or directory");
+    expect(out).toContain("acme-ok\ngreet-ok\nnvm-ok\n" + Bun.version);
+    // Only what the command needs is back under home; the kept directories are read-only.
+    expect(out).toContain("home=[.local .nvm opt tools ]");
+    expect(out).toContain(".local/bin/x': Read-only file system");
+    expect(existsSync(join(h.home, ".local/bin/x"))).toBe(false);
+    // No descriptor opened to re-bind the kept directories is left open: through one, ".." would reach the real home.
+    expect(out).toContain("fds:\n0 1 2 \n");
+  });
+
+  test.skipIf(!hasNamespace)("a workspace and scratch directory inside the real home stay reachable; its secrets do not", async () => {
+    const h = fakeHome();
+    const root = join(h.home, "proj");
+    writeTree(root, { "src/app.ts": "export const a = 1;\n" });
+    const scratchParent = join(h.home, "scratch");
+    mkdirSync(scratchParent);
+    const t = toolContext(root);
+    const tool = createRunCommandTool({ sandbox: "namespace", scratchParent, ...h.options });
+    const out = await t.run(tool, { command: `cat src/app.ts; echo new > new.txt; cat ${h.home}/.ssh/id_rsa; cat ${h.home}/notes.txt; pwd` });
+    expect(out).toContain("export const a = 1;");
+    expect(out).toContain(`\n${t.ws.root}\n`);
+    expect(out).toContain("Staged create: new.txt");
+    for (const secret of h.secrets) expect(out).not.toContain(secret);
+    expect(readdirSync(scratchParent)).toEqual([]);
+  });
+
+  test.skipIf(!hasNamespace)("Pencil's own environment and working directory are out of reach through /proc", async () => {
+    const { run } = setup("namespace");
+    const out = await run("tr '\\0' '\\n' < /proc/$PPID/environ | head -3; ls /proc/$PPID/cwd/ | head -3; echo done");
+    expect(out).toContain("/environ: Permission denied");
+    expect(out).not.toContain("PATH=");
+    expect(out).not.toContain("package.json");
+  });
+
+  test.skipIf(!hasNamespace)("a setup that fails never downgrades: the command does not run and the error says why", async () => {
+    const outside = tempDir();
+    const notADirectory = join(outside, "home-file");
+    writeFileSync(notADirectory, "");
+    for (const sandbox of ["auto", "namespace"] as const) {
+      const { run, scratchParent } = setup(sandbox, {}, { realHome: notADirectory });
+      const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ToolError);
+      expect((error as Error).message).toMatch(/^The sandbox could not be set up \(cannot hide the home directory .*\), so the command did not run\./);
+      expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
+      expect(readdirSync(scratchParent)).toEqual([]);
+    }
+  });
+});
+
+describe.each(modes)("a workspace that is the home directory (%s)", (sandbox) => {
+  test("its credentials and Pencil's state are not copied into the scratch", async () => {
+    const h = fakeHome();
+    const t = toolContext(h.home, { home: h.home });
+    const tool = createRunCommandTool({ sandbox, scratchParent: tempDir(), ...h.options, pencilHome: join(h.home, ".pencil") });
+    const out = await t.run(tool, { command: "cat .ssh/id_rsa .netrc .config/gh/hosts.yml .pencil/changesets/c1.json; cat notes.txt; ls -A" });
+    expect(out).toContain("HOME-NOTES");
+    for (const secret of ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE"]) expect(out).not.toContain(secret);
+    expect(out).toContain(".ssh/id_rsa: No such file or directory");
+  });
+});
+
+/** An Approver that records every question and answers from a script (then no). */
+function scriptedApprover(answers: PermissionAnswer[]): Approver & { questions: PermissionQuestion[] } {
+  const questions: PermissionQuestion[] = [];
+  return {
+    questions,
+    async ask(question) {
+      questions.push(question);
+      return answers.shift() ?? { kind: "no" };
+    },
+  };
+}
+
+/** The policy seam over the given tools, with Run rules; `exec` calls a tool as the model would. */
+function seam(tools: PencilTool[], rules: Rule[], approver: Approver) {
+  const ws = openWorkspace(tempDir("pencil-run-seam-"));
+  const policy = compilePolicy({ workspaceRoot: ws.root, home: ws.home, pencilHome: join(tempDir(), "ph"), rules });
+  const events: SessionEvent[] = [];
+  const set = guardTools(tools, {
+    ws,
+    policy,
+    approver,
+    fs: new Overlay(new DiskFileOps()),
+    reads: new ReadLedger(),
+    limits: DEFAULT_LIMITS,
+    currentModel: () => "test:model",
+    emit: (e) => events.push(e),
+  });
+  let n = 0;
+  const exec = (name: string, command: string): Promise<string> =>
+    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<string> }).execute({ command }, { toolCallId: `call-${++n}`, messages: [] });
+  return { exec, events };
+}
+
+const NO_SANDBOX = "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
+
+describe("policy seam: commands without a sandbox", () => {
+  const rules = [parseRule("Run(bun test*)", "allow", "test"), parseRule("Run(rm *)", "deny", "test")];
+  function fakeTool(sandboxed: boolean) {
+    const ran: string[] = [];
+    const tool: PencilTool<{ command: string }> = {
+      name: "run_command",
+      description: "fake",
+      inputSchema: z.object({ command: z.string() }),
+      claims: () => [],
+      runCommand: ({ command }) => command,
+      sandboxed: () => sandboxed,
+      async execute({ command }) {
+        ran.push(command);
+        return `ran ${command}`;
+      },
+    };
+    return { tool, ran };
+  }
+
+  test("an allow rule still asks, with the warning first; always is not remembered; deny stays deny", async () => {
+    const { tool, ran } = fakeTool(false);
+    const approver = scriptedApprover([{ kind: "always" }, { kind: "no" }]);
+    const { exec, events } = seam([tool], rules, approver);
+    expect(await exec("run_command", "bun test")).toBe("ran bun test");
+    expect(await exec("run_command", "bun test")).toContain("the user refused to run `bun test`");
+    expect(approver.questions).toHaveLength(2);
+    for (const q of approver.questions) {
+      expect(q.reason.startsWith(NO_SANDBOX)).toBe(true);
+      expect(q.subject).toBe("bun test");
+    }
+    expect(ran).toEqual(["bun test"]);
+    expect(events.some((e) => e.type === "policy" && e.decision === "ask" && e.reason.startsWith(NO_SANDBOX))).toBe(true);
+    expect(await exec("run_command", "rm -rf src")).toContain("running `rm -rf src` is denied");
+    expect(approver.questions).toHaveLength(2);
+    expect(ran).toEqual(["bun test"]);
+  });
+
+  test("with nobody to answer an unsandboxed command never runs; the real plain-mode tool reports itself unsandboxed", async () => {
+    const outside = tempDir();
+    const plain = createRunCommandTool({ sandbox: "plain" });
+    expect(plain.sandboxed!()).toBe(false);
+    expect(createRunCommandTool({ sandbox: "namespace" }).sandboxed!()).toBe(true);
+    expect(createRunCommandTool({ sandbox: "auto" }).sandboxed!()).toBe(hasNamespace);
+    const { exec } = seam([plain], [parseRule("Run(touch *)", "allow", "test")], nobodyApprover);
+    const out = await exec("run_command", `touch ${outside}/marker`);
+    expect(out).toContain("the user refused to run");
+    expect(existsSync(join(outside, "marker"))).toBe(false);
+  });
+
+  test("a sandboxed command keeps the usual rules: allow runs unasked, always is remembered", async () => {
+    const { tool, ran } = fakeTool(true);
+    const approver = scriptedApprover([{ kind: "always" }]);
+    const { exec } = seam([tool], rules, approver);
+    expect(await exec("run_command", "bun test")).toBe("ran bun test");
+    expect(await exec("run_command", "make")).toBe("ran make");
+    expect(await exec("run_command", "make")).toBe("ran make");
+    expect(approver.questions.map((q) => [q.subject, q.reason.startsWith("NO SANDBOX")])).toEqual([["make", false]]);
+    expect(ran).toEqual(["bun test", "make", "make"]);
   });
 });

@@ -58,6 +58,8 @@ export interface PencilTool<I = any> {
   claims(input: I): PathClaim[];
   /** For tools that run a command: the command line, judged by the policy's Run rules before `execute`. */
   runCommand?: (input: I) => string;
+  /** For command tools: true when a run is confined by a sandbox; false means it would run with the user's full permissions, so the seam asks every time. */
+  sandboxed?: () => boolean;
   /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */
   execute(input: I, ctx: ToolContext): Promise<string>;
 }

@@ -83,7 +83,14 @@ export class QuestionDesk {
       const waiting: Waiting = { digest, messageId: null, text, settle };
       this.waiting.set(id, waiting);
       this.outbox
-        .send(this.ownerId, text, { inline_keyboard: [[{ text: "✅ Allow", callback_data: allow! }, { text: "Allow always", callback_data: always! }, { text: "⛔ Deny", callback_data: deny! }]] })
+        .send(this.ownerId, text, {
+          // A question that may only cover this one call (a command with no sandbox) gets no "always".
+          inline_keyboard: [
+            question.once
+              ? [{ text: "✅ Allow", callback_data: allow! }, { text: "⛔ Deny", callback_data: deny! }]
+              : [{ text: "✅ Allow", callback_data: allow! }, { text: "Allow always", callback_data: always! }, { text: "⛔ Deny", callback_data: deny! }],
+          ],
+        })
         .then((msg) => {
           waiting.messageId = msg.message_id;
           if (done) void this.outbox.edit(this.ownerId, msg.message_id, `${text}\n\n<b>${escapeHtml(shown)}</b>`);
