@@ -170,6 +170,27 @@ export interface Policy {
   readonly run: Groups<RunRule>;
 }
 
+/**
+ * Places under the home directory that hold credentials: never read or written,
+ * whatever a settings file says. The contract names the first three; the rest hold
+ * tokens just as surely (registry and cloud logins, git and GitHub credentials).
+ */
+export const HOME_CREDENTIALS: readonly string[] = [
+  ".ssh",
+  ".aws",
+  ".gnupg",
+  ".netrc",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".docker/config.json",
+  ".kube",
+  ".config/gh",
+  ".config/gcloud",
+  ".azure",
+  ".password-store",
+];
+
 const result = (decision: Effect, reason: string, rule?: string): Decision =>
   Object.freeze(rule === undefined ? { decision, reason } : { decision, reason, rule });
 
@@ -221,7 +242,7 @@ export function compilePolicy(input: PolicyInput): Policy {
   const addSecret = (dirs: string[], read: Decision, write: Decision) => {
     for (const dir of new Set(dirs.map(asciiLower))) secrets.push({ lower: dir, read, write });
   };
-  for (const name of [".ssh", ".aws", ".gnupg"]) {
+  for (const name of HOME_CREDENTIALS) {
     const why = `it holds credentials that must never reach the model`;
     addSecret(
       [join(homeLexical, name), join(homeReal, name), realOf(join(homeLexical, name))],
