@@ -1,19 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listJournal } from "../core/journal.ts";
 import { findInterruptedApplies, finishInterrupted, rollbackInterrupted } from "../core/recovery.ts";
-import { writeTree } from "./support/temp.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
 
-// Own cleanup: support/temp.ts registers its afterAll once per process, so it misses files run after the first.
-const scratchDirs: string[] = [];
-afterAll(() => scratchDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+/** A temporary directory by its real path (removed after the run), as the journal records real paths. */
 function scratch(prefix: string): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  scratchDirs.push(dir);
-  return dir;
+  return realpathSync(tempDir(prefix));
 }
 
 const CHILD = join(import.meta.dir, "fixtures", "apply-child.ts");

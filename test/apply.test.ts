@@ -1,20 +1,15 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApplyError, applyChangeset } from "../core/apply.ts";
 import { listEntries, listJournal, readEntry } from "../core/journal.ts";
 import { makeChangeset } from "./fixtures/apply-changeset.ts";
-import { writeTree } from "./support/temp.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
 
-// Own cleanup: support/temp.ts registers its afterAll once per process, so it misses files run after the first.
-const scratchDirs: string[] = [];
-afterAll(() => scratchDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+/** A temporary directory by its real path (removed after the run), as the journal records real paths. */
 function scratch(prefix: string): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-  scratchDirs.push(dir);
-  return dir;
+  return realpathSync(tempDir(prefix));
 }
 
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -1,26 +1,18 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { describe, expect, test } from "bun:test";
+import { statSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
 import { ToolError } from "../core/tools/tool.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
+/** A temporary workspace holding `files` (removed after the run). */
 function tree(files: Record<string, string | Uint8Array>): string {
-  const root = mkdtempSync(join(tmpdir(), "pencil-read-"));
-  dirs.push(root);
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    writeFileSync(join(root, rel), content);
-  }
+  const root = tempDir("pencil-read-");
+  writeTree(root, files);
   return root;
 }
 

@@ -1,26 +1,19 @@
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { compilePolicy, decide, parseRule } from "../core/policy.ts";
 import { findRipgrep, ripgrepArgs, runRipgrep } from "../core/ripgrep.ts";
 import { compilePattern } from "../core/rust-regex.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import { ToolError, type ToolLimits } from "../core/tools/tool.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
+/** A temporary workspace holding `files` (removed after the run). */
 function tree(files: Record<string, string | Uint8Array>): string {
-  const root = mkdtempSync(join(tmpdir(), "pencil-search-"));
-  dirs.push(root);
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    writeFileSync(join(root, rel), content);
-  }
+  const root = tempDir("pencil-search-");
+  writeTree(root, files);
   return root;
 }
 
