@@ -3,6 +3,7 @@ import pc from "picocolors";
 import type { FileChange } from "../core/changeset.ts";
 import { splitLines } from "../core/line-diff.ts";
 import { decodeText, type DecodedText } from "../core/text.ts";
+import { escapeChar, UNSAFE, visible } from "./visible-text.ts";
 
 /** How to render one file's diff. */
 export interface DiffViewOptions {
@@ -41,26 +42,6 @@ const MAX_DIFF_CHARS = 16 * 1024 * 1024;
 /** A deleted file longer than this is summarised and only its first lines shown. */
 const DELETE_FULL_LINES = 200;
 const DELETE_PREVIEW_LINES = 40;
-
-/**
- * Code points that can move the cursor, repaint or reorder what a terminal shows:
- * C0/C1 controls (tab excepted), DEL, zero-width and bidi controls, line separators, BOM.
- */
-const UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/;
-const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
-
-/** The escaped, printable form of one unsafe code point (`\r`, `\n`, `\x1b`, `\u{202e}`). */
-function escapeChar(ch: string): string {
-  if (ch === "\r") return "\\r";
-  if (ch === "\n") return "\\n";
-  const code = ch.codePointAt(0)!;
-  return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
-}
-
-/** `text` with every terminal control character replaced by a visible escape, so it can never repaint the screen. */
-export function visible(text: string): string {
-  return text.replace(UNSAFE_ALL, escapeChar);
-}
 
 /**
  * One content line made safe and cut to `budget` columns: unsafe characters become

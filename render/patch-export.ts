@@ -3,7 +3,8 @@ import { deflateSync } from "node:zlib";
 import { structuredPatch, type StructuredPatchHunk } from "diff";
 import type { Changeset, FileChange } from "../core/changeset.ts";
 import { isBinary } from "../core/text.ts";
-import { hunkHeader, visible } from "./diff-view.ts";
+import { hunkHeader } from "./diff-view.ts";
+import { visible } from "./visible-text.ts";
 
 /** A file a patch could not carry, and why. */
 export interface SkippedFile {

@@ -1,6 +1,6 @@
 import pc from "picocolors";
 import type { ChangeFlag, Changeset, FileChange } from "../core/changeset.ts";
-import { visible } from "./diff-view.ts";
+import { visible } from "./visible-text.ts";
 
 /** One file of a changeset summary: what changed, how much, why to look twice, who wrote it and what it read first. */
 export interface FileSummary {

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import type { Changeset, ChangeFlag, FileChange } from "../core/changeset.ts";
 import { sha256 } from "../core/hash.ts";
-import { renderFileDiff, visible } from "../render/diff-view.ts";
+import { renderFileDiff } from "../render/diff-view.ts";
+import { visible } from "../render/visible-text.ts";
 import { formatSummary, summarizeChangeset } from "../render/summary.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -1,4 +1,5 @@
 import { compact, formatContext, type SessionEvent } from "../../agent/events.ts";
+import { visible, visibleLines } from "../../render/visible-text.ts";
 import type { CliIO } from "./io.ts";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -43,7 +44,7 @@ export class ProgressView {
         if (this.options.streamText === false) break;
         this.stopSpinner();
         this.textOpen = true;
-        this.io.out(event.delta);
+        this.io.out(visibleLines(event.delta));
         break;
       case "tool-call":
         this.closeText();
@@ -63,7 +64,7 @@ export class ProgressView {
       case "policy":
         if (event.decision === "deny" && event.answeredBy === "rule") {
           this.stopSpinner();
-          this.io.out(`  ${c.yellow("⊘")} ${event.access} ${event.path} denied: ${firstLine(event.reason)}\n`);
+          this.io.out(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(event.reason)}\n`);
         }
         break;
       case "step-end":

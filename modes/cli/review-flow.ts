@@ -1,6 +1,7 @@
 import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
+import { visible } from "../../render/visible-text.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
@@ -19,7 +20,7 @@ const PROMPT = "[y] approve  [n] reject  [a] approve all remaining  [q] reject t
 /** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
 export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewDecision> {
   const c = io.colors;
-  io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${cs.goal}\n${c.dim(`workspace ${cs.workspace}`)}\n`);
+  io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
   io.out(formatSummary(cs, { color: io.color }));
   const approved: string[] = [];
   const rejected: Rejection[] = [];
@@ -42,7 +43,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewD
         // Approving the rest never skips their diffs: show every one, then confirm.
         const rest = files.slice(i + 1);
         for (const [k, other] of rest.entries()) showDiff(io, other, i + 1 + k, files.length);
-        const confirm = await io.prompt(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => f.path).join(", ")}? [y/N] `);
+        const confirm = await io.prompt(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}? [y/N] `);
         if (confirm === null) return { approved: [], rejected: [], quit: true };
         if (confirm.trim().toLowerCase() !== "y") {
           io.out("Not approved; deciding file by file.\n");
@@ -66,9 +67,9 @@ export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewD
 /** Prints what an apply did, conflicts included. */
 export function reportApply(io: CliIO, result: ApplyResult, rejected: Rejection[]): void {
   const c = io.colors;
-  for (const path of result.applied) io.out(`${c.green("applied")}  ${path}\n`);
-  for (const r of rejected) io.out(`${c.yellow("rejected")} ${r.path}${r.reason ? ` — ${r.reason}` : ""}\n`);
-  for (const conflict of result.conflicts) io.out(`${c.red("conflict")} ${conflict.path}: ${conflict.reason}\n`);
+  for (const path of result.applied) io.out(`${c.green("applied")}  ${visible(path)}\n`);
+  for (const r of rejected) io.out(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}\n`);
+  for (const conflict of result.conflicts) io.out(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}\n`);
 }
 
 /** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */

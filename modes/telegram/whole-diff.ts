@@ -1,7 +1,8 @@
 import type { FileChange } from "../../core/changeset.ts";
 import { splitLines } from "../../core/line-diff.ts";
 import { decodeText } from "../../core/text.ts";
-import { renderFileDiff, visible } from "../../render/diff-view.ts";
+import { renderFileDiff } from "../../render/diff-view.ts";
+import { visible } from "../../render/visible-text.ts";
 
 /**
  * The closing line renderFileDiff adds when it left lines out (its line cap, or a long

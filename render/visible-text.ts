@@ -1,0 +1,28 @@
+// Text from files, models and commands can carry terminal control sequences; nothing
+// of it reaches a screen (or a phone) before passing through here.
+
+/**
+ * Code points that can move the cursor, repaint or reorder what a terminal shows:
+ * C0/C1 controls (tab excepted), DEL, zero-width and bidi controls, line separators, BOM.
+ */
+export const UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
+
+/** The escaped, printable form of one unsafe code point (`\r`, `\n`, `\x1b`, `\u{202e}`). */
+export function escapeChar(ch: string): string {
+  if (ch === "\r") return "\\r";
+  if (ch === "\n") return "\\n";
+  const code = ch.codePointAt(0)!;
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u{${code.toString(16)}}`;
+}
+
+/** `text` with every terminal control character replaced by a visible escape, so it can never repaint the screen. */
+export function visible(text: string): string {
+  return text.replace(UNSAFE_ALL, escapeChar);
+}
+
+
+/** Like `visible`, but line breaks stay line breaks: for streamed model text, which is meant to span lines. */
+export function visibleLines(text: string): string {
+  return text.split("\n").map(visible).join("\n");
+}
