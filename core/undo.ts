@@ -1,4 +1,4 @@
-import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameContent, sameImage } from "./file-image.ts";
+import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameImage } from "./file-image.ts";
 import { BlobReader, entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry } from "./journal.ts";
 
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
@@ -36,7 +36,8 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
       reverted.push(file.path);
       continue;
     }
-    if (!sameContent(file.after, disk)) {
+    // Same content is not enough: an owner's chmod since the apply is a change to keep too.
+    if (!sameImage(file.after, disk)) {
       refused.push({ path: file.path, reason: editedReason(file, disk) });
       continue;
     }
@@ -92,5 +93,6 @@ function editedReason(file: JournalFile, disk: DiskFile): string {
   if (disk.kind === "other") return `is now ${disk.what} on disk; ${keep}`;
   if (!file.after.exists) return `was created again since the apply (which deleted it); ${keep}`;
   if (disk.kind === "absent") return `was deleted since the apply; ${keep}`;
+  if (file.after.exists && disk.kind === "file" && disk.hash === file.after.hash) return `had its permissions changed since the apply; ${keep}`;
   return `was edited since the apply; ${keep}`;
 }

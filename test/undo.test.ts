@@ -96,6 +96,17 @@ describe("undoApply", () => {
     expect(existsSync(join(root, "c.txt"))).toBe(false);
   });
 
+  test("the owner's chmod since the apply is kept: undo refuses that file", () => {
+    const { root, journalDir } = setup({ "tool.sh": "echo 1\n" });
+    chmodSync(join(root, "tool.sh"), 0o644);
+    const applyId = applyAll(root, journalDir, [{ path: "tool.sh", after: enc("echo 2\n") }]);
+    chmodSync(join(root, "tool.sh"), 0o755);
+    const result = undoApply(journalDir, applyId);
+    expect(result.refused[0]!.reason).toMatch(/permissions changed since the apply/);
+    expect(statSync(join(root, "tool.sh")).mode & 0o777).toBe(0o755);
+    expect(readFileSync(join(root, "tool.sh"), "utf8")).toBe("echo 2\n");
+  });
+
   test("a parent swapped for a symbolic link after the apply is refused: undo never writes through it", () => {
     const { root, journalDir } = setup({ "sub/a.txt": "a\n" });
     const applyId = applyAll(root, journalDir, [{ path: "sub/a.txt", after: enc("A\n") }]);

@@ -1,4 +1,4 @@
-import { undoApply } from "../../../core/undo.ts";
+import { undoInWorkspace } from "../../../app/undo-changeset.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -7,16 +7,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const c = io.colors;
-  const result = undoApply(runtime.journalDir, ctx.args.positionals[0], runtime.ws.root);
+  const result = undoInWorkspace(runtime, ctx.args.positionals[0]);
   for (const path of result.reverted) io.out(`${c.green("reverted")} ${path}\n`);
   for (const refused of result.refused) io.out(`${c.red("kept")}     ${refused.path}: ${refused.reason}\n`);
-  try {
-    const cs = runtime.store.load(result.changesetId);
-    cs.status = "undone";
-    runtime.store.save(cs);
-  } catch {
-    // The changeset file may be gone; the journal alone is enough to undo.
-  }
   io.out(`Undo of ${result.changesetId} (apply ${result.applyId}): ${result.state}.\n`);
   return result.refused.length > 0 ? 4 : 0;
 }

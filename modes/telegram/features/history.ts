@@ -1,6 +1,6 @@
 import { Composer } from "grammy";
 import { findEntry, type JournalEntry } from "../../../core/journal.ts";
-import { undoApply } from "../../../core/undo.ts";
+import { undoInWorkspace } from "../../../app/undo-changeset.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type FeatureFactory, type PencilContext } from "../context.ts";
 import { shortPath } from "../diff-delivery.ts";
@@ -34,7 +34,7 @@ export const historyFeature: FeatureFactory = (deps) => {
 
   composer.command("undo", async (ctx) => {
     const ref = ctx.match.trim();
-    const entry = undoable(journalDir, ref || undefined);
+    const entry = undoable(journalDir, ref || undefined, deps.runtime.ws.root);
     if (!entry) {
       await deps.outbox.send(owner, ref ? `Nothing to undo for <code>${escapeHtml(ref)}</code>: no applied changeset with that id.` : "Nothing to undo: no applied changeset in the journal.");
       return;
@@ -43,7 +43,7 @@ export const historyFeature: FeatureFactory = (deps) => {
     const files = entry.files.slice(0, 20).map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`).join(", ") + (entry.files.length > 20 ? ` (+${entry.files.length - 20} more)` : "");
     await deps.outbox.send(
       owner,
-      `↩️ Undo the apply of <code>${escapeHtml(entry.changesetId)}</code> (<i>${escapeHtml(entry.goal.slice(0, 200))}</i>)?\nIt puts back ${entry.files.length} file(s): ${files}. Files edited since are kept as they are.`,
+      `↩️ Undo the apply of <code>${escapeHtml(entry.changesetId)}</code> (<i>${escapeHtml(entry.goal.slice(0, 200))}</i>) in <code>${escapeHtml(entry.workspace)}</code>?\nIt puts back ${entry.files.length} file(s): ${files}. Files edited since are kept as they are.`,
       { inline_keyboard: [[{ text: "↩️ Undo", callback_data: confirm! }]] },
     );
   });
@@ -52,17 +52,10 @@ export const historyFeature: FeatureFactory = (deps) => {
     pressed("undo"),
     answerWith(async (ctx) => {
       const b = ctx.button!;
-      const entry = undoable(journalDir, b.subject);
+      const entry = undoable(journalDir, b.subject, deps.runtime.ws.root);
       deps.tokens.revoke(b.token);
       if (!entry || entry.applyId !== b.subject || entry.updatedAt !== b.digest) return "This is no longer pending.";
-      const result = undoApply(journalDir, entry.applyId);
-      try {
-        const cs = deps.runtime.store.load(result.changesetId);
-        cs.status = "undone";
-        deps.runtime.store.save(cs);
-      } catch {
-        // The changeset file may be gone; the journal alone is enough to undo.
-      }
+      const result = undoInWorkspace(deps.runtime, entry.applyId);
       const lines = [
         ...result.reverted.map((p) => `✅ reverted <code>${escapeHtml(shortPath(p))}</code>`),
         ...result.refused.map((r) => `⚠️ kept <code>${escapeHtml(shortPath(r.path))}</code>: ${escapeHtml(r.reason.slice(0, 300))}`),
@@ -84,7 +77,10 @@ export const historyFeature: FeatureFactory = (deps) => {
   };
 };
 
-/** The newest undoable journal entry, or the one `ref` names (apply id or changeset id). */
-function undoable(journalDir: string, ref: string | undefined): JournalEntry | undefined {
-  return findEntry(journalDir, (e) => (e.state === "applied" || e.state === "partially-undone") && (!ref || e.applyId === ref || e.changesetId === ref));
+/** The newest undoable journal entry of this workspace, or the one `ref` names (apply id or changeset id). */
+function undoable(journalDir: string, ref: string | undefined, workspace: string): JournalEntry | undefined {
+  return findEntry(
+    journalDir,
+    (e) => e.workspace === workspace && (e.state === "applied" || e.state === "partially-undone") && (!ref || e.applyId === ref || e.changesetId === ref),
+  );
 }

@@ -1,0 +1,45 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { applyReviewed } from "../app/apply-reviewed.ts";
+import { createRuntime } from "../app/runtime.ts";
+import { undoInWorkspace } from "../app/undo-changeset.ts";
+import { makeChangeset } from "./fixtures/apply-changeset.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+function setup() {
+  const workspace = tempDir();
+  writeTree(workspace, { "a.txt": "a\n", "b.txt": "b\n" });
+  const home = tempDir();
+  const runtime = createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace });
+  const cs = makeChangeset(runtime.ws.root, [{ path: "a.txt", after: enc("A\n") }, { path: "b.txt", after: enc("B\n") }], "cs-two-cards");
+  cs.workspace = runtime.ws.root;
+  runtime.store.save(cs);
+  return { runtime, cs, read: (p: string) => readFileSync(join(runtime.ws.root, p), "utf8") };
+}
+
+test("a changeset applied in two steps is undone only when both applies are", () => {
+  const { runtime, cs, read } = setup();
+  applyReviewed(runtime, cs, ["a.txt"], []);
+  applyReviewed(runtime, runtime.store.load(cs.id), ["b.txt"], []);
+  expect(runtime.store.load(cs.id).status).toBe("applied");
+  undoInWorkspace(runtime);
+  expect(read("b.txt")).toBe("b\n");
+  expect(read("a.txt")).toBe("A\n");
+  expect(runtime.store.load(cs.id).status).toBe("partial");
+  undoInWorkspace(runtime);
+  expect(read("a.txt")).toBe("a\n");
+  expect(runtime.store.load(cs.id).status).toBe("undone");
+});
+
+test("undo never reaches into another workspace's applies", () => {
+  const { runtime, cs } = setup();
+  applyReviewed(runtime, cs, ["a.txt", "b.txt"], []);
+  const otherHome = runtime.pencilHome;
+  const other = tempDir();
+  const elsewhere = createRuntime({ env: { HOME: tempDir(), PENCIL_HOME: otherHome }, workspace: other });
+  expect(() => undoInWorkspace(elsewhere)).toThrow(/Nothing to undo/);
+  expect(() => undoInWorkspace(elsewhere, cs.id)).toThrow(/-w /);
+});
