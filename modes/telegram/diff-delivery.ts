@@ -35,7 +35,10 @@ export const DEFAULT_MAX_DIFF_MESSAGES = 3;
 export function diffDelivery(cs: Changeset, file: FileChange, label: string, maxMessages = DEFAULT_MAX_DIFF_MESSAGES): DiffMessages | DiffDocument {
   // Every body line takes at least 2 characters, so a view with more lines than this cannot fit the messages anyway.
   const view = wholeDiffView(file, maxMessages * MESSAGE_LIMIT);
-  const pieces = view === null ? null : splitAtLines(view, MESSAGE_LIMIT - HEADER_ROOM);
+  const room = MESSAGE_LIMIT - HEADER_ROOM;
+  // A line longer than one message would be split mid-line, its tail without its +/- sign: such a diff goes as a document.
+  const fitsLines = view !== null && view.split("\n").every((line) => line.length <= room);
+  const pieces = view === null || !fitsLines ? null : splitAtLines(view, room);
   const title = `<b>${escapeHtml(label)}</b> <code>${escapeHtml(shortPath(file.path))}</code>`;
   if (pieces && pieces.length <= maxMessages) {
     return {

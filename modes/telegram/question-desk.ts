@@ -4,6 +4,7 @@ import { sha256 } from "../../core/hash.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { escapeHtml } from "./html.ts";
 import type { Outbox } from "./outbox.ts";
+import { visible } from "../../render/visible-text.ts";
 
 /** How long a question waits for the owner before it counts as Deny (default). */
 export const DEFAULT_QUESTION_TIMEOUT_MS = 120_000;
@@ -14,6 +15,9 @@ interface Waiting {
   text: string;
   settle: (answer: PermissionAnswer, verdict: string) => void;
 }
+
+/** Characters of a question's subject shown on the phone; a longer one can only be denied there. */
+const SUBJECT_ROOM = 1500;
 
 const ANSWERS = { allow: { kind: "yes" }, always: { kind: "always" }, deny: { kind: "no", reason: "The owner tapped Deny." } } as const;
 
@@ -56,9 +60,14 @@ export class QuestionDesk {
     const id = `q-${randomBytes(6).toString("hex")}`;
     const digest = sha256(JSON.stringify(question));
     const seconds = Math.round(this.timeoutMs / 1000);
+    // What the owner allows must be what the owner sees: control and bidi characters are escaped,
+    // and a subject too long for one message can only be denied here.
+    const subject = visible(question.subject);
+    const whole = subject.length <= SUBJECT_ROOM;
     const text =
-      `❓ <b>The agent asks to ${escapeHtml(question.access)}</b> (${escapeHtml(question.tool)}):\n<code>${escapeHtml(clip(question.subject, 1500))}</code>\n` +
-      `<i>${escapeHtml(clip(question.reason, 800))}</i>\nNo answer within ${seconds} s counts as Deny.`;
+      `❓ <b>The agent asks to ${escapeHtml(question.access)}</b> (${escapeHtml(question.tool)}):\n<code>${escapeHtml(clip(subject, SUBJECT_ROOM))}</code>\n` +
+      `<i>${escapeHtml(clip(visible(question.reason), 800))}</i>\n` +
+      (whole ? `No answer within ${seconds} s counts as Deny.` : "Too long to show whole here, so it can only be denied from the phone; run it from the terminal to allow it.");
     const [allow, always, deny] = this.tokens.issue(
       (["allow", "always", "deny"] as const).map((action) => ({ action, subject: id, item: "question", digest, owner: this.ownerId })),
     );
@@ -86,9 +95,11 @@ export class QuestionDesk {
         .send(this.ownerId, text, {
           // A question that may only cover this one call (a command with no sandbox) gets no "always".
           inline_keyboard: [
-            question.once
-              ? [{ text: "✅ Allow", callback_data: allow! }, { text: "⛔ Deny", callback_data: deny! }]
-              : [{ text: "✅ Allow", callback_data: allow! }, { text: "Allow always", callback_data: always! }, { text: "⛔ Deny", callback_data: deny! }],
+            !whole
+              ? [{ text: "⛔ Deny", callback_data: deny! }]
+              : question.once
+                ? [{ text: "✅ Allow", callback_data: allow! }, { text: "⛔ Deny", callback_data: deny! }]
+                : [{ text: "✅ Allow", callback_data: allow! }, { text: "Allow always", callback_data: always! }, { text: "⛔ Deny", callback_data: deny! }],
           ],
         })
         .then((msg) => {
