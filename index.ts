@@ -1,12 +1,15 @@
 #!/usr/bin/env bun
 // Entry point: only argv inspection happens here; every command is imported lazily
 // so that --help and --version stay instant.
+import { realpathSync } from "node:fs";
 import pkg from "./package.json" with { type: "json" };
 
 // bin/pencil starts Bun in Pencil's own directory (so Bun reads Pencil's .env, not a
-// workspace's); the caller's directory is where the command really runs.
+// workspace's); the caller's directory is where the command really runs. Only a start
+// in Pencil's directory may say so: a workspace's .env must not move Pencil around.
 const callerCwd = process.env.PENCIL_CALLER_CWD;
-if (callerCwd) process.chdir(callerCwd);
+delete process.env.PENCIL_CALLER_CWD;
+if (callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
 
 const argv = process.argv.slice(2);
 const first = argv[0];

@@ -34,3 +34,11 @@ test("run directly from such a repository, a PENCIL_HOME inside the workspace is
   expect(result.stderr).toContain("is inside the workspace");
   expect(result.stderr).toContain("bin/pencil");
 });
+
+test("a workspace's .env cannot pretend to be the launcher", () => {
+  const { repo, env } = hostileRepo();
+  writeFileSync(join(repo, ".env"), "PENCIL_CALLER_CWD=/\n");
+  const result = spawnSync(process.execPath, [INDEX, "doctor", "--json"], { cwd: repo, env, encoding: "utf8" });
+  const checks = JSON.parse(result.stdout) as { name: string; detail: string }[];
+  expect(checks.find((c) => c.name === "workspace")!.detail).toBe(repo);
+});
