@@ -12,6 +12,10 @@ import type { Runtime } from "./runtime.ts";
 export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ApplyResult {
   assertSameWorkspace(runtime, changeset);
   adoptStoredProgress(runtime, changeset);
+  // A file another front end already applied is settled: this review's say on it does not count.
+  const settled = new Set(changeset.applied ?? []);
+  approved = approved.filter((p) => !settled.has(p));
+  rejected = rejected.filter((p) => !settled.has(p));
   // The stored record says where each file goes; trust only what the reviewed path resolves to now, under today's policy.
   const refusedUpFront: { path: string; reason: string }[] = [];
   const writable = approved.filter((path) => {
@@ -59,7 +63,8 @@ function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
     return;
   }
   if (stored.digest !== changeset.digest) return;
-  changeset.decisions = { ...(stored.decisions ?? {}), ...(changeset.decisions ?? {}) };
+  // The store is newer than any copy a front end holds: its decisions win.
+  changeset.decisions = { ...(changeset.decisions ?? {}), ...(stored.decisions ?? {}) };
   changeset.applied = [...new Set([...(stored.applied ?? []), ...(changeset.applied ?? [])])];
   changeset.applyIds = [...new Set([...(stored.applyIds ?? []), ...(changeset.applyIds ?? [])])];
 }

@@ -43,3 +43,15 @@ test("undo never reaches into another workspace's applies", () => {
   expect(() => undoInWorkspace(elsewhere)).toThrow(/Nothing to undo/);
   expect(() => undoInWorkspace(elsewhere, cs.id)).toThrow(/-w /);
 });
+
+test("a stale copy reviewed after the phone applied a file neither re-applies it nor records it rejected", () => {
+  const { runtime, cs } = setup();
+  const staleCopy = runtime.store.load(cs.id);
+  applyReviewed(runtime, cs, ["a.txt"], []); // the phone
+  const result = applyReviewed(runtime, staleCopy, ["b.txt"], ["a.txt"]); // a terminal that had loaded it before
+  expect(result.applied).toEqual(["b.txt"]);
+  expect(result.conflicts).toEqual([]);
+  const stored = runtime.store.load(cs.id);
+  expect(stored.decisions).toEqual({ "a.txt": "approved", "b.txt": "approved" });
+  expect(stored.status).toBe("applied");
+});
