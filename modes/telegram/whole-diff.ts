@@ -10,6 +10,8 @@ import { visible } from "../../render/visible-text.ts";
  * lines start with their sign, notes and the header end otherwise.
  */
 const OMITTED = /^… [\d,]+ more lines not shown \(review --patch prints the whole diff\)$/;
+/** The marker of the plain before/after view (a diff too costly to compute) when it shortened the old content. */
+const OLD_CONTENT_CUT = /^… [\d,]+ more lines of the old content not shown$/m;
 
 /**
  * The plain diff view (no colour, no line numbers) with no line cut to a width, or
@@ -19,7 +21,7 @@ const OMITTED = /^… [\d,]+ more lines not shown \(review --patch prints the wh
 export function wholeDiffView(change: FileChange, maxLines = Number.MAX_SAFE_INTEGER): string | null {
   const text = renderFileDiff(change, { color: false, lineNumbers: false, width: Number.POSITIVE_INFINITY, maxLines }).text;
   const lines = text.split("\n");
-  return OMITTED.test(lines[lines.length - 2] ?? "") ? null : text;
+  return OMITTED.test(lines[lines.length - 2] ?? "") || OLD_CONTENT_CUT.test(text) ? null : text;
 }
 
 /**
