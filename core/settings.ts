@@ -24,6 +24,8 @@ export interface SettingsInput {
 export interface Settings {
   rules: Rule[];
   limits: ToolLimits;
+  /** How run_command's sandbox is set up; `network` (default false) lets commands reach the network. */
+  sandbox: { network: boolean };
   /** One sentence per ignored or pointless setting; the caller shows them. */
   warnings: string[];
   /** Settings files that existed and were read, user file first. */
@@ -41,12 +43,13 @@ const limitKeys = Object.keys(DEFAULT_LIMITS) as (keyof ToolLimits)[];
 const SettingsSchema = z.looseObject({
   permissions: z.looseObject({ deny: ruleList.optional(), ask: ruleList.optional(), allow: ruleList.optional() }).optional(),
   limits: z.looseObject(Object.fromEntries(limitKeys.map((k) => [k, z.number().int().positive().optional()]))).optional(),
+  sandbox: z.looseObject({ network: z.boolean().optional() }).optional(),
 });
 type SettingsFile = z.infer<typeof SettingsSchema>;
 
 // Keys that, in tools Pencil is often compared with, switch off or loosen permission checks.
 const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
-const KNOWN_TOP = new Set(["permissions", "limits", "$schema"]);
+const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema"]);
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
 
 /**
@@ -63,6 +66,7 @@ export function loadSettings(input: SettingsInput): Settings {
   const files: string[] = [];
   const rules: Rule[] = [];
   const limits: ToolLimits = { ...DEFAULT_LIMITS };
+  const sandbox = { network: false };
   const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
   // The rules-free policy answers "is this built-in denied?" for the pointless-allow warnings.
   const builtins = compilePolicy({ ...roots, pencilHome: input.pencilHome, rules: [] });
@@ -95,6 +99,7 @@ export function loadSettings(input: SettingsInput): Settings {
       const value = user.limits?.[key];
       if (value !== undefined) limits[key] = value;
     }
+    if (user.sandbox?.network !== undefined) sandbox.network = user.sandbox.network;
   }
 
   const sameAsUser = realPathLoose(wsFile).real === realPathLoose(userFile).real;
@@ -134,11 +139,14 @@ export function loadSettings(input: SettingsInput): Settings {
         );
       } else limits[key] = value;
     }
+    if (ws.sandbox?.network === true) {
+      warnings.push(`Ignored sandbox.network in ${wsFile}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`);
+    } else if (ws.sandbox?.network === false) sandbox.network = false;
   }
 
   for (const text of input.cliDeny) rules.push(parseRule(text, "deny", "--deny"));
   for (const text of input.cliAllow) keep(parseRule(text, "allow", "--allow"));
-  return { rules, limits, warnings, files };
+  return { rules, limits, sandbox, warnings, files };
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. */
@@ -183,7 +191,7 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
     if (workspace && MODE_KEY.test(key)) {
       warnings.push(`Ignored "${at}" in ${file}: a workspace settings file cannot switch or loosen permission checks.`);
     } else {
-      warnings.push(`Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow and limits.`);
+      warnings.push(`Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits and sandbox.network.`);
     }
   };
   for (const key of Object.keys(settings)) if (!KNOWN_TOP.has(key)) check(key, key);
@@ -192,6 +200,9 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
   }
   for (const key of Object.keys(settings.limits ?? {})) {
     if (!(limitKeys as string[]).includes(key)) check(key, `limits.${key}`);
+  }
+  for (const key of Object.keys(settings.sandbox ?? {})) {
+    if (key !== "network") check(key, `sandbox.${key}`);
   }
 }
 

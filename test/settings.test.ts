@@ -223,6 +223,16 @@ describe("loadSettings", () => {
     expect(b.warnings).toEqual([]);
   });
 
+  test("sandbox.network: off by default, the user file may open it, the workspace file may not", () => {
+    expect(loadSettings(layout({}).input()).sandbox).toEqual({ network: false });
+    expect(loadSettings(layout({ user: { sandbox: { network: true } } }).input()).sandbox).toEqual({ network: true });
+    const hostile = loadSettings(layout({ ws: { sandbox: { network: true } } }).input());
+    expect(hostile.sandbox).toEqual({ network: false });
+    expect(hostile.warnings[0]).toContain("cannot open the network");
+    const closed = loadSettings(layout({ user: { sandbox: { network: true } }, ws: { sandbox: { network: false } } }).input());
+    expect(closed.sandbox).toEqual({ network: false });
+  });
+
   test("a workspace whose .pencil/settings.json is the user file is read once, as the user's", () => {
     const l = layout({ user: { permissions: { allow: ["Read(../shared-lib/**)"] } } });
     // The home directory used as workspace, with PENCIL_HOME = ~/.pencil: both paths name one file.
