@@ -22,7 +22,7 @@ export function readTools(): PencilTool[] {
  * run_command (in a scratch copy; its file effects come back staged); plan and
  * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
  */
-export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHome">): PencilTool[] {
+export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHome" | "settings">): PencilTool[] {
   if (mode === "agent") {
     return [
       ...readTools(),
@@ -30,7 +30,7 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
       createEditFileTool(),
       createWriteFileTool(),
       createDeleteFileTool(),
-      createRunCommandTool({ pencilHome: runtime.pencilHome }),
+      createRunCommandTool({ pencilHome: runtime.pencilHome, network: runtime.settings.sandbox.network }),
     ];
   }
   const search = webSearchToolFromEnv({ ...runtime.env });

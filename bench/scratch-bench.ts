@@ -12,7 +12,7 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { diffScratch, disposeScratch, makeScratch, type ShareMode } from "../core/scratch.ts";
-import { createRunCommandTool, namespaceAvailable, planHomeHiding } from "../core/tools/run-command.ts";
+import { createRunCommandTool, planHiding, sandboxAvailable } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 
@@ -96,7 +96,7 @@ const hardlinks = time(() => {
   rmSync(dest, { recursive: true, force: true });
 });
 
-const modes: ShareMode[] = namespaceAvailable() ? ["plain", "namespace"] : ["plain"];
+const modes: ShareMode[] = sandboxAvailable() ? ["plain", "namespace"] : ["plain"];
 const setup: Record<string, number> = {};
 const diff: Record<string, number> = {};
 const dispose: Record<string, number> = {};
@@ -138,7 +138,7 @@ for (const share of modes) {
 const noHome = modes.includes("namespace")
   ? await timeAsync(() => createRunCommandTool({ sandbox: "namespace", scratchParent, realHome: join(base, "no-home") }).execute({ command: "true" }, ctx))
   : null;
-const plan = time(() => planHomeHiding({ realHome: homedir(), pencilHome: join(homedir(), ".pencil"), wsRoot: ws.root, scratchRoot: scratchParent, path: process.env.PATH ?? "" }));
+const plan = time(() => planHiding({ realHome: homedir(), pencilHome: join(homedir(), ".pencil"), wsRoot: ws.root, scratchRoot: scratchParent, path: process.env.PATH ?? "" }));
 const bare = await timeAsync(
   () => new Promise((resolve) => Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] })),
 );
@@ -163,5 +163,5 @@ for (const share of modes) {
 if (noHome !== null) {
   console.log(`  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`);
 }
-console.log(`  planHomeHiding (PATH walk, secrets)    ${f(plan)}`);
+console.log(`  planHiding (covers, PATH walk, secrets) ${f(plan)}`);
 rmSync(base, { recursive: true, force: true });

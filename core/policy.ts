@@ -171,9 +171,10 @@ export interface Policy {
 }
 
 /**
- * Places under the home directory that hold credentials: never read or written,
- * whatever a settings file says. The contract names the first three; the rest hold
- * tokens just as surely (registry and cloud logins, git and GitHub credentials).
+ * Places under the home directory that hold credentials (relative to it): never
+ * read or written, whatever a settings file says, and masked in run_command's
+ * sandbox. The contract names the first three; the rest hold tokens just as
+ * surely (registry, cloud and database logins, git and GitHub credentials, keyrings).
  */
 export const HOME_CREDENTIALS: readonly string[] = [
   ".ssh",
@@ -189,6 +190,15 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".config/gcloud",
   ".azure",
   ".password-store",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".local/share/keyrings",
+  ".config/git/credentials",
+  ".pgpass",
+  ".vault-token",
+  ".gem/credentials",
+  ".config/hub",
+  ".terraform.d/credentials.tfrc.json",
 ];
 
 const result = (decision: Effect, reason: string, rule?: string): Decision =>

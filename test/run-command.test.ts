@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../agent/approver.ts";
 import { nobodyApprover } from "../agent/approver.ts";
@@ -11,13 +12,25 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { compilePolicy, decide, parseRule, type Rule } from "../core/policy.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
-import { commandEnv, createRunCommandTool, looksSecret, namespaceAvailable, type RunCommandOptions, type SandboxChoice } from "../core/tools/run-command.ts";
+import {
+  commandEnv,
+  createRunCommandTool,
+  looksSecret,
+  namesHostSocket,
+  namespaceAvailable,
+  planHiding,
+  sandboxAvailable,
+  type RunCommandOptions,
+  type SandboxChoice,
+} from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, ToolError, type PencilTool } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { tempDir as sharedTempDir, writeTree } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
 
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+/** What the command printed and what was staged: the tool's text without its first line (the command echoed back). */
+const after = (out: string) => out.slice(out.indexOf("\n"));
 
 // Removed when this file ends, whatever the shared helper does at process exit.
 const made: string[] = [];
@@ -40,7 +53,8 @@ function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array
   writeTree(root, { "src/app.ts": "export const a = 1;\n", "README.md": "hello\n", ...files });
   const t = toolContext(root);
   const policy = compilePolicy({ workspaceRoot: t.ws.root, home: t.ws.home, pencilHome: join(tempDir(), "ph"), rules: [parseRule("Read(private/**)", "deny", "test")] });
-  t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision !== "deny";
+  // As the policy seam has it: only what a read would be allowed without asking (so nothing outside the workspace).
+  t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
   const scratchParent = tempDir("pencil-run-parent-");
   const tool = createRunCommandTool({ sandbox, scratchParent, ...extra });
   const run = (command: string) => t.run(tool, { command });
@@ -133,11 +147,9 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 
   test("a binary file comes back byte-identical and a chmod +x is staged as a mode change", async () => {
     const bytes = new Uint8Array(70_000).map((_, i) => (i * 7919) % 256);
-    const source = join(tempDir(), "blob.bin");
-    writeFileSync(source, bytes);
-    const { root, run, overlay } = setup(sandbox, { "run.sh": "#!/bin/sh\necho hi\n" });
+    const { root, run, overlay } = setup(sandbox, { "run.sh": "#!/bin/sh\necho hi\n", "blob.bin": bytes });
     chmodSync(join(root, "run.sh"), 0o644);
-    const out = await run(`cp '${source}' data.bin && chmod +x run.sh`);
+    const out = await run("cp blob.bin data.bin && chmod +x run.sh");
     expect(out).toContain("Staged create: data.bin");
     expect(out).toContain("Staged edit: run.sh (mode 644 → 755)");
     expect(Buffer.compare(Buffer.from(overlay.readBytes(join(root, "data.bin"))), Buffer.from(bytes))).toBe(0);
@@ -233,8 +245,8 @@ describe("shared dependency directories", () => {
     // The absolute path of the workspace leads into the copy: the write there was staged, not made.
     expect(existsSync(join(root, "escape.txt"))).toBe(false);
     expect(out).toContain("Staged create: escape.txt");
-    // Outside the workspace the file system is sealed read-only for the command.
-    expect(out).toContain(`${outside}/out.txt': Read-only file system`);
+    // Outside the workspace the host's /tmp is covered by a private one, and the rest sealed read-only.
+    expect(out).toContain(`${outside}/out.txt': No such file or directory`);
     expect(existsSync(join(outside, "out.txt"))).toBe(false);
   });
 
@@ -259,10 +271,16 @@ describe("environment and tool shape", () => {
     const env = commandEnv(
       { PATH: "/bin", LANG: "en_US.UTF-8", GROQ_API_KEY: "k", TELEGRAM_BOT_TOKEN: "t", INSFORGE_ANON_KEY: "i", AWS_SECRET_ACCESS_KEY: "a", USER: "me" },
       { home: "/s/home", tmp: "/s/tmp" },
-      { FOO: "1", DB_PASSWORD: "p", MY_AUTH: "a", NODE_ENV: "test" },
+      { FOO: "1", DB_PASSWORD: "p", MY_AUTH: "a", NODE_ENV: "test", SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", DISPLAY: ":0", DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1/bus", DOCKER_HOST: "unix:///run/docker.sock", XDG_RUNTIME_DIR: "/run/user/1", TMUX: "/tmp/tmux-1/default,1,0" },
     );
     expect(env).toMatchObject({ PATH: "/bin", HOME: "/s/home", TMPDIR: "/s/tmp", LANG: "en_US.UTF-8", TERM: "dumb", CI: "1", USER: "me", FOO: "1", NODE_ENV: "test" });
     for (const name of ["GROQ_API_KEY", "TELEGRAM_BOT_TOKEN", "INSFORGE_ANON_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MY_AUTH"]) expect(env[name]).toBeUndefined();
+    // Variables that lead to host services' sockets: through them a command could act outside any sandbox.
+    for (const name of ["SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "XDG_RUNTIME_DIR", "TMUX"]) expect(env[name]).toBeUndefined();
+    expect(namesHostSocket("GPG_AGENT_INFO")).toBe(true);
+    expect(namesHostSocket("WAYLAND_DISPLAY")).toBe(true);
+    expect(namesHostSocket("MY_SERVICE_SOCKET")).toBe(true);
+    expect(namesHostSocket("NODE_ENV")).toBe(false);
     expect(looksSecret("OPENROUTER_API_KEY")).toBe(true);
     expect(looksSecret("TELEGRAM_OWNER_ID")).toBe(true);
     expect(looksSecret("GITHUB_TOKEN")).toBe(true);
@@ -365,10 +383,185 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
       const { run, scratchParent } = setup(sandbox, {}, { realHome: notADirectory });
       const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ToolError);
-      expect((error as Error).message).toMatch(/^The sandbox could not be set up \(cannot hide the home directory .*\), so the command did not run\./);
+      expect((error as Error).message).toMatch(/^The sandbox could not be set up \(cannot cover .*home-file\), so the command did not run\./);
       expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
       expect(readdirSync(scratchParent)).toEqual([]);
     }
+  });
+});
+
+/** What a command tries in order to undo the sandbox; every line that works prints an ESCAPE marker. */
+const ESCAPE =
+  "grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status; " +
+  'umount -l "$PWD" 2>/dev/null && echo ESCAPE-umount; mount -o remount,bind,rw / 2>/dev/null && echo ESCAPE-remount; ' +
+  "unshare -U -r true 2>/dev/null && echo ESCAPE-userns; unshare -U true 2>/dev/null && echo ESCAPE-userns-unmapped; " +
+  "for p in / /etc /usr /proc/sys/kernel/domainname /proc/sysrq-trigger /sys/kernel /dev; do test -w $p && echo ESCAPE-writable-$p; done; " +
+  // The reviewer's reproduction: lazily unmount the copy and the covers, remount / read-write, write the real file.
+  'R=$PWD; H=$(dirname "$R"); cd /; for i in 1 2 3 4 5 6; do umount -l "$R"; umount -l "$H"; done 2>/dev/null; mount -o remount,bind,rw / 2>/dev/null; echo PWNED > "$R/a.txt"; echo tried';
+
+/** Checks ESCAPE's output and that the real file is untouched (the write landed in the copy and came back staged). */
+function expectNoEscape(text: string, realFile: string) {
+  const out = after(text);
+  expect(out).toContain("CapEff:\t0000000000000000");
+  expect(out).toContain("CapBnd:\t0000000000000000");
+  expect(out).toContain("NoNewPrivs:\t1");
+  expect(out).toContain("tried");
+  expect(out).not.toContain("ESCAPE");
+  expect(readFileSync(realFile, "utf8")).toBe("original\n");
+  expect(out).toContain("Staged edit: a.txt");
+}
+
+describe("namespace sandbox: the command cannot undo it", () => {
+  test.skipIf(!hasNamespace)("no capabilities: umount, remount and nested user namespaces fail; the real workspace stays untouched", async () => {
+    const { root, run } = setup("namespace", { "a.txt": "original\n" });
+    expectNoEscape(await run(ESCAPE), join(root, "a.txt"));
+  });
+
+  const asNobody = hasNamespace && process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
+  test.skipIf(!asNobody)("the same as an unprivileged user (mapped to root inside the namespace)", () => {
+    // A world-accessible directory: the child runs as nobody and makes its workspace and scratch copies there.
+    const dir = mkdtempSync(join(tmpdir(), "pencil-run-nobody-"));
+    made.push(dir);
+    chmodSync(dir, 0o1777);
+    const child = join(dir, "child.ts");
+    writeFileSync(
+      child,
+      `import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRunCommandTool, sandboxAvailable } from ${JSON.stringify(join(import.meta.dir, "../core/tools/run-command.ts"))};
+import { toolContext } from ${JSON.stringify(join(import.meta.dir, "support/tool-context.ts"))};
+const dir = process.argv[2]!;
+const ws = join(dir, "ws");
+mkdirSync(ws);
+writeFileSync(join(ws, "a.txt"), "original\\n");
+if (!sandboxAvailable()) { console.log(JSON.stringify({ unavailable: true })); process.exit(0); }
+const t = toolContext(ws, { home: join(dir, "home") });
+const tool = createRunCommandTool({ sandbox: "namespace", scratchParent: dir, realHome: join(dir, "home"), pencilHome: join(dir, "ph") });
+console.log(JSON.stringify({ uid: process.getuid(), out: await t.run(tool, { command: process.argv[3]! }) }));
+`,
+    );
+    chmodSync(child, 0o644);
+    mkdirSync(join(dir, "home"), { mode: 0o777 });
+    chmodSync(join(dir, "home"), 0o777);
+    const r = spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, child, dir, ESCAPE], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: join(dir, "home") },
+      timeout: 10_000,
+    });
+    expect(r.stderr).toBe("");
+    const result = JSON.parse(r.stdout) as { uid?: number; out?: string; unavailable?: boolean };
+    if (result.unavailable) {
+      console.warn("run-command.test: no unprivileged user namespaces for uid 65534 here; the unprivileged escape test checked nothing.");
+      return;
+    }
+    expect(result.uid).toBe(65534);
+    expectNoEscape(result.out!, join(dir, "ws", "a.txt"));
+  });
+});
+
+describe("namespace sandbox: network, host sockets and shared memory", () => {
+  test.skipIf(!hasNamespace)("no network by default (the private loopback works); `network: true` reaches the host's", async () => {
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("from-host") });
+    try {
+      const probe =
+        `(echo hi > /dev/tcp/127.0.0.1/${server.port}) 2>/dev/null && echo HOST-REACHED || echo HOST-UNREACHABLE; ` +
+        `"${process.execPath}" -e 'const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("inside") }); console.log("own loopback:", await (await fetch("http://127.0.0.1:" + s.port)).text()); s.stop(true)'`;
+      const closed = after(await setup("namespace").run(`${probe}; getent hosts example.com || echo "curl: (6) Could not resolve host: example.com"`));
+      expect(closed).toContain("HOST-UNREACHABLE");
+      expect(closed).toContain("Note: sandboxed commands have no network access");
+      expect(closed).toContain("own loopback: inside");
+      const open = after(await setup("namespace", {}, { network: true }).run(probe));
+      expect(open).toContain("HOST-REACHED");
+      expect(open).not.toContain("no network access");
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test.skipIf(!hasNamespace)("the ssh-agent socket is out of reach, even in a directory the sandbox keeps; the variable is not passed", async () => {
+    const h = fakeHome();
+    // In the kept toolchain directory: only the SSH_AUTH_SOCK mask hides it.
+    const sock = join(h.home, ".nvm", "agent", "s.sock");
+    mkdirSync(dirname(sock));
+    let accepted = 0;
+    const listener = Bun.listen({ unix: sock, socket: { open: () => void accepted++, data: () => {} } });
+    try {
+      const options = { ...h.options, parentEnv: { ...h.options.parentEnv, SSH_AUTH_SOCK: sock }, extraEnv: { SSH_AUTH_SOCK: sock } };
+      const { run } = setup("namespace", {}, options);
+      const out = after(
+        await run(
+          `echo "var=[$SSH_AUTH_SOCK]"; test -S ${sock} && echo SOCKET-VISIBLE; cat ${h.home}/.nvm/nvm-version.txt; ` +
+            `"${process.execPath}" -e 'try { await Bun.connect({ unix: ${JSON.stringify(sock)}, socket: { data() {} } }); console.log("AGENT-REACHED") } catch (e) { console.log("agent unreachable") } process.exit(0)'`,
+        ),
+      );
+      expect(out).toContain("var=[]");
+      expect(out).toContain("nvm-ok");
+      expect(out).toContain("agent unreachable");
+      expect(out).not.toContain("SOCKET-VISIBLE");
+      expect(out).not.toContain("AGENT-REACHED");
+      expect(accepted).toBe(0);
+    } finally {
+      listener.stop(true);
+    }
+  });
+
+  test.skipIf(!hasNamespace)("/dev/shm, /tmp and System V IPC are fresh and private: writes work but neither reach the host nor persist", async () => {
+    const marker = `pencil-run-test-${process.pid}-${Date.now()}`;
+    const hostFile = join(tempDir(), "host.txt");
+    writeFileSync(hostFile, "HOST-TMP\n");
+    // A shared memory segment of the host (util-linux's ipcmk): the command must not see it.
+    const segment = /(\d+)/.exec(spawnSync("ipcmk", ["-M", "4096"], { encoding: "utf8" }).stdout ?? "")?.[1];
+    try {
+      const { run } = setup("namespace");
+      const first = after(
+        await run(`ls -A /dev/shm /tmp | grep -c ${marker}; echo x > /dev/shm/${marker} && echo x > /tmp/${marker} && echo wrote; cat ${hostFile}; ipcs -m | grep -Eq "^0x[0-9a-f]+ +${segment ?? "none"} " && echo SEGMENT-VISIBLE || echo segment-hidden`),
+      );
+      expect(first).toContain("\n0\nwrote\n");
+      expect(first).not.toContain("HOST-TMP");
+      expect(first).toContain("segment-hidden");
+      // Nothing reached the host's: the next run starts from fresh, empty ones again.
+      expect(existsSync(`/dev/shm/${marker}`)).toBe(false);
+      expect(existsSync(join(tmpdir(), marker))).toBe(false);
+    } finally {
+      if (segment) spawnSync("ipcrm", ["-m", segment]);
+    }
+  });
+});
+
+describe("namespace sandbox: Pencil's own .env", () => {
+  test("the install directory's .env files are masked, .env.example is not", () => {
+    const install = tempDir("pencil-run-install-");
+    writeTree(install, { ".env": "K=1\n", ".env.local": "K=2\n", ".env.example": "K=\n", "index.ts": "" });
+    const plan = planHiding({ realHome: tempDir(), pencilHome: tempDir(), wsRoot: tempDir(), scratchRoot: tempDir(), path: "", installDir: install, env: {} });
+    expect(plan.secrets).toContain(join(install, ".env"));
+    expect(plan.secrets).toContain(join(install, ".env.local"));
+    expect(plan.secrets).not.toContain(join(install, ".env.example"));
+    expect(plan.secrets).not.toContain(join(install, "index.ts"));
+  });
+
+  test.skipIf(!hasNamespace)("a linked checkout kept reachable for its command (npm link under nvm) shows no .env", async () => {
+    const h = fakeHome();
+    const tool = ".nvm/versions/node/v20/lib/node_modules/tool";
+    writeTree(h.home, {
+      "src/pencil/.env": "GROQ_API_KEY=LINKED-ENV-SECRET\n",
+      "src/pencil/.env.example": "GROQ_API_KEY=\n",
+      "src/pencil/bin/pencil": "#!/bin/sh\necho pencil-ok\n",
+      // A package inside a toolchain kept whole, with a .env of its own.
+      [`${tool}/.env`]: "TOOL-ENV-SECRET\n",
+      [`${tool}/cli.sh`]: "#!/bin/sh\necho tool-ok\n",
+      // An install prefix kept for its bin/ on PATH.
+      "tools/acme/.env.local": "ACME-ENV-SECRET\n",
+    });
+    chmodSync(join(h.home, "src/pencil/bin/pencil"), 0o755);
+    chmodSync(join(h.home, tool, "cli.sh"), 0o755);
+    symlinkSync(join(h.home, "src/pencil/bin/pencil"), join(h.home, ".nvm/versions/node/v20/bin/pencil"));
+    symlinkSync("../lib/node_modules/tool/cli.sh", join(h.home, ".nvm/versions/node/v20/bin/tool"));
+    const { run } = setup("namespace", {}, h.options);
+    const out = after(await run(`pencil; tool; cat ${h.home}/src/pencil/.env ${h.home}/${tool}/.env ${h.home}/tools/acme/.env.local; cat ${h.home}/src/pencil/.env.example; echo end`));
+    expect(out).toContain("pencil-ok\ntool-ok\nGROQ_API_KEY=\nend");
+    expect(out).not.toContain("LINKED-ENV-SECRET");
+    expect(out).not.toContain("TOOL-ENV-SECRET");
+    expect(out).not.toContain("ACME-ENV-SECRET");
   });
 });
 
@@ -377,9 +570,11 @@ describe.each(modes)("a workspace that is the home directory (%s)", (sandbox) =>
     const h = fakeHome();
     const t = toolContext(h.home, { home: h.home });
     const tool = createRunCommandTool({ sandbox, scratchParent: tempDir(), ...h.options, pencilHome: join(h.home, ".pencil") });
-    const out = await t.run(tool, { command: "cat .ssh/id_rsa .netrc .config/gh/hosts.yml .pencil/changesets/c1.json; cat notes.txt; ls -A" });
+    // HOME_CREDENTIALS come from the policy: its newer entries (.pgpass, .vault-token) are left out as well.
+    writeTree(h.home, { ".pgpass": "db:5432:*:me:PGPASS-SECRET\n", ".vault-token": "VAULT-SECRET\n" });
+    const out = await t.run(tool, { command: "cat .ssh/id_rsa .netrc .config/gh/hosts.yml .pencil/changesets/c1.json .pgpass .vault-token; cat notes.txt; ls -A" });
     expect(out).toContain("HOME-NOTES");
-    for (const secret of ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE"]) expect(out).not.toContain(secret);
+    for (const secret of ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "PGPASS-SECRET", "VAULT-SECRET"]) expect(out).not.toContain(secret);
     expect(out).toContain(".ssh/id_rsa: No such file or directory");
   });
 });
@@ -462,6 +657,7 @@ describe("policy seam: commands without a sandbox", () => {
     expect(plain.sandboxed!()).toBe(false);
     expect(createRunCommandTool({ sandbox: "namespace" }).sandboxed!()).toBe(true);
     expect(createRunCommandTool({ sandbox: "auto" }).sandboxed!()).toBe(hasNamespace);
+    expect(sandboxAvailable()).toBe(namespaceAvailable());
     const { exec } = seam([plain], [parseRule("Run(touch *)", "allow", "test")], nobodyApprover);
     const out = await exec("run_command", `touch ${outside}/marker`);
     expect(out).toContain("the user refused to run");

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { z } from "zod";
-import { compilePolicy, decide, type Policy } from "../policy.ts";
+import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy.ts";
 import { diffScratch, disposeScratch, makeScratch, ScratchError, sharedLeaks, type Scratch, type ScratchChange, type ShareMode } from "../scratch.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
@@ -11,14 +11,20 @@ import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 
 /**
  * Where the command runs.
- * - `namespace` (Linux with unprivileged user namespaces): a private mount
- *   namespace where the scratch copy is mounted at the workspace's own path,
- *   shared directories are bind-mounted read-only, the real home directory is
- *   covered by an empty one (the toolchain on PATH, the workspace and the
- *   scratch copy stay reachable), credentials and PENCIL_HOME are masked, and
- *   every other mount is remounted read-only (/proc, /sys and /dev excepted).
- *   Writes can reach only the scratch copy, whatever path the command uses.
- *   If any of that fails the command does not run (a ToolError says why).
+ * - `namespace` (Linux with unprivileged user namespaces and util-linux's
+ *   `setpriv`): private user, mount, IPC and network namespaces. The scratch copy
+ *   is mounted at the workspace's own path, shared directories are
+ *   bind-mounted read-only, the real home directory and the host's
+ *   /tmp, /var/tmp, /run and /dev/shm are covered by empty ones (the toolchain
+ *   on PATH, the workspace and the scratch copy stay reachable; the temporary
+ *   directories are fresh and writable), credentials, PENCIL_HOME, Pencil's
+ *   own .env and host sockets are masked, every other mount is remounted
+ *   read-only (/proc, /sys and /dev included), there is no network unless
+ *   `network` is set, and the command runs with every capability dropped and
+ *   no_new_privs, so it cannot unmount or remount any of that. Writes can
+ *   reach only the scratch copy and the private temporary directories,
+ *   whatever path the command uses. If any of that fails the command does not
+ *   run (a ToolError says why).
  * - `plain` (anywhere else): NOT a sandbox. The command runs in the scratch
  *   copy at its temp path but with the user's full permissions: it can read
  *   and write anything the user can. The tool reports `sandboxed() === false`
@@ -39,7 +45,7 @@ export interface RunCommandOptions {
   scratchParent?: string;
   /** The environment PATH, LANG and extras are taken from (default process.env). */
   parentEnv?: Record<string, string | undefined>;
-  /** Extra variables for the command; any whose name looks secret is dropped. */
+  /** Extra variables for the command; any whose name looks secret or leads to a host socket (SSH_AUTH_SOCK, DISPLAY…) is dropped. */
   extraEnv?: Record<string, string>;
   /** Directory names always shared instead of copied (default DEPENDENCY_DIRS). */
   shareNames?: readonly string[];
@@ -49,6 +55,13 @@ export interface RunCommandOptions {
   realHome?: string;
   /** Pencil's state directory, never visible to the command (default $PENCIL_HOME, else ~/.pencil). */
   pencilHome?: string;
+  /**
+   * Namespace sandbox: let the command use the host's network (default false:
+   * a private network with only its own loopback, so no internet, no local
+   * services, no cloud metadata endpoint). With it, host services listening on
+   * 127.0.0.1 and abstract unix sockets are reachable too.
+   */
+  network?: boolean;
 }
 
 /**
@@ -73,6 +86,9 @@ export interface CommandOutcome {
   outputBytes: number;
 }
 
+/** Output that says a command needed the network (resolver, connect and package-manager errors). */
+const NETWORK_FAILURE = /Could not resolve host|Temporary failure in name resolution|Network is unreachable|ENOTFOUND|EAI_AGAIN|ENETUNREACH|getaddrinfo|Name or service not known/i;
+
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_OUTPUT_CAP = 30 * 1024;
 const SETUP_FAILED_EXIT = 97;
@@ -91,7 +107,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
     description:
       "Run a shell command (bash -c) in a scratch copy of the workspace that includes your staged changes, e.g. tests, a build, a linter or a formatter. " +
       "Files it creates, modifies or deletes come back as staged changes for review; the real workspace is not changed. " +
-      `No stdin, no network guarantees, a ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s timeout; secrets (.env files, API keys in the environment) are not available. ` +
+      `No stdin; ${options.network ? "" : "no network access (installs and downloads fail: ask the user to allow network access or to run them); "}a ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s timeout; secrets (.env files, API keys in the environment) are not available. ` +
       "You get the exit code and the end of the output.",
     inputSchema: input,
     claims: () => [],
@@ -99,7 +115,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
     // A `namespace` choice never runs unconfined (it refuses instead), so only `plain` and an `auto` without namespaces are unsandboxed.
     sandboxed: () => {
       const choice = options.sandbox ?? "auto";
-      return choice === "namespace" || (choice === "auto" && namespaceAvailable());
+      return choice === "namespace" || (choice === "auto" && sandboxAvailable());
     },
     async execute({ command }, ctx) {
       return runCommand(command, ctx, options);
@@ -117,10 +133,11 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
   const pencilHome = pencilHomeOf(options);
   const builtins = builtinPolicy(ctx, pencilHome);
   const secrets = secretPaths(realHome, pencilHome);
-  // The session's visibility, the built-in read denies even when a caller forgot them, and credentials below home
-  // (the workspace may be the home directory itself): secrets never enter the copy.
-  const visible = (real: string) =>
-    ctx.visible(real) && decide(builtins, { tool: "run_command", access: "read", real }).decision !== "deny" && !secrets.some((p) => isInside(p, real));
+  // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
+  // home directory itself): never in the copy, masked where the sandbox would show them.
+  const denied = (real: string) => decide(builtins, { tool: "run_command", access: "read", real }).decision === "deny" || secrets.some((p) => isInside(p, real));
+  // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
+  const visible = (real: string) => ctx.visible(real) && !denied(real);
   let s: Scratch;
   try {
     s = await makeScratch(ctx.ws, {
@@ -136,15 +153,26 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     throw new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
   }
   try {
-    const hiding = mode === "namespace" ? planHomeHiding({ realHome, pencilHome, wsRoot: ctx.ws.root, scratchRoot: s.root, path: commandPath(options.parentEnv ?? process.env) }) : null;
+    const hiding =
+      mode === "namespace"
+        ? planHiding({
+            realHome,
+            pencilHome,
+            wsRoot: ctx.ws.root,
+            scratchRoot: s.root,
+            path: commandPath(options.parentEnv ?? process.env),
+            env: options.parentEnv ?? process.env,
+            hidden: denied,
+          })
+        : null;
     const outcome = await runIn(s, command, options, hiding, ctx.signal);
     if (outcome.setupFailure !== null) {
       // Never a silent downgrade to an unconfined run: the model (and through it the user) learns why nothing ran.
       throw new ToolError(
-        `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces and bind mounts must work for commands to run sandboxed.`,
+        `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    return report(command, s, outcome, ctx, pencilHome);
+    return report(command, s, outcome, ctx, pencilHome, options.network === true);
   } finally {
     disposeScratch(s);
   }
@@ -158,7 +186,18 @@ export function looksSecret(name: string): boolean {
   return /KEY|TOKEN|SECRET|PASSW|PWD|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE/.test(upper);
 }
 
-/** The command's environment: a minimal allow-list, HOME and TMPDIR inside the scratch, nothing that looks secret. */
+/**
+ * True for environment variable names that lead to a host service's socket
+ * or session (ssh-agent, D-Bus, docker, X11, Wayland, tmux, screen, Kerberos):
+ * never passed to commands, which could drive those services outside any sandbox.
+ */
+export function namesHostSocket(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (/(^|_)(SOCK|SOCKET)$/.test(upper) || /^(SSH|GPG|DBUS|DOCKER|PODMAN|TMUX|WAYLAND|KRB5|PULSE)_/.test(upper)) return true;
+  return ["DISPLAY", "XAUTHORITY", "ICEAUTHORITY", "STY", "TMUX", "XDG_RUNTIME_DIR", "VSCODE_IPC_HOOK_CLI"].includes(upper);
+}
+
+/** The command's environment: a minimal allow-list, HOME and TMPDIR inside the scratch, nothing that looks secret or leads to a host socket. */
 export function commandEnv(parent: Record<string, string | undefined>, s: Pick<Scratch, "home" | "tmp">, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: commandPath(parent),
@@ -178,7 +217,7 @@ export function commandEnv(parent: Record<string, string | undefined>, s: Pick<S
     const value = parent[name];
     if (value) env[name] = value;
   }
-  for (const [name, value] of Object.entries(extra)) if (!looksSecret(name)) env[name] = value;
+  for (const [name, value] of Object.entries(extra)) if (!looksSecret(name) && !namesHostSocket(name)) env[name] = value;
   return env;
 }
 
@@ -187,34 +226,58 @@ function commandPath(parent: Record<string, string | undefined>): string {
 }
 
 /**
- * Credentials below the home directory, as relative paths. The namespace
- * sandbox masks them even where a kept directory would show them, and no
- * scratch copy holds them (the workspace may be the home directory itself).
- */
-export const HOME_SECRETS: readonly string[] = [
-  ".ssh", ".aws", ".gnupg", ".config/gh", ".docker", ".kube", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
-  ".cargo/credentials", ".cargo/credentials.toml", ".config/gcloud", ".azure", ".password-store", ".local/share/keyrings",
-];
-
-/**
  * Directories right below home that hold one whole toolchain and no
  * credentials: kept whole when PATH leads into them (a pyenv shim needs the
  * versions, npm under nvm its lib/).
  */
 const TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([".nvm", ".pyenv", ".rbenv", ".nodenv", ".goenv", ".bun", ".volta", ".deno", ".asdf", ".sdkman"]);
 
-/** How the namespace sandbox hides the real home directory and Pencil's state from a command. */
-export interface HomeHiding {
-  /** The real home directory, covered by an empty one; null when not covered (missing, `/`, or inside the workspace, whose copy then stands over it). */
-  cover: string | null;
-  /** Directories below `cover` bound back (read-only, except the workspace and scratch copy): the toolchain on PATH, the workspace, the scratch directory; none inside another. */
+/**
+ * System directories the namespace sandbox covers with empty ones, because
+ * host services listen there on sockets a command could drive (tmux, X11,
+ * ssh-agent, D-Bus, systemd, docker) and other programs keep temporary files
+ * there. The writable ones get fresh space private to the run.
+ */
+const SYSTEM_COVERS: readonly { path: string; writable: boolean; tmpfs: boolean }[] = [
+  { path: "/tmp", writable: true, tmpfs: false },
+  { path: "/var/tmp", writable: true, tmpfs: false },
+  { path: "/run", writable: false, tmpfs: false },
+  { path: "/var/run", writable: false, tmpfs: false },
+  { path: "/dev/shm", writable: true, tmpfs: true },
+];
+
+/** Pencil's own install directory (the repository root): its `.env` holds the API keys commands never get. */
+export const INSTALL_DIR: string = resolve(import.meta.dir, "../..");
+
+/** A directory the namespace sandbox hides behind an empty one before the command runs. */
+export interface Cover {
+  /** The directory covered (a real path). */
+  path: string;
+  /** What covers it: `dir`, an empty directory prepared in the scratch; `tmpfs`, a fresh in-memory file system. */
+  with: "dir" | "tmpfs";
+  /** True for temporary space the command may write (/tmp, /var/tmp, /dev/shm): empty, private to the run, discarded with it; false: read-only. */
+  writable: boolean;
+  /** Directories below `path` bound back (read-only, except the workspace and scratch copy): the toolchain on PATH, the workspace, the scratch directory; none inside another. */
   keeps: string[];
-  /** Paths masked (by an empty directory or /dev/null) wherever they still exist: HOME_SECRETS and PENCIL_HOME, as given and resolved. */
+  /** Where mounts land inside the cover (its keeps and the covers right inside it): directories to make in it first. */
+  mountPoints: string[];
+}
+
+/** How the namespace sandbox hides the host from a command. */
+export interface Hiding {
+  /** Outermost first: a cover inside another comes after it. */
+  covers: Cover[];
+  /**
+   * Paths masked (by an empty directory or /dev/null) wherever they are still
+   * reachable after the covers: HOME_CREDENTIALS and PENCIL_HOME (as given and
+   * resolved), Pencil's own .env files, private files a kept directory would
+   * show, and host sockets (ssh-agent, docker, /run/user/<uid>).
+   */
   secrets: string[];
 }
 
-/** What planHomeHiding needs. */
-export interface HomeHidingInput {
+/** What planHiding needs. */
+export interface HidingInput {
   /** The user's real home directory. */
   realHome: string;
   /** Pencil's state directory. */
@@ -223,48 +286,139 @@ export interface HomeHidingInput {
   wsRoot: string;
   /** The scratch directory (the command's HOME and TMPDIR are in it). */
   scratchRoot: string;
-  /** The command's PATH: its directories below home are kept reachable. */
+  /** The command's PATH: its directories inside covered ones are kept reachable. */
   path: string;
+  /** Pencil's install directory, whose .env files are masked (default INSTALL_DIR). */
+  installDir?: string;
+  /** The environment Pencil runs in: its SSH_AUTH_SOCK, DOCKER_HOST and XDG_RUNTIME_DIR name sockets to mask (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** True for a real path the policy never lets be read (a deny, not an ask); such entries of kept directories and of the install directory are masked (default: the built-in read denies, e.g. .env files). */
+  hidden?: (real: string) => boolean;
 }
 
-/** Plans the cover of the real home: what stays reachable below it (the toolchain on PATH, the workspace, the scratch directory) and which secrets are masked. */
-export function planHomeHiding(input: HomeHidingInput): HomeHiding {
-  const secrets = secretPaths(input.realHome, input.pencilHome);
-  const plan: HomeHiding = { cover: null, keeps: [], secrets };
-  const home = realOrNull(input.realHome);
-  // Nothing to cover, or `/` (which cannot be), or a workspace holding home: its copy already stands over it, without the secrets.
-  if (home === null || home === "/" || isInside(input.wsRoot, home)) return plan;
-  plan.cover = home;
-  // A home that is not a directory cannot be covered: the runner fails and the command does not run.
-  if (!isDir(home)) return plan;
-  const wanted: string[] = [];
-  if (isInside(home, input.wsRoot)) wanted.push(input.wsRoot);
+/**
+ * Plans what the namespace sandbox hides: the real home and the system
+ * directories of SYSTEM_COVERS are covered, with what the command needs bound
+ * back (the toolchain on PATH, the workspace, the scratch directory, the
+ * resolver configuration), and secrets masked wherever they stay reachable.
+ */
+export function planHiding(input: HidingInput): Hiding {
+  const hidden = input.hidden ?? builtinHidden(input);
+  const secrets = new Set(secretPaths(input.realHome, input.pencilHome));
+  const ws = input.wsRoot;
   const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;
-  if (isInside(home, scratch)) wanted.push(scratch);
+  const home = realOrNull(input.realHome);
+  const covers: Cover[] = [];
+  const addCover = (path: string | null, writable: boolean, tmpfs: boolean, mustBeDir: boolean) => {
+    // `/` cannot be covered; one inside the workspace is already stood over by the copy, which holds no secrets.
+    if (path === null || path === "/" || isInside(ws, path) || covers.some((c) => c.path === path)) return;
+    // A home that is not a directory is still "covered": the bind fails and the command does not run, rather than run with it shown.
+    if (mustBeDir && !isDir(path)) return;
+    covers.push({ path, with: tmpfs ? "tmpfs" : "dir", writable, keeps: [], mountPoints: [] });
+  };
+  addCover(home, false, false, false);
+  for (const sc of SYSTEM_COVERS) addCover(realOrNull(sc.path), sc.writable, sc.tmpfs, true);
+  covers.sort((a, b) => a.path.length - b.path.length);
+  // The innermost cover strictly above `p`, if any.
+  const coverOf = (p: string): Cover | undefined => {
+    let found: Cover | undefined;
+    for (const c of covers) if (c.path !== p && isInside(c.path, p) && (!found || c.path.length > found.path.length)) found = c;
+    return found;
+  };
+
+  const wanted: string[] = [ws, scratch];
+  // Name resolution must keep working for commands given network access (/etc/resolv.conf often leads into /run).
+  const resolver = realOrNull("/etc/resolv.conf");
+  if (resolver !== null) wanted.push(dirname(resolver));
+  /** Pairs (kept directory, directory of a linked command's target): every directory between them is checked for private files. */
+  const linkPaths: [string, string][] = [];
   for (const entry of input.path.split(":")) {
     if (!isAbsolute(entry)) continue;
+    const lexical = resolve(entry);
+    const lexicalCover = coverOf(lexical);
+    // A PATH entry reached through a link in a covered directory (NixOS's /run/current-system): that link is kept, as a directory.
+    if (lexicalCover) {
+      const first = join(lexicalCover.path, relative(lexicalCover.path, lexical).split("/")[0]!);
+      if (isLink(first)) wanted.push(first);
+    }
     const dir = realOrNull(entry);
-    if (dir === null || dir === home || !isInside(home, dir) || !isDir(dir)) continue;
-    wanted.push(toolchainDir(home, dir));
-    // Linked commands (npm -g, bun add -g, pyenv's bin) point elsewhere below home: keep what they point into.
+    if (dir === null || !isDir(dir)) continue;
+    const base = coverOf(dir);
+    // PATH directories in the open (/usr/bin) need nothing kept; listing them would cost more than the run.
+    if (!base) continue;
+    wanted.push(toolchainDir(base.path, dir, base.path === home));
+    // Linked commands (npm -g, npm link, bun add -g, pyenv's bin) point elsewhere: keep what they point into.
     for (const name of listDir(dir)) {
       const target = linkTarget(join(dir, name));
-      if (target !== null && target !== home && isInside(home, target)) wanted.push(linkedDir(home, target));
+      const at = target === null ? undefined : coverOf(target);
+      if (target === null || !at) continue;
+      const kept = linkedDir(at.path, target, at.path === home);
+      wanted.push(kept);
+      linkPaths.push([kept, dirname(target)]);
     }
   }
+  const secretList = [...secrets];
   for (const k of [...new Set(wanted)].sort((a, b) => a.length - b.length)) {
+    const c = coverOf(k);
     // A keep inside a secret would show it; a keep inside another one comes with it.
-    if (k === home || secrets.some((x) => isInside(x, k)) || plan.keeps.some((o) => isInside(o, k))) continue;
-    plan.keeps.push(k);
+    if (!c || secretList.some((x) => isInside(x, k)) || c.keeps.some((o) => isInside(o, k))) continue;
+    c.keeps.push(k);
   }
-  return plan;
+  for (const c of covers) {
+    // A home that is not a directory gets no mount point: its cover then fails, as it must.
+    const inner = covers.filter((o) => coverOf(o.path) === c && !c.keeps.some((k) => isInside(k, o.path)) && isDir(o.path)).map((o) => o.path);
+    c.mountPoints = [...c.keeps, ...inner];
+  }
+
+  // Private files a kept directory would show (the .env of a linked checkout, say), and Pencil's own.
+  const scanned = new Set<string>();
+  const scan = (dir: string) => {
+    if (scanned.has(dir)) return;
+    scanned.add(dir);
+    for (const name of listDir(dir)) {
+      const p = join(dir, name);
+      if (hidden(p)) secrets.add(p);
+    }
+  };
+  const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
+  if (installDir !== null) scan(installDir);
+  const kept = covers.flatMap((c) => c.keeps);
+  for (const k of kept) if (k !== ws && k !== scratch) scan(k);
+  for (const [k, to] of linkPaths) {
+    if (!kept.some((o) => isInside(o, k))) continue;
+    for (let d = to; isInside(k, d); d = dirname(d)) {
+      scan(d);
+      if (d === k) break;
+    }
+  }
+
+  // Sockets of host services outside the covers: their directory when nothing the command needs lies in it, else the socket itself.
+  const env = input.env ?? process.env;
+  const needed = [ws, scratch, ...kept, ...covers.map((c) => c.path)];
+  const maskSocket = (socket: string | undefined) => {
+    if (!socket || !isAbsolute(socket)) return;
+    const real = realLoose(socket);
+    const dir = dirname(real);
+    secrets.add(dir !== "/" && !needed.some((n) => isInside(dir, n)) ? dir : real);
+  };
+  maskSocket(env.SSH_AUTH_SOCK);
+  const dockerHost = env.DOCKER_HOST;
+  if (dockerHost?.startsWith("unix://")) maskSocket(dockerHost.slice("unix://".length));
+  for (const p of ["/run/docker.sock", "/var/run/docker.sock"]) secrets.add(p);
+  const uid = process.getuid?.();
+  for (const p of [uid === undefined ? null : `/run/user/${uid}`, env.XDG_RUNTIME_DIR]) {
+    if (!p || !isAbsolute(p)) continue;
+    const real = realLoose(p);
+    if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
+  }
+  return { covers, secrets: [...secrets] };
 }
 
-/** HOME_SECRETS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
+/** HOME_CREDENTIALS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
 export function secretPaths(realHome: string, pencilHome: string): string[] {
   const out = new Set<string>();
   const homes = new Set([resolve(realHome), realLoose(realHome)]);
-  const given = [...[...homes].flatMap((h) => HOME_SECRETS.map((rel) => join(h, rel))), resolve(pencilHome)];
+  const given = [...[...homes].flatMap((h) => HOME_CREDENTIALS.map((rel) => join(h, rel))), resolve(pencilHome)];
   for (const p of given) {
     out.add(p);
     out.add(realLoose(p));
@@ -272,22 +426,28 @@ export function secretPaths(realHome: string, pencilHome: string): string[] {
   return [...out];
 }
 
-/** The directory kept for a PATH entry below home: a toolchain root whole, an install prefix for `<prefix>/bin`, else the entry itself. */
-function toolchainDir(home: string, dir: string): string {
-  const parts = relative(home, dir).split("/");
-  if (TOOLCHAIN_ROOTS.has(parts[0]!)) return join(home, parts[0]!);
+/** The built-in read denies (.env files, credentials, PENCIL_HOME) as a predicate on real paths. */
+function builtinHidden(input: HidingInput): (real: string) => boolean {
+  const policy = compilePolicy({ workspaceRoot: input.wsRoot, home: input.realHome, pencilHome: input.pencilHome, rules: [] });
+  return (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "deny";
+}
+
+/** The directory kept for a PATH entry below `base`: a toolchain root (below home) whole, an install prefix for `<prefix>/bin`, else the entry itself. */
+function toolchainDir(base: string, dir: string, isHome: boolean): string {
+  const parts = relative(base, dir).split("/");
+  if (isHome && TOOLCHAIN_ROOTS.has(parts[0]!)) return join(base, parts[0]!);
   // ~/.local/share/tool/bin has its lib/ beside it; a first-level prefix (~/.local) holds far more than one tool.
   if (basename(dir) === "bin" && parts.length >= 3) return dirname(dir);
   return dir;
 }
 
 /** The directory kept for a linked command's target: its outermost node_modules (the package and its dependencies), else as for PATH entries. */
-function linkedDir(home: string, target: string): string {
-  const parts = relative(home, target).split("/");
-  if (TOOLCHAIN_ROOTS.has(parts[0]!)) return join(home, parts[0]!);
+function linkedDir(base: string, target: string, isHome: boolean): string {
+  const parts = relative(base, target).split("/");
+  if (isHome && TOOLCHAIN_ROOTS.has(parts[0]!)) return join(base, parts[0]!);
   const at = parts.indexOf("node_modules");
-  if (at >= 0 && at < parts.length - 1) return join(home, ...parts.slice(0, at + 1));
-  return toolchainDir(home, dirname(target));
+  if (at >= 0 && at < parts.length - 1) return join(base, ...parts.slice(0, at + 1));
+  return toolchainDir(base, dirname(target), isHome);
 }
 
 function realOrNull(p: string): string | null {
@@ -314,6 +474,14 @@ function isDir(p: string): boolean {
   }
 }
 
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function listDir(dir: string): string[] {
   try {
     return readdirSync(dir);
@@ -330,79 +498,130 @@ function linkTarget(p: string): string | null {
   }
 }
 
-/** Whether this system can run commands in the namespace sandbox (probed once per process). */
-export function namespaceAvailable(): boolean {
+/**
+ * Whether commands can run in the namespace sandbox here: unprivileged user,
+ * mount and network namespaces, bind mounts, and `setpriv` to drop every
+ * capability before the command starts (probed once per process, then cached).
+ */
+export function sandboxAvailable(): boolean {
   if (unshareArgs === undefined) unshareArgs = probeUnshare();
   return unshareArgs !== null;
 }
+
+/** The same as sandboxAvailable (its former name). */
+export const namespaceAvailable: () => boolean = sandboxAvailable;
 
 let unshareArgs: string[] | null | undefined;
 
 function chooseMode(choice: SandboxChoice): ShareMode {
   if (choice === "plain") return "plain";
-  if (namespaceAvailable()) return "namespace";
+  if (sandboxAvailable()) return "namespace";
   if (choice === "namespace") {
-    throw new ToolError("The namespace sandbox is not available on this system (unshare with user namespaces failed), so the command did not run.");
+    throw new ToolError(
+      "The namespace sandbox is not available on this system (unshare with user namespaces, or setpriv from util-linux, failed), so the command did not run.",
+    );
   }
   return "plain";
 }
 
+/** Drops every capability (the bounding set too) and sets no_new_privs: nothing the command runs can mount, unmount or regain privileges. */
+const DROP_PRIVILEGES = ["--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"];
+
+/** The probe: a bind and a tmpfs mount work before the drop, and an unmount fails after it. */
+const PROBE = `mount --bind "$1" "$1" && mount -t tmpfs pencil-probe "$1" && exec "$2" ${DROP_PRIVILEGES.join(" ")} "$3" -c '! umount "$1" 2>/dev/null' probe "$1"`;
+
 function probeUnshare(): string[] | null {
-  if (process.platform !== "linux" || !BASH) return null;
+  if (process.platform !== "linux" || !BASH || !SETPRIV) return null;
   // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
   for (const map of ["--map-current-user", "--map-root-user"]) {
-    const args = ["--user", map, "--mount", "--propagation", "private"];
-    const r = spawnSync("unshare", [...args, BASH, "-c", 'mount --bind "$1" "$1"', "probe", tmpdir()], { stdio: "ignore", timeout: 5000 });
+    // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
+    const args = ["--user", map, "--mount", "--propagation", "private", "--ipc"];
+    const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], { stdio: "ignore", timeout: 5000 });
     if (r.status === 0) return args;
   }
   return null;
 }
 
-const BASH = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((p) => existsSync(p)) ?? null;
+/** The first of `names` that exists as an absolute path. */
+function firstExisting(names: string[]): string | null {
+  return names.find((p) => existsSync(p)) ?? null;
+}
+
+const BASH = firstExisting(["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]);
 const SHELL = BASH ?? "/bin/sh";
+const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv", "/usr/local/bin/setpriv"]);
+const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]);
 
 /**
- * Runs inside the new namespace, before the command: shares, masks, the copy
- * placed at the workspace path, the real home covered (kept directories
- * re-bound from file descriptors opened before the cover), secrets masked,
- * then every reachable mount sealed read-only. Any failure before the command
- * starts exits 97 with a `pencil-sandbox:` line: the command never runs
- * half-confined.
+ * Runs inside the new namespaces, before the command: the private network's
+ * loopback brought up (best effort), nested user namespaces forbidden, shares
+ * and masks, the copy placed at the workspace path, the covers laid (kept
+ * directories re-bound from file descriptors opened before any cover),
+ * secrets masked, every reachable mount but the copy and the private
+ * temporary space sealed read-only (/proc, /sys and /dev too), and finally
+ * every capability dropped by setpriv, so the command cannot undo any of it.
+ * Any failure before the command starts exits 97 with a `pencil-sandbox:`
+ * line: the command never runs half-confined.
  */
 const NAMESPACE_SETUP = `
 set -e
-S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; H=$7; M=$8; shift 8
+S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; shift 8
 fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
 declare -A inherited
 while read -r id _; do inherited[$id]=1; done < /proc/self/mountinfo
+# A nested user namespace starts with every capability again: allow none (/proc is sealed read-only below in any case).
+{ echo 0 > /proc/sys/user/max_user_namespaces; } 2>/dev/null || true
+# The private network's own loopback (the host's stays out of reach): local test servers keep working.
+if [ -n "$IP" ]; then "$IP" link set lo up 2>/dev/null || true; fi
 mount --bind "$S" "$S" || fail "cannot bind the scratch directory"
-binds=(); keeps=(); secrets=()
+binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=()
 while [ $# -ge 3 ]; do
   case "$1" in
     bind) mount --bind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
       case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;
     maskf) mount --bind /dev/null "$2" || fail "cannot hide a file" ;;
     maskd) mount --bind "$E" "$2" || fail "cannot hide a directory" ;;
-    keep) keeps+=("$2") ;;
+    cover) covers+=("$2"); sources+=("$3"); rocovers+=("$2") ;;
+    wcover) covers+=("$2"); sources+=("$3"); writable+=("$2") ;;
+    keep) keeps+=("$2"); kcover+=("$3") ;;
+    mkpt) points+=("$2"); pcover+=("$3") ;;
     secret) secrets+=("$2") ;;
   esac
   shift 3
 done
 mount --rbind "$W" "$R" || fail "cannot place the scratch copy at the workspace path"
-if [ -n "$H" ]; then
-  fds=()
-  for k in "\${keeps[@]}"; do
-    exec {fd}<"$k" || fail "cannot open $k to keep it reachable"
-    fds+=("$fd")
-  done
-  mount --bind "$M" "$H" || fail "cannot hide the home directory $H"
+# Everything bound after the first cover is opened before it: a later cover's source may lie under an earlier one.
+fds=(); sfds=()
+for k in "\${keeps[@]}"; do
+  exec {fd}<"$k" || fail "cannot open $k to keep it reachable"
+  fds+=("$fd")
+done
+for src in "\${sources[@]}"; do
+  fd=-
+  if [ "$src" != tmpfs ]; then exec {fd}<"$src" || fail "cannot open $src"; fi
+  sfds+=("$fd")
+done
+for c in "\${!covers[@]}"; do
+  C=\${covers[$c]}; src=\${sources[$c]}; fd=\${sfds[$c]}
+  if [ "$src" = tmpfs ]; then
+    mount -t tmpfs -o mode=1777,nosuid,nodev pencil-tmp "$C" || fail "cannot cover $C"
+    pts=()
+    for i in "\${!points[@]}"; do
+      if [ "\${pcover[$i]}" = "$c" ]; then pts+=("\${points[$i]}"); fi
+    done
+    if [ \${#pts[@]} -gt 0 ]; then mkdir -p -- "\${pts[@]}" || fail "cannot make mount points in $C"; fi
+  else
+    mount -c --bind "/proc/self/fd/$fd" "$C" || fail "cannot cover $C"
+    exec {fd}<&-
+  fi
   for i in "\${!keeps[@]}"; do
+    if [ "\${kcover[$i]}" != "$c" ]; then continue; fi
     k=\${keeps[$i]}; fd=\${fds[$i]}
     mount -c --rbind "/proc/self/fd/$fd" "$k" || fail "cannot keep $k reachable"
-    # An open descriptor would lead past the cover (openat "..") to the real home: none reaches the command.
+    # An open descriptor would lead past the cover (openat "..") to what it hides: none reaches the command.
     exec {fd}<&-
   done
-fi
+done
 for x in "\${secrets[@]}"; do
   if [ -d "$x" ]; then mount --bind "$E" "$x" || fail "cannot hide $x"
   elif [ -e "$x" ]; then mount --bind /dev/null "$x" || fail "cannot hide $x"
@@ -412,12 +631,19 @@ mapfile -t lines < /proc/self/mountinfo
 for line in "\${lines[@]}"; do
   read -r id _ _ _ mp opts _ <<< "$line"
   printf -v mp '%b' "$mp"
-  case "$mp" in "$S"|"$R"|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) continue ;; esac
+  open=
+  for w in "$S" "$R" "\${writable[@]}"; do
+    if [ "$mp" = "$w" ]; then open=1; fi
+  done
+  [ -z "$open" ] || continue
   case ",$opts," in *,ro,*) continue ;; esac
+  # An automount point holds nothing to write, and naming it would trigger it (systemd's binfmt_misc under /proc).
+  fstype=\${line#* - }
+  case "\${fstype%% *}" in autofs) continue ;; esac
   if [ -n "\${inherited[$id]}" ]; then
     # An inherited mount below one of ours is out of the command's reach: nothing to seal (nor can it be named).
     covered=
-    for c in "$S" "$R" \${H:+"$H"} "\${secrets[@]}"; do
+    for c in "$S" "$R" "\${covers[@]}" "\${secrets[@]}"; do
       case "$mp" in "$c"|"$c"/*) covered=1 ;; esac
     done
     [ -z "$covered" ] || continue
@@ -428,13 +654,13 @@ for line in "\${lines[@]}"; do
     fail "cannot make $mp read-only"
   fi
 done
-for b in "\${binds[@]}" "\${keeps[@]}" \${H:+"$H"}; do
+for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys; do
   case "$b" in "$S"|"$R") continue ;; esac
   if [ -w "$b" ]; then fail "$b could not be made read-only"; fi
 done
 cd "$R" || fail "cannot enter the workspace path $R"
 exec 2>&1
-exec "$SH" -c "$CMD"
+exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
 `;
 
 interface RunOutcome extends CommandOutcome {
@@ -442,7 +668,7 @@ interface RunOutcome extends CommandOutcome {
   setupFailure: string | null;
 }
 
-function runIn(s: Scratch, command: string, options: RunCommandOptions, hiding: HomeHiding | null, signal?: AbortSignal): Promise<RunOutcome> {
+function runIn(s: Scratch, command: string, options: RunCommandOptions, hiding: Hiding | null, signal?: AbortSignal): Promise<RunOutcome> {
   const env = commandEnv(options.parentEnv ?? process.env, s, options.extraEnv);
   let file: string;
   let args: string[];
@@ -451,17 +677,24 @@ function runIn(s: Scratch, command: string, options: RunCommandOptions, hiding: 
     const items: string[] = [];
     for (const m of s.mounts) items.push("bind", m.source, m.target);
     for (const sd of s.shared) for (const m of sd.masks) items.push(m.dir ? "maskd" : "maskf", m.path, "-");
-    for (const k of hiding?.keeps ?? []) items.push("keep", k, "-");
+    (hiding?.covers ?? []).forEach((c, i) => {
+      let source = "tmpfs";
+      if (c.with === "dir") {
+        // An empty directory with the mount points made here (one process less each in the namespace).
+        source = join(s.root, `cover-${i}`);
+        mkdirSync(source);
+        chmodSync(source, c.writable ? 0o1777 : 0o755);
+        for (const p of c.mountPoints) mkdirSync(join(source, relative(c.path, p)), { recursive: true, mode: 0o755 });
+      } else {
+        for (const p of c.mountPoints) items.push("mkpt", p, String(i));
+      }
+      items.push(c.writable ? "wcover" : "cover", c.path, source);
+      for (const k of c.keeps) items.push("keep", k, String(i));
+    });
     for (const x of hiding?.secrets ?? []) items.push("secret", x, "-");
     file = "unshare";
-    const cover = hiding?.cover ?? "";
-    const mask = join(s.root, "home-mask");
-    if (hiding?.cover) {
-      // The empty home, with the mount points of the kept directories made here (one process less each in the namespace).
-      mkdirSync(mask, { mode: 0o755 });
-      for (const k of hiding.keeps) mkdirSync(join(mask, relative(hiding.cover, k)), { recursive: true, mode: 0o755 });
-    }
-    args = [...unshareArgs!, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, cover, mask, ...items];
+    const net = options.network ? [] : ["--net"];
+    args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), ...items];
   } else {
     file = SHELL;
     args = ["-c", 'cd "$1" && exec 2>&1 && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command];
@@ -560,7 +793,7 @@ class Tail {
   }
 }
 
-function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string): string {
+function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
   if (outcome.timedOut) {
@@ -584,6 +817,9 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
     lines.push(output);
   }
   lines.push(...s.notes);
+  if (s.share === "namespace" && !network && NETWORK_FAILURE.test(output)) {
+    lines.push("Note: sandboxed commands have no network access (the user can allow it). Do not retry: ask the user to run the download or install, or to allow network access.");
+  }
   if (s.hidden > 0) lines.push(`Note: ${s.hidden === 1 ? "1 entry" : `${s.hidden} entries`} that the policy keeps private (e.g. .env files) ${s.hidden === 1 ? "was" : "were"} left out of the scratch copy.`);
   const leaks = sharedLeaks(s);
   if (leaks.length > 0) {

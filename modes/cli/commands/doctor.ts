@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
 import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
+import { sandboxAvailable } from "../../../core/tools/run-command.ts";
 import type { CommandContext } from "../main.ts";
 
 /** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
@@ -93,6 +94,14 @@ function checkRipgrep(): Check {
 
 function checkSandbox(): Check {
   const shell = Bun.which("bash") ?? Bun.which("sh");
+  if (!sandboxAvailable()) {
+    return {
+      name: "sandbox",
+      status: "warn",
+      detail: "no sandbox for run_command here (Linux user namespaces with unshare and setpriv are needed): every command is asked about, each time, and runs with your full permissions if you allow it",
+      fix: "on Linux, install util-linux and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)",
+    };
+  }
   try {
     const dir = mkdtempSync(join(tmpdir(), "pencil-doctor-"));
     rmSync(dir, { recursive: true, force: true });
@@ -100,7 +109,7 @@ function checkSandbox(): Check {
     return { name: "sandbox", status: "fail", detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`, fix: "set TMPDIR to a writable directory" };
   }
   return shell
-    ? { name: "sandbox", status: "ok", detail: `run_command uses scratch copies in ${tmpdir()} with ${shell}` }
+    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace over a scratch copy (in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings` }
     : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
 }
 
