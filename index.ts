@@ -14,11 +14,13 @@ if (callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) 
 const argv = process.argv.slice(2);
 const first = argv[0];
 
+// Bun.write, not process.stdout: touching process.stdout sets up Node's stream machinery,
+// which costs more than the rest of --help together.
 if (first === "--version" || first === "-v") {
-  process.stdout.write(`pencil ${pkg.version}\n`);
+  await Bun.write(Bun.stdout, `pencil ${pkg.version}\n`);
 } else if (first === undefined || first === "-h" || first === "--help" || first === "help") {
   const { HELP } = await import("./modes/cli/help.ts");
-  process.stdout.write(HELP);
+  await Bun.write(Bun.stdout, HELP);
 } else {
   const { main } = await import("./modes/cli/main.ts");
   process.exitCode = await main(argv);
