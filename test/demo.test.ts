@@ -31,7 +31,7 @@ test("demo in a terminal applies what is approved in the copy and shows git diff
     cwd: env.HOME!,
     env,
     steps: [
-      { expect: prompt, send: "y\r" }, // README.md
+      { expect: prompt, send: "Yes\r" }, // README.md: words work as well as letters
       { expect: prompt, send: "n\r" }, // src/slugify.ts
       { expect: prompt, send: "y\r" }, // the new test
     ],

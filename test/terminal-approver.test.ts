@@ -45,7 +45,7 @@ test("a subject with escape sequences is shown escaped, never raw", async () => 
 });
 
 test("a question that may only cover this call offers no 'always', and 'a' is not taken as one", async () => {
-  const { io, screen } = scriptedTerminal(["a", "y"]);
+  const { io, screen } = scriptedTerminal(["a", "YES"]);
   const approver = terminalApprover(io, () => {});
   const answer = await approver.ask({ tool: "run_command", access: "run", subject: "make", reason: "NO SANDBOX: …", once: true });
   expect(answer).toEqual({ kind: "yes" });

@@ -6,6 +6,7 @@ import { formatSummary } from "../../render/summary.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
+import { answerWord } from "./answer-words.ts";
 import type { CliIO } from "./io.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
@@ -32,20 +33,21 @@ export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewD
       const line = await io.prompt(PROMPT);
       if (line === null) return { approved: [], rejected: [], quit: true };
       const answer = line.trim();
-      if (answer === "y") {
+      const word = answerWord(answer);
+      if (word === "yes") {
         approved.push(file.path);
-      } else if (answer === "n") {
+      } else if (word === "no") {
         rejected.push({ path: file.path, reason: "" });
-      } else if (answer === "q") {
+      } else if (word === "quit") {
         for (const rest of files.slice(i)) rejected.push({ path: rest.path, reason: "" });
         return { approved, rejected, quit: false };
-      } else if (answer === "a") {
+      } else if (word === "all") {
         // Approving the rest never skips their diffs: show every one, then confirm.
         const rest = files.slice(i + 1);
         for (const [k, other] of rest.entries()) showDiff(io, other, i + 1 + k, files.length);
         const confirm = await io.prompt(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}? [y/N] `);
         if (confirm === null) return { approved: [], rejected: [], quit: true };
-        if (confirm.trim().toLowerCase() !== "y") {
+        if (answerWord(confirm) !== "yes") {
           io.out("Not approved; deciding file by file.\n");
           showDiff(io, file, i, files.length);
           continue;

@@ -1,5 +1,6 @@
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
 import { visible } from "../../render/visible-text.ts";
+import { answerWord } from "./answer-words.ts";
 import type { CliIO } from "./io.ts";
 
 /**
@@ -30,10 +31,11 @@ async function askOne(io: CliIO, question: PermissionQuestion, beforeAsk: () => 
     const line = await io.prompt(`  [y]es / [n]o${always} — or type a reason to refuse: `);
     if (line === null) return { kind: "no", reason: "The user gave no answer." };
     const answer = line.trim();
-    if (answer === "y" || answer === "yes") return { kind: "yes" };
-    if (!question.once && (answer === "a" || answer === "always")) return { kind: "always" };
-    if (answer === "n" || answer === "no") return { kind: "no" };
-    if (answer.length > 1) return { kind: "no", reason: answer };
+    const word = answerWord(answer);
+    if (word === "yes") return { kind: "yes" };
+    if (word === "all" && !question.once) return { kind: "always" };
+    if (word === "no") return { kind: "no" };
+    if (word === null && answer.length > 1) return { kind: "no", reason: answer };
     io.out(question.once ? "  Type y, n, or a reason.\n" : "  Type y, n, a, or a reason.\n");
   }
 }
