@@ -2,6 +2,7 @@ import { GrammyError } from "grammy";
 import type { RunMode } from "../../agent/prompts.ts";
 import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
 import { createRuntime, type Env } from "../../app/runtime.ts";
+import { findInterruptedApplies } from "../../core/recovery.ts";
 import { createServices } from "./bot-services.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
 import { readTelegramConfig, TelegramConfigError } from "./config.ts";
@@ -66,6 +67,8 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   });
   // A missing model key is a configuration error now, not a surprise at the first /agent.
   if (!options.runOptions?.("agent").models) chooseModels(runtime, { emit: () => {} });
+  for (const warning of runtime.settings.warnings) log(`warning: ${warning}`);
+  for (const interrupted of findInterruptedApplies(runtime.journalDir)) log(`interrupted apply ${interrupted.applyId}: ${interrupted.message}`);
 
   const bot = createBot(config);
   try {

@@ -6,6 +6,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   const bot = await startTelegramBot({
     env: ctx.env,
     ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}),
+    allow: ctx.args.allow,
+    deny: ctx.args.deny,
+    ...(ctx.args.model ? { model: ctx.args.model } : {}),
     log: (line: string) => ctx.io.err(`${line}\n`),
   });
   ctx.io.out("Pencil's Telegram bot is running. Ctrl-C stops it.\n");
