@@ -38,16 +38,17 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
   const conflicts = new Set([...(changeset.conflicts ?? []), ...result.conflicts.map((c) => c.path)]);
   for (const p of result.applied) conflicts.delete(p);
   changeset.conflicts = [...conflicts];
-  const undecided = changeset.files.some((f) => !decisions[f.path]);
-  changeset.status = undecided
-    ? "pending"
-    : applied.size === changeset.files.length
-      ? "applied"
-      : applied.size > 0
-        ? "partial"
-        : "rejected";
+  changeset.status = statusFromDecisions(changeset);
   runtime.store.save(changeset);
   return result;
+}
+
+/** A changeset's status from its decisions and what was applied: pending until every file is decided. */
+export function statusFromDecisions(changeset: Changeset): Changeset["status"] {
+  const applied = new Set(changeset.applied ?? []);
+  if (changeset.files.some((f) => !changeset.decisions?.[f.path])) return "pending";
+  if (applied.size === changeset.files.length) return "applied";
+  return applied.size > 0 ? "partial" : "rejected";
 }
 
 /**

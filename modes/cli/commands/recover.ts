@@ -1,4 +1,5 @@
-import { findInterruptedApplies, finishInterrupted, rollbackInterrupted } from "../../../core/recovery.ts";
+import { recoverInWorkspace } from "../../../app/recover-apply.ts";
+import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
@@ -17,7 +18,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if ((action !== "finish" && action !== "rollback") || !id) {
     throw new UsageError("Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).");
   }
-  const result = action === "finish" ? finishInterrupted(runtime.journalDir, id) : rollbackInterrupted(runtime.journalDir, id);
+  const result = recoverInWorkspace(runtime, action, id);
   for (const p of result.written) io.out(`wrote    ${p}\n`);
   for (const p of result.alreadyDone) io.out(`ok       ${p}\n`);
   for (const r of result.refused) io.out(`refused  ${r.path}: ${r.reason}\n`);

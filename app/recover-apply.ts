@@ -1,0 +1,38 @@
+import { readEntry } from "../core/journal.ts";
+import { finishInterrupted, rollbackInterrupted, type RecoveryResult } from "../core/recovery.ts";
+import { statusFromDecisions } from "./apply-reviewed.ts";
+import { WorkspaceMismatchError } from "./errors.ts";
+import type { Runtime } from "./runtime.ts";
+
+/**
+ * Finishes or rolls back an apply that was interrupted (kill -9, power loss) in this
+ * workspace, and records the outcome on its changeset: finished files count as
+ * applied; rolled-back files are undecided again, so the changeset can be reviewed anew.
+ */
+export function recoverInWorkspace(runtime: Runtime, action: "finish" | "rollback", applyId: string): RecoveryResult {
+  const entry = readEntry(runtime.journalDir, applyId);
+  if (entry.workspace !== runtime.ws.root) {
+    throw new WorkspaceMismatchError(`Apply ${applyId} was made in ${entry.workspace}, not ${runtime.ws.root}: run pencil recover ${action} ${applyId} -w ${entry.workspace}.`);
+  }
+  const result = action === "finish" ? finishInterrupted(runtime.journalDir, applyId) : rollbackInterrupted(runtime.journalDir, applyId);
+  try {
+    const cs = runtime.store.load(entry.changesetId);
+    const refused = new Set(result.refused.map((r) => r.path));
+    const touched = entry.files.map((f) => f.path).filter((p) => !refused.has(p));
+    const decisions = { ...(cs.decisions ?? {}) };
+    if (action === "finish") {
+      cs.applied = [...new Set([...(cs.applied ?? []), ...touched])];
+      cs.applyIds = [...new Set([...(cs.applyIds ?? []), applyId])];
+      for (const p of touched) decisions[p] = "approved";
+    } else {
+      for (const p of touched) delete decisions[p];
+      cs.applied = (cs.applied ?? []).filter((p) => !touched.includes(p));
+    }
+    cs.decisions = decisions;
+    cs.status = statusFromDecisions(cs);
+    runtime.store.save(cs);
+  } catch {
+    // The changeset file may be gone; the journal alone settles the files.
+  }
+  return result;
+}
