@@ -1,13 +1,13 @@
 import { createCreateFileTool } from "../core/tools/create-file.ts";
 import { createDeleteFileTool } from "../core/tools/delete-file.ts";
 import { createEditFileTool } from "../core/tools/edit-file.ts";
-import { createFetchUrlTool } from "../core/tools/fetch-url.ts";
+import { createFetchUrlTool } from "../net/fetch-url.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
 import { createRunCommandTool } from "../core/tools/run-command.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import type { PencilTool } from "../core/tools/tool.ts";
-import { webSearchToolFromEnv } from "../core/tools/web-search.ts";
+import { webSearchToolFromEnv } from "../net/web-search.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
 import type { RunMode } from "../agent/prompts.ts";
 import type { Runtime } from "./runtime.ts";

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { htmlToText } from "../core/html-text.ts";
-import { isPublicAddress, judgeAddress, parseIPv4, parseIPv6, refusedHostName } from "../core/net-guard.ts";
-import { createFetchUrlTool, type FetchLike, type FetchUrlOptions, type Resolver } from "../core/tools/fetch-url.ts";
+import { htmlToText } from "../net/html-text.ts";
+import { isPublicAddress, judgeAddress, parseIPv4, parseIPv6, refusedHostName } from "../net/net-guard.ts";
+import { createFetchUrlTool, type FetchLike, type FetchUrlOptions, type Resolver } from "../net/fetch-url.ts";
 import { tempDir } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
 

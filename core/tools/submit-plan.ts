@@ -1,4 +1,4 @@
-import { planSchema, type Plan } from "../../agent/plan-schema.ts";
+import { planSchema, type Plan } from "../plan-schema.ts";
 import type { PencilTool } from "./tool.ts";
 
 /** `submit_plan`: its input is the plan itself; a valid plan goes to `onPlan` (the plan flow then ends the session). */

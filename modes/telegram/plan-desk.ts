@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { planToGoal, type Plan } from "../../agent/plan-schema.ts";
+import { planToGoal, type Plan } from "../../core/plan-schema.ts";
 import { sha256 } from "../../core/hash.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { escapeHtml, htmlToPlain } from "./html.ts";

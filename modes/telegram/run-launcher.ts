@@ -1,4 +1,4 @@
-import type { Plan } from "../../agent/plan-schema.ts";
+import type { Plan } from "../../core/plan-schema.ts";
 import type { RunMode } from "../../agent/prompts.ts";
 import type { ApplyResult } from "../../core/apply.ts";
 import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";

@@ -1,4 +1,5 @@
-import { formatPlanMarkdown, planToGoal, type Plan } from "../../../agent/plan-schema.ts";
+import { planToGoal, type Plan } from "../../../core/plan-schema.ts";
+import { formatPlanMarkdown } from "../../../render/plan-markdown.ts";
 import { createSubmitPlanTool } from "../../../core/tools/submit-plan.ts";
 import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";

@@ -1,8 +1,8 @@
 import { lookup } from "node:dns/promises";
 import { z } from "zod";
-import { htmlToText } from "../html-text.ts";
-import { hostForUrl, judgeAddress, parseIPv4, refusedHostName } from "../net-guard.ts";
-import { ToolError, type PencilTool } from "./tool.ts";
+import { htmlToText } from "./html-text.ts";
+import { hostForUrl, judgeAddress, parseIPv4, refusedHostName } from "./net-guard.ts";
+import { ToolError, type PencilTool } from "../core/tools/tool.ts";
 
 /** One resolved address of a host name, as `dns.lookup({ all: true })` gives it. */
 export interface ResolvedAddress {

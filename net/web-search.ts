@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ToolError, type PencilTool } from "./tool.ts";
+import { ToolError, type PencilTool } from "../core/tools/tool.ts";
 
 /** Firecrawl's API root; `FIRECRAWL_BASE_URL` replaces it (e.g. with a local server speaking the same protocol). */
 export const FIRECRAWL_DEFAULT_BASE_URL = "https://api.firecrawl.dev";
