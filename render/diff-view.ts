@@ -25,6 +25,8 @@ export interface DiffViewOptions {
 export interface DiffView {
   text: string;
   fallback: boolean;
+  /** True when the text holds the whole diff: no line cut to the width, no line left out. */
+  complete: boolean;
 }
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -48,13 +50,13 @@ const DELETE_PREVIEW_LINES = 40;
  * visible escapes (shown inverse when coloured), and a cut line ends, within the
  * budget, with a marker giving how many characters were left out.
  */
-function safeLine(line: string, budget: number, c: Colors): string {
-  if (line.length <= budget && !UNSAFE.test(line)) return line;
+function safeLine(line: string, budget: number, c: Colors): { text: string; cut: boolean } {
+  if (line.length <= budget && !UNSAFE.test(line)) return { text: line, cut: false };
   const whole = take(line, budget, c);
-  if (whole.taken === line.length) return whole.text;
+  if (whole.taken === line.length) return { text: whole.text, cut: false };
   const reserve = cutMarker(line.length).length;
   const cut = take(line, Math.max(MIN_KEPT_CHARS, budget - reserve), c);
-  return cut.text + c.dim(cutMarker(line.length - cut.taken));
+  return { text: cut.text + c.dim(cutMarker(line.length - cut.taken)), cut: true };
 }
 
 function cutMarker(rest: number): string {
@@ -81,6 +83,8 @@ function take(line: string, budget: number, c: Colors): { text: string; taken: n
 class Body {
   readonly lines: string[] = [];
   omitted = 0;
+  /** Lines shortened to the width, or content summarised away (the old side of a before/after view). */
+  shortened = 0;
   constructor(private remaining: number) {}
 
   push(line: string): void {
@@ -161,6 +165,7 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
   } else if (!before) {
     note("base content not known (the file changed on disk since it was staged): showing the new content only");
     fallback = true;
+    body.shortened++; // what the change replaces is not shown
     const lines = splitLines(after!.text);
     const w = lineNumbers ? digits(lines.length) : 0;
     plainLines(body, lines, "+", w, width(w && w + 1), c);
@@ -221,7 +226,9 @@ function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: nu
     const oldShown = sign === "+" ? null : oldNo++;
     const newShown = sign === "-" ? null : newNo++;
     const gutter = w ? c.dim(`${num(oldShown)} ${num(newShown)} `) : "";
-    const text = `${sign}${safeLine(content, budget, c)}`;
+    const safe = safeLine(content, budget, c);
+    if (safe.cut) body.shortened++;
+    const text = `${sign}${safe.text}`;
     body.push(gutter + (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text));
   }
 }
@@ -241,7 +248,10 @@ function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lin
   const half = Math.max(1, Math.floor((body.room - 2) / 2));
   body.push(c.bold(`--- before (${count(before.length)} lines)`));
   plainLines(body, before.slice(0, half), "-", w, width(w && w + 1), c);
-  if (before.length > half) body.push(c.dim(`… ${count(before.length - half)} more lines of the old content not shown`));
+  if (before.length > half) {
+    body.shortened += before.length - half;
+    body.push(c.dim(`… ${count(before.length - half)} more lines of the old content not shown`));
+  }
   body.push(c.bold(`+++ after (${count(after.length)} lines)`));
   plainLines(body, after, "+", w, width(w && w + 1), c);
 }
@@ -255,7 +265,9 @@ function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, bud
       return;
     }
     const gutter = w ? c.dim(`${String(i + 1).padStart(w)} `) : "";
-    body.push(gutter + paint(sign + safeLine(lines[i]!, budget, c)));
+    const safe = safeLine(lines[i]!, budget, c);
+    if (safe.cut) body.shortened++;
+    body.push(gutter + paint(sign + safe.text));
   }
 }
 
@@ -297,5 +309,5 @@ function digits(n: number): number {
 function finish(out: string[], body: Body, c: Colors, fallback: boolean): DiffView {
   const lines = [...out, ...body.lines];
   if (body.omitted > 0) lines.push(c.dim(`… ${count(body.omitted)} more lines not shown (review --patch prints the whole diff)`));
-  return { text: lines.join("\n") + "\n", fallback };
+  return { text: lines.join("\n") + "\n", fallback, complete: body.omitted === 0 && body.shortened === 0 };
 }

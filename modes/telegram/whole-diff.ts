@@ -5,23 +5,13 @@ import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";
 
 /**
- * The closing line renderFileDiff adds when it left lines out (its line cap, or a long
- * deletion's preview). Without line numbers no other line can look like it: content
- * lines start with their sign, notes and the header end otherwise.
- */
-const OMITTED = /^… [\d,]+ more lines not shown \(review --patch prints the whole diff\)$/;
-/** The marker of the plain before/after view (a diff too costly to compute) when it shortened the old content. */
-const OLD_CONTENT_CUT = /^… [\d,]+ more lines of the old content not shown$/m;
-
-/**
  * The plain diff view (no colour, no line numbers) with no line cut to a width, or
  * null when it would leave any line out (more than `maxLines` body lines, or a long
  * deletion shown as a preview). What it returns is the whole diff, nothing less.
  */
 export function wholeDiffView(change: FileChange, maxLines = Number.MAX_SAFE_INTEGER): string | null {
-  const text = renderFileDiff(change, { color: false, lineNumbers: false, width: Number.POSITIVE_INFINITY, maxLines }).text;
-  const lines = text.split("\n");
-  return OMITTED.test(lines[lines.length - 2] ?? "") || OLD_CONTENT_CUT.test(text) ? null : text;
+  const view = renderFileDiff(change, { color: false, lineNumbers: false, width: Number.POSITIVE_INFINITY, maxLines });
+  return view.complete ? view.text : null;
 }
 
 /**
