@@ -11,7 +11,7 @@ import type { PencilTool } from "../core/tools/tool.ts";
 import { decide } from "../core/policy.ts";
 import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
 import type { Approver } from "../agent/approver.ts";
-import type { EventSink, SessionEvent } from "../agent/events.ts";
+import type { EventSink } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
@@ -175,7 +175,8 @@ export class AgentRun {
   stageUserFile(path: string, text: string): Changeset {
     const resolved = resolveInWorkspace(this.runtime.ws, path);
     const verdict = decide(this.runtime.policy, { tool: "save_answer", access: "write", real: resolved.real });
-    if (verdict.decision !== "allow") throw new Error(`Cannot save to ${path}: ${verdict.reason}`);
+    // The owner typed this path, which answers an "ask"; a deny stays a deny, and the write still goes through review.
+    if (verdict.decision === "deny") throw new Error(`Cannot save to ${path}: ${verdict.reason}`);
     const existing = this.overlay.stat(resolved.real);
     if (existing && existing.kind !== "file") throw new Error(`${path} is a directory; give a file path.`);
     this.overlay.writeBytes(resolved.real, new TextEncoder().encode(text), {
@@ -261,13 +262,6 @@ export class AgentRun {
       this.runtime.store.save(stored);
     }
   }
-}
-
-/** Forwards events to several sinks (a renderer and a recorder, say). */
-export function fanOut(...sinks: EventSink[]): EventSink {
-  return (event: SessionEvent) => {
-    for (const sink of sinks) sink(event);
-  };
 }
 
 function readDiskOrNull(real: string): Uint8Array | null {

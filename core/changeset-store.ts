@@ -76,7 +76,17 @@ export class ChangesetStore {
 
   /** The newest pending changeset of a workspace, if any. */
   latestPending(workspaceRoot?: string): Changeset | undefined {
-    return this.list().find((c) => c.status === "pending" && (!workspaceRoot || c.workspace === workspaceRoot));
+    // Newest first, stopping at the first match: the history can be long.
+    for (const id of this.ids().reverse()) {
+      let cs: Changeset;
+      try {
+        cs = this.load(id);
+      } catch {
+        continue;
+      }
+      if (cs.status === "pending" && (!workspaceRoot || cs.workspace === workspaceRoot)) return cs;
+    }
+    return undefined;
   }
 
   private pathOf(id: string): string {

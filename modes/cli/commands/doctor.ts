@@ -5,6 +5,7 @@ import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
 import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/tools/run-command.ts";
+import { readTelegramConfig } from "../../telegram/config.ts";
 import type { CommandContext } from "../main.ts";
 
 /** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
@@ -130,17 +131,16 @@ function checkStore(env: Env): Check[] {
 }
 
 function checkTelegram(env: Env): Check[] {
-  const token = env.TELEGRAM_BOT_TOKEN?.trim();
-  const owner = env.TELEGRAM_OWNER_ID?.trim();
-  if (!token && !owner) return [{ name: "telegram", status: "warn", detail: "not configured (optional)", fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)" }];
-  const out: Check[] = [];
-  out.push(token ? { name: "telegram token", status: "ok", detail: "set" } : { name: "telegram token", status: "fail", detail: "TELEGRAM_BOT_TOKEN is missing", fix: "paste the token @BotFather gave you" });
-  out.push(
-    owner && /^\d+$/.test(owner)
-      ? { name: "telegram owner", status: "ok", detail: `user ${owner}` }
-      : { name: "telegram owner", status: "fail", detail: owner ? `TELEGRAM_OWNER_ID "${owner}" is not a numeric user id` : "TELEGRAM_OWNER_ID is missing", fix: "message @userinfobot to learn your numeric id" },
-  );
-  return out;
+  if (!env.TELEGRAM_BOT_TOKEN?.trim() && !env.TELEGRAM_OWNER_ID?.trim()) {
+    return [{ name: "telegram", status: "warn", detail: "not configured (optional)", fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)" }];
+  }
+  // The bot's own reading of its settings, so doctor and `pencil telegram` never disagree.
+  try {
+    const config = readTelegramConfig(env);
+    return [{ name: "telegram", status: "ok", detail: `owner ${config.ownerId}, API ${config.apiRoot}` }];
+  } catch (error) {
+    return [{ name: "telegram", status: "fail", detail: (error as Error).message, fix: "fix the variable named above in .env" }];
+  }
 }
 
 function checkOptional(env: Env, name: string, what: string, fix: string): Check {
