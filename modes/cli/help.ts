@@ -26,7 +26,7 @@ Options:
       --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
       --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
       --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
-      --json             machine-readable output (log, review --patch, doctor)
+      --json             machine-readable output (log, doctor, plan, ask)
       --patch            with review: print the changeset as a unified diff
   -h, --help             this help
       --version          print the version
