@@ -38,7 +38,7 @@ export interface WriteOptions {
  * overlay implements them as a staged view, so the same tool code runs on both.
  */
 export interface FileOps {
-  /** Stat following no links at the final component; null when nothing is there. */
+  /** Stat of what the path names, links followed (callers pass real paths already resolved); null when nothing is there. */
   stat(real: string): FileStat | null;
   readBytes(real: string): Uint8Array;
   readDir(real: string): DirEntry[];

@@ -2,7 +2,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { basename, dirname, join, relative, sep } from "node:path";
 import type { DirEntry, FileOps } from "./file-ops.ts";
-import { isInside } from "./workspace.ts";
+import { isInside, realPathLoose } from "./workspace.ts";
 
 /** A path the overlay changed: staged content, or a staged deletion. */
 export interface StagedPath {
@@ -188,6 +188,8 @@ export class WalkRules {
   private readIgnoreText(dir: string): string | null {
     const file = join(dir, ".gitignore");
     try {
+      // A .gitignore that is a link could point anywhere (~/.ssh/id_ed25519): only a plain file the policy lets us read counts.
+      if (realPathLoose(file).real !== file || !this.visible(file)) return null;
       if (this.fs.stat(file)?.kind !== "file") return null;
       return new TextDecoder().decode(this.fs.readBytes(file));
     } catch {

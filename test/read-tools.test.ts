@@ -124,6 +124,15 @@ describe("list_files", () => {
     expect(await run(list, {})).toBe([".github/", ".github/ci.yml", "a/", "a/x.ts", "a-b.ts", "b.ts"].join("\n"));
   });
 
+  test("a .gitignore that is a symbolic link is not read (it could point at anything)", async () => {
+    const outside = tree({ "id_ed25519": "secret.txt\n" });
+    const root = tree({ "secret.txt": "", "b.txt": "" });
+    symlinkSync(join(outside, "id_ed25519"), join(root, ".gitignore"));
+    const { run } = toolContext(root);
+    // Were the link followed, its line would hide secret.txt.
+    expect(await run(list, {})).toContain("secret.txt");
+  });
+
   test(".gitignore at the root and nested, with negation; the root's rules apply when listing a subdirectory", async () => {
     const root = tree({
       ".gitignore": "node_modules/\n*.log\n",
