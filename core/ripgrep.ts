@@ -57,7 +57,9 @@ export function ripgrepArgs(q: RipgrepQuery): string[] {
   ];
   if (q.glob) args.push("--glob", q.glob);
   // Excludes come after the include: for rg the last matching glob wins.
-  for (const g of ["!.git", ...secretEnvGlobs()]) args.push("--glob", g);
+  args.push("--glob", "!.git");
+  // Case-insensitive, like the policy: rg must not even open `.ENV` or `.Env.local`.
+  for (const g of secretEnvGlobs()) args.push("--iglob", g);
   if (q.ignoreFile) args.push("--ignore-file", q.ignoreFile);
   args.push("--regexp", q.pattern, "--");
   if (q.target) args.push(q.target);

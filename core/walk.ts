@@ -16,10 +16,14 @@ export type MaybeStaged = FileOps & { staged?: () => Iterable<StagedPath> };
 /** Suffixes of `.env.<suffix>` files that hold no secrets by convention and may be shown. */
 export const SECRET_ENV_EXCEPTIONS: readonly string[] = ["example", "sample", "template"];
 
-/** True for `.env` and `.env.*` names (except the SECRET_ENV_EXCEPTIONS): never listed, searched or walked into. */
+/**
+ * True for `.env` and `.env.*` names (except the SECRET_ENV_EXCEPTIONS), in any case as the
+ * policy judges them (a case-insensitive disk opens `.ENV` for `.env`): never listed, searched or walked into.
+ */
 export function isSecretEnvName(name: string): boolean {
-  if (name === ".env") return true;
-  return name.startsWith(".env.") && !SECRET_ENV_EXCEPTIONS.includes(name.slice(5));
+  const lower = name.toLowerCase();
+  if (lower === ".env") return true;
+  return lower.startsWith(".env.") && !SECRET_ENV_EXCEPTIONS.includes(lower.slice(5));
 }
 
 /** The overlay's staged paths, indexed for walkers: what is staged, what is deleted, and new entries per directory. */

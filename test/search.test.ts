@@ -227,14 +227,14 @@ for (const engine of engines) {
 
 describe("ripgrep arguments", () => {
   test.skipIf(!rg)("rg never opens secret env files (only .env.example/.sample/.template), nor .git", async () => {
-    const names = [".env", ".env.", ".env.local", ".env.e", ".env.ex", ".env.examplex", ".env.sampl", ".env.t", ".env.example", ".env.sample", ".env.template", ".envrc", "x.env"];
+    const names = [".env", ".env.", ".env.local", ".env.e", ".env.ex", ".env.examplex", ".env.sampl", ".env.t", ".env.example", ".env.sample", ".env.template", ".envrc", "x.env", ".ENV", ".Env.Local", ".ENV.EXAMPLE"];
     const files: Record<string, string> = { ".git/config": "SECRET\n", "sub/.env": "SECRET\n", "sub/.env.production/f": "SECRET\n" };
     for (const n of names) files[n] = "SECRET\n";
     const root = tree(files);
     const args = ripgrepArgs({ pattern: "SECRET", target: null, maxFileBytes: 1 << 20, glob: null, ignoreFile: null });
     const seen: string[] = [];
     await runRipgrep(rg!, args, root, { file: (path) => void seen.push(path), binary: () => {} });
-    expect(seen.sort()).toEqual([".env.example", ".env.sample", ".env.template", ".envrc", "x.env"]);
+    expect(seen.sort()).toEqual([".ENV.EXAMPLE", ".env.example", ".env.sample", ".env.template", ".envrc", "x.env"]);
   });
 });
 
