@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Changeset, FileChange } from "./changeset.ts";
+import { z } from "zod";
+import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./changeset.ts";
 import { writeFileAtomic } from "./file-ops.ts";
 import { sha256 } from "./hash.ts";
 
@@ -111,23 +112,53 @@ export function serialize(changeset: Changeset): string {
   });
 }
 
-/** Parses a saved changeset, checking each file's content against its recorded hash. */
+/** The shape a saved changeset must have before anything in it is used. */
+const SavedShape = z.looseObject({
+  id: z.string(),
+  workspace: z.string(),
+  goal: z.string(),
+  createdAt: z.string(),
+  status: z.enum(["pending", "applied", "partial", "rejected", "undone"]),
+  digest: z.string(),
+  files: z.array(
+    z.looseObject({
+      path: z.string(),
+      real: z.string(),
+      kind: z.enum(["create", "modify", "delete"]),
+      base: z.looseObject({ exists: z.boolean(), hash: z.string().nullable(), size: z.number(), mode: z.number().nullable() }),
+      after: z.looseObject({ bytes: z.string(), hash: z.string(), mode: z.number() }).nullable(),
+      before: z.string().optional(),
+      digest: z.string(),
+    }),
+  ),
+});
+
+/**
+ * Parses a saved changeset and checks it before use: its shape, each file's content
+ * against its hash, the before-image against the base hash, and every digest recomputed
+ * (an approval binds to them), so a damaged or altered file is refused, not applied.
+ */
 export function deserialize(text: string, source = "changeset"): Changeset {
-  type RawFile = Omit<FileChange, "after" | "before"> & { after: { bytes: string; hash: string; mode: number } | null; before?: string };
-  let raw: Omit<Changeset, "files"> & { files: RawFile[] };
+  const damaged = (what: string) => new Error(`${source}: ${what}; the file was damaged or altered. Move it aside and re-run the agent.`);
+  let json: unknown;
   try {
-    raw = JSON.parse(text);
+    json = JSON.parse(text);
   } catch (error) {
     throw new Error(`${source} is not valid JSON (${(error as Error).message}); move it aside and re-run the agent.`);
   }
+  const parsed = SavedShape.safeParse(json);
+  if (!parsed.success) throw damaged(`it is not a changeset (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message})`);
+  const raw = parsed.data as unknown as Omit<Changeset, "files"> & { files: (Omit<FileChange, "after" | "before"> & { after: { bytes: string; hash: string; mode: number } | null; before?: string })[] };
   const files: FileChange[] = raw.files.map((f) => {
     const after = f.after ? { ...f.after, bytes: new Uint8Array(Buffer.from(f.after.bytes, "base64")) } : null;
-    if (after && sha256(after.bytes) !== after.hash) {
-      throw new Error(`${source}: the staged content of ${f.path} does not match its hash; the file was damaged. Re-run the agent.`);
-    }
-    const { before: beforeText, ...rest } = f;
-    return { ...rest, after, ...(beforeText ? { before: new Uint8Array(Buffer.from(beforeText, "base64")) } : {}) };
+    if (after && sha256(after.bytes) !== after.hash) throw damaged(`the staged content of ${f.path} does not match its hash`);
+    const before = f.before ? new Uint8Array(Buffer.from(f.before, "base64")) : undefined;
+    if (before && sha256(before) !== f.base.hash) throw damaged(`the base content of ${f.path} does not match its hash`);
+    if (fileDigest(f.path, f.base, after) !== f.digest) throw damaged(`the digest of ${f.path} does not match its content`);
+    const { before: _omit, ...rest } = f;
+    return { ...rest, after, ...(before ? { before } : {}) };
   });
+  if (changesetDigest(files) !== raw.digest) throw damaged("its digest does not match its files");
   return { ...raw, files };
 }
 

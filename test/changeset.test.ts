@@ -149,3 +149,23 @@ describe("ChangesetStore", () => {
     expect(() => new ChangesetStore(tempDir()).load("nope")).toThrow(/pencil log/);
   });
 });
+
+describe("a saved changeset is checked on load", () => {
+  test("an altered digest, base image or shape is refused with what to do", () => {
+    const root = tempDir();
+    writeTree(root, { "a.txt": "x\n" });
+    const cs = build(root, (o) => o.writeBytes(join(root, "a.txt"), enc("y\n")));
+    const json = JSON.parse(serialize(cs));
+    expect(deserialize(JSON.stringify(json)).digest).toBe(cs.digest);
+    const redirected = structuredClone(json);
+    redirected.files[0].digest = "0".repeat(64);
+    expect(() => deserialize(JSON.stringify(redirected), "cs.json")).toThrow(/digest of a.txt does not match/);
+    const otherBase = structuredClone(json);
+    otherBase.files[0].before = Buffer.from("something else\n").toString("base64");
+    expect(() => deserialize(JSON.stringify(otherBase), "cs.json")).toThrow(/base content of a.txt/);
+    const renamed = structuredClone(json);
+    renamed.files[0].path = "b.txt";
+    expect(() => deserialize(JSON.stringify(renamed), "cs.json")).toThrow(/digest of b.txt/);
+    expect(() => deserialize(JSON.stringify({ id: "x" }), "cs.json")).toThrow(/not a changeset/);
+  });
+});
