@@ -7,6 +7,8 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import { Overlay } from "../core/overlay.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
+import type { Plan } from "../core/plan-schema.ts";
+import { createSubmitPlanTool } from "../core/tools/submit-plan.ts";
 import type { PencilTool } from "../core/tools/tool.ts";
 import { decide } from "../core/policy.ts";
 import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
@@ -42,8 +44,6 @@ export interface RunOptions {
   maxSteps?: number;
   /** Overrides the mode's system prompt. */
   system?: string;
-  /** A tool whose call ends the run (plan's submit_plan). */
-  stopOnTool?: string;
 }
 
 /** A rejected file and the owner's reason, sent back to the agent. */
@@ -94,6 +94,8 @@ export class AgentRun {
   outcome: SessionOutcome | null = null;
   /** How many times the owner sent the work back with reasons. */
   rounds = 0;
+  /** A plan run's plan, once the model submitted it (null before, and for other modes). */
+  plan: Plan | null = null;
   private readonly sink: { emit: EventSink } = { emit: () => {} };
   private chosen: ModelChoice | undefined;
 
@@ -208,7 +210,9 @@ export class AgentRun {
 
   private async go(hooks: RunHooks, revises?: string): Promise<void> {
     this.sink.emit = hooks.emit;
-    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...(this.options.extraTools ?? [])], {
+    // A plan run ends when the model submits its plan, parsed by the plan schema.
+    const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
+    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? [])], {
       ws: this.runtime.ws,
       policy: this.runtime.policy,
       approver: hooks.approver,
@@ -229,7 +233,7 @@ export class AgentRun {
         contextWindow: this.models.contextWindow,
         emit: hooks.emit,
         ...(hooks.signal ? { signal: hooks.signal } : {}),
-        ...(this.options.stopOnTool ? { stopOnTool: this.options.stopOnTool } : {}),
+        ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
       },
       this.messages,
     );

@@ -3,7 +3,6 @@ import type { RunMode } from "../../agent/prompts.ts";
 import type { ApplyResult } from "../../core/apply.ts";
 import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import { createSubmitPlanTool } from "../../core/tools/submit-plan.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
@@ -51,13 +50,8 @@ export class RunLauncher {
       return;
     }
     const active = this.deps.gate.tryBegin(mode, goal)!;
-    let plan: Plan | null = null;
     const options: RunOptions = { ...this.deps.runOptions?.(mode) };
-    if (mode === "plan") {
-      options.extraTools = [...(options.extraTools ?? []), createSubmitPlanTool((p) => (plan = p))];
-      options.stopOnTool = "submit_plan";
-    }
-    this.detach(active, (hooks) => AgentRun.start(this.deps.runtime, mode, goal, hooks, options), () => plan);
+    this.detach(active, (hooks) => AgentRun.start(this.deps.runtime, mode, goal, hooks, options));
   }
 
   /** Sends rejections back to the run that wrote them; the revision runs detached like any run. */
@@ -73,7 +67,7 @@ export class RunLauncher {
     this.detach(active, async (hooks) => {
       await run.revise(rejections, hooks, applied);
       return run;
-    }, () => null);
+    });
   }
 
   /** Stops the active run when `button` was made for it; returns the text to answer the press with. */
@@ -105,11 +99,11 @@ export class RunLauncher {
     return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
   }
 
-  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, plan: () => Plan | null): void {
-    void this.execute(active, body, plan).catch((error) => this.deps.report(`the ${active.kind} run`, error));
+  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): void {
+    void this.execute(active, body).catch((error) => this.deps.report(`the ${active.kind} run`, error));
   }
 
-  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, plan: () => Plan | null): Promise<void> {
+  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): Promise<void> {
     const started = Date.now();
     const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}`, this.deps.progressIntervalMs);
     try {
@@ -123,7 +117,7 @@ export class RunLauncher {
         throw error;
       }
       await progress.finish(summaryLine(run, Date.now() - started));
-      await this.deliver(active, run, plan());
+      await this.deliver(active, run, run.plan);
     } finally {
       this.deps.gate.end(active);
     }

@@ -1,6 +1,5 @@
-import { planToGoal, type Plan } from "../../../core/plan-schema.ts";
+import { planToGoal } from "../../../core/plan-schema.ts";
 import { formatPlanMarkdown } from "../../../render/plan-markdown.ts";
-import { createSubmitPlanTool } from "../../../core/tools/submit-plan.ts";
 import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { renderMarkdown } from "../markdown.ts";
@@ -15,21 +14,13 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!goal) throw new UsageError('plan needs a goal, e.g. pencil plan "split the config loader into its own module"');
   const { io } = ctx;
   const runtime = openRuntime(ctx);
-  let plan: Plan | null = null;
-  const { run } = await runWithProgress(io, runtime, "plan", goal, {
-    extraTools: [
-      createSubmitPlanTool((p) => {
-        plan = p;
-      }),
-    ],
-    stopOnTool: "submit_plan",
-  }, new ProgressView(io, { streamText: false }));
+  const { run } = await runWithProgress(io, runtime, "plan", goal, {}, new ProgressView(io, { streamText: false }));
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
     io.err(io.colors.red(`Planning failed: ${outcome.error}\n`));
     return 1;
   }
-  const chosenPlan = plan as Plan | null;
+  const chosenPlan = run.plan;
   if (!chosenPlan) {
     io.err("The model finished without submitting a plan. Its last words:\n");
     io.out(`${renderMarkdown(io, outcome.text || "_(nothing)_")}\n`);
