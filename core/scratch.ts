@@ -1,12 +1,17 @@
 import {
   chmodSync,
+  closeSync,
   constants,
+  existsSync,
+  fchmodSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
+  readSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -61,6 +66,7 @@ export interface SharedDir {
 /** The state of one entry of the scratch copy, enough to tell whether a command touched it. */
 export interface EntrySig {
   kind: "file" | "link" | "other";
+  dev: number;
   ino: number;
   size: number;
   mode: number;
@@ -113,7 +119,20 @@ export interface ScratchChange {
   mode?: number;
   /** Size of a created or modified file (also when its bytes were not read). */
   size?: number;
+  /** Why a created or modified file's bytes were not read although within the per-file cap (per-run cap, swapped while read); it must not be staged. */
+  unread?: string;
 }
+
+/** Per-run limits of diffScratch: what a command can make Pencil read into memory. */
+export interface DiffCaps {
+  /** Total bytes of changed files read (default 64 MiB). */
+  bytes: number;
+  /** Changed files read (default 5 000). */
+  files: number;
+}
+
+/** The default per-run limits of diffScratch. */
+export const DIFF_CAPS: DiffCaps = { bytes: 64 * 1024 * 1024, files: 5000 };
 
 /** A change to a real shared directory that went through a plain-mode link. */
 export interface SharedLeak {
@@ -172,7 +191,7 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
     await setup.copyFiles();
     setup.layStaged();
     setup.fixDirs();
-    recordTree(s.dir, "", s.baseline);
+    recordTree(s.dir, s.baseline);
     if (s.share === "plain") for (const sd of s.shared) fingerprint(sd.real, s.sharedPrints);
     settleClock(s);
   } catch (error) {
@@ -182,7 +201,10 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
   return s;
 }
 
-/** Removes the scratch directory, also where the command made parts of it read-only; false when something is left. */
+/**
+ * Removes the scratch directory, also where the command made parts of it
+ * read-only (never following a link out of it); false when something is left.
+ */
 export function disposeScratch(s: Pick<Scratch, "root">): boolean {
   try {
     rmSync(s.root, { recursive: true, force: true });
@@ -204,24 +226,29 @@ export function disposeScratch(s: Pick<Scratch, "root">): boolean {
  * inode, size, mode, mtime or ctime moved (settleClock made sure any later
  * write moves the ctime); a touched file is then compared byte for byte with
  * the staged view, so a rewrite with identical content is no change. Files
- * over `maxBytes` are reported with their size but without their bytes.
+ * over `maxBytes` are reported with their size but without their bytes; past
+ * `caps` the rest are reported without their bytes and with `unread` set.
+ * Nothing is followed out of the copy: directories are entered and files read
+ * only when they are what the walk recorded (no links, FIFOs or devices).
+ * Throws a ScratchError when the copy's root is no longer a directory.
  */
-export function diffScratch(s: Scratch, maxBytes: number): ScratchChange[] {
+export function diffScratch(s: Scratch, maxBytes: number, caps: DiffCaps = DIFF_CAPS): ScratchChange[] {
   const now = new Map<string, EntrySig>();
-  recordTree(s.dir, "", now);
+  if (!recordTree(s.dir, now)) throw new ScratchError("the command replaced the scratch copy's root directory, so none of its file effects can be trusted; nothing was staged.");
+  const budget: Budget = { bytes: caps.bytes, files: caps.files, caps };
   const changes: ScratchChange[] = [];
   for (const [rel, before] of s.baseline) {
     const after = now.get(rel);
     if (!after) changes.push({ rel, change: "delete", entry: before.kind });
     else if (after.kind !== before.kind) {
       changes.push({ rel, change: "delete", entry: before.kind });
-      changes.push(createdOrChanged(s, rel, after, "create", maxBytes));
+      changes.push(readChange(s, rel, after, "create", maxBytes, budget));
     }
   }
   for (const [rel, after] of now) {
     const before = s.baseline.get(rel);
     if (!before) {
-      changes.push(createdOrChanged(s, rel, after, "create", maxBytes));
+      changes.push(readChange(s, rel, after, "create", maxBytes, budget));
       continue;
     }
     if (before.kind !== after.kind) continue;
@@ -232,7 +259,7 @@ export function diffScratch(s: Scratch, maxBytes: number): ScratchChange[] {
       before.mtimeMs !== after.mtimeMs ||
       before.ctimeMs !== after.ctimeMs;
     if (!moved) continue;
-    const change = createdOrChanged(s, rel, after, "modify", maxBytes);
+    const change = readChange(s, rel, after, "modify", maxBytes, budget);
     if (after.kind !== "file" || !sameAsView(s, rel, change, after)) {
       changes.push(change);
     }
@@ -565,36 +592,68 @@ function linkAround(real: string, dest: string, special: ReadonlyMap<string, str
   for (const name of readdirSync(real)) linkAround(join(real, name), join(dest, name), special);
 }
 
-/** Records every non-directory entry below `dir` (links not followed) by relative path. */
-function recordTree(dir: string, rel: string, into: Map<string, EntrySig>): void {
-  let entries;
+/** Linux: a directory opened by descriptor is named through /proc, so no path component is resolved twice. */
+const FD_PATHS = process.platform === "linux" && existsSync("/proc/self/fd");
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * Opens `path` as a directory without following a link at its end and calls
+ * `fn` with a path that names exactly that directory (through
+ * /proc/self/fd on Linux, so a parent swapped for a link later changes
+ * nothing); false when it is not a directory (a link, a file, gone).
+ */
+function inDir(path: string, fn: (at: string, fd: number) => void): boolean {
+  let fd: number;
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
+    fd = openSync(path, DIR_FLAGS);
   } catch {
-    return;
+    return false;
   }
-  for (const e of entries) {
-    const childRel = rel === "" ? e.name : `${rel}/${e.name}`;
-    const path = join(dir, e.name);
-    if (e.isDirectory()) {
-      recordTree(path, childRel, into);
-      continue;
-    }
-    let st: Stats;
-    try {
-      st = lstatSync(path);
-    } catch {
-      continue;
-    }
-    into.set(childRel, {
-      kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
-      ino: st.ino,
-      size: st.size,
-      mode: st.mode & 0o7777,
-      mtimeMs: st.mtimeMs,
-      ctimeMs: st.ctimeMs,
+  try {
+    fn(FD_PATHS ? `/proc/self/fd/${fd}` : path, fd);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/**
+ * Records every non-directory entry below `dir` by relative path. Links are
+ * recorded, never followed: a directory that became a link is entered by
+ * descriptor or not at all. False when `dir` itself is not a directory.
+ */
+function recordTree(dir: string, into: Map<string, EntrySig>): boolean {
+  const walk = (path: string, rel: string): boolean =>
+    inDir(path, (at) => {
+      let entries;
+      try {
+        entries = readdirSync(at, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const childRel = rel === "" ? e.name : `${rel}/${e.name}`;
+        const child = join(at, e.name);
+        if (e.isDirectory() && walk(child, childRel)) continue;
+        let st: Stats;
+        try {
+          st = lstatSync(child);
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) continue; // swapped back in the meantime: not recorded, as with any race of a directory
+        into.set(childRel, {
+          kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
+          dev: st.dev,
+          ino: st.ino,
+          size: st.size,
+          mode: st.mode & 0o7777,
+          mtimeMs: st.mtimeMs,
+          ctimeMs: st.ctimeMs,
+        });
+      }
     });
-  }
+  return walk(dir, "");
 }
 
 /** Fingerprints every entry below `dir` (itself included; links not followed) into `into`, by absolute path. */
@@ -618,19 +677,64 @@ function fingerprint(dir: string, into: Map<string, string>): void {
   }
 }
 
-function createdOrChanged(s: Scratch, rel: string, sig: EntrySig, change: "create" | "modify", maxBytes: number): ScratchChange {
+/** The budget left of a diffScratch run's DiffCaps. */
+interface Budget {
+  bytes: number;
+  files: number;
+  caps: DiffCaps;
+}
+
+function readChange(s: Scratch, rel: string, sig: EntrySig, change: "create" | "modify", maxBytes: number, budget: Budget): ScratchChange {
   const out: ScratchChange = { rel, change, entry: sig.kind };
   if (sig.kind !== "file") return out;
   out.mode = sig.mode;
   out.size = sig.size;
-  if (sig.size <= maxBytes) {
-    try {
-      out.bytes = readFileSync(join(s.dir, rel));
-    } catch {
-      // vanished between the walk and the read (a straggler process): reported without content
-    }
+  if (sig.size > maxBytes) return out;
+  if (budget.files <= 0 || sig.size > budget.bytes) {
+    const { files, bytes } = budget.caps;
+    out.unread = `the command changed more than the ${files} files or ${bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${bytes} bytes`} read back per run, over the per-run cap; run a narrower command`;
+    return out;
   }
+  budget.files -= 1;
+  budget.bytes -= sig.size;
+  const read = readRecorded(join(s.dir, rel), sig, maxBytes);
+  if (typeof read === "string") out.unread = read;
+  else if (read) out.bytes = read;
   return out;
+}
+
+/**
+ * Reads a file of the copy only when it is the regular file the walk
+ * recorded (same device and inode, opened without following a link and
+ * without blocking on a FIFO); null when it vanished, a reason when it is
+ * something else now or grew past `maxBytes`.
+ */
+function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array | string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Gone between the walk and the read: reported without content. A link now (ELOOP) or anything else: refused.
+    return code === "ENOENT" ? null : "it was replaced (by a link or special file) after the command ran";
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.dev !== sig.dev || st.ino !== sig.ino) return "it was replaced (by a link or special file) after the command ran";
+    if (st.size > maxBytes) return `it grew past the ${maxBytes}-byte limit per file while being read`;
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** True when the copy's file has the staged view's content and mode: touched, but not changed. */
@@ -650,11 +754,14 @@ function sameAsView(s: Scratch, rel: string, change: ScratchChange, sig: EntrySi
   }
 }
 
+/** Gives write permission back to every real directory below `dir`, by descriptor: links are never followed, so nothing outside is chmodded. */
 function makeWritable(dir: string): void {
-  try {
-    chmodSync(dir, 0o700);
-    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) makeWritable(join(dir, e.name));
-  } catch {
-    // best effort: rmSync reports what is left
-  }
+  inDir(dir, (at, fd) => {
+    try {
+      fchmodSync(fd, 0o700);
+      for (const e of readdirSync(at, { withFileTypes: true })) if (e.isDirectory()) makeWritable(join(at, e.name));
+    } catch {
+      // best effort: rmSync reports what is left
+    }
+  });
 }

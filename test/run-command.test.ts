@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
@@ -12,9 +13,11 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { compilePolicy, decide, parseRule, type Rule } from "../core/policy.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
+import { diffScratch, disposeScratch, makeScratch } from "../core/scratch.ts";
 import {
   commandEnv,
   createRunCommandTool,
+  hostUnixSockets,
   looksSecret,
   namesHostSocket,
   namespaceAvailable,
@@ -128,13 +131,12 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 
   test("background processes do not outlive the command", async () => {
     const { run } = setup(sandbox);
-    const out = await run("sleep 300 & echo bg=$!");
+    const out = await run(`sleep 300.${sandbox.length} & echo bg=$!`);
     const pid = Number(/bg=(\d+)/.exec(out)?.[1]);
     expect(pid).toBeGreaterThan(0);
     await Bun.sleep(50);
-    // Gone, or a zombie waiting for its new parent to reap it: either way no longer running.
-    const state = spawnSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim();
-    expect(state === "" || state.startsWith("Z")).toBe(true);
+    // Found by its command line (a namespace pid means nothing out here); a zombie has none: either way no longer running.
+    expect(pidsRunning(["sleep", `300.${sandbox.length}`])).toEqual([]);
   });
 
   test("output is capped to its tail and says how much was cut", async () => {
@@ -367,10 +369,12 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
     expect(readdirSync(scratchParent)).toEqual([]);
   });
 
-  test.skipIf(!hasNamespace)("Pencil's own environment and working directory are out of reach through /proc", async () => {
+  test.skipIf(!hasNamespace)("Pencil's own environment and working directory are out of reach through /proc: its pid namespace shows no host process", async () => {
     const { run } = setup("namespace");
-    const out = await run("tr '\\0' '\\n' < /proc/$PPID/environ | head -3; ls /proc/$PPID/cwd/ | head -3; echo done");
-    expect(out).toContain("/environ: Permission denied");
+    const out = await run(`echo "ppid=$PPID self=$$"; tr '\\0' '\\n' < /proc/${process.pid}/environ | head -3; ls /proc/${process.pid}/cwd/ | head -3; ls /proc | grep -c '^[0-9]'; echo done`);
+    // The command is init of its own pid namespace: no parent, and Pencil's pid names nothing (or one of its own few processes).
+    expect(out).toContain("ppid=0 self=1");
+    expect(Number(/\n(\d+)\ndone/.exec(out)?.[1])).toBeLessThan(10);
     expect(out).not.toContain("PATH=");
     expect(out).not.toContain("package.json");
   });
@@ -673,5 +677,133 @@ describe("policy seam: commands without a sandbox", () => {
     expect(await exec("run_command", "make")).toBe("ran make");
     expect(approver.questions.map((q) => [q.subject, q.reason.startsWith("NO SANDBOX")])).toEqual([["make", false]]);
     expect(ran).toEqual(["bun test", "make", "make"]);
+  });
+});
+
+/** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
+function pidsRunning(args: string[]): number[] {
+  const want = args.join("\0") + "\0";
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8") === want) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+describe("namespace sandbox: nothing outlives the command; the diff follows nothing out of the copy", () => {
+  test.skipIf(!hasNamespace)("a setsid'd survivor is killed with the command, before it can swap a file for a link to a secret", async () => {
+    const secret = join(tempDir(), "id_rsa");
+    writeFileSync(secret, "OUTSIDE-SECRET\n");
+    const { root, run, overlay } = setup("namespace");
+    const out = await run(`echo data > f; setsid sleep 31.4159 & (sleep 0.3; ln -sf ${secret} f) & echo ok`);
+    expect(out).toContain("Staged create: f");
+    expect(dec(overlay.readBytes(join(root, "f")))).toBe("data\n");
+    // Long after the swap would have happened: neither the survivor nor the swapper ran on.
+    await Bun.sleep(400);
+    expect(pidsRunning(["sleep", "31.4159"])).toEqual([]);
+    expect(overlay.list().some((e) => e.after && dec(e.after.bytes).includes("OUTSIDE-SECRET"))).toBe(false);
+  });
+
+  test.skipIf(!hasNamespace)("no terminal, disk or other users' secrets: /dev is private, /etc/shadow and /root are masked", async () => {
+    const { run } = setup("namespace", {}, { realHome: tempDir() });
+    const out = after(await run("ls -A /dev/pts | wc -l; (echo x > /dev/pts/ptmx) 2>/dev/null && echo PTS-WRITTEN; ls /dev | tr '\\n' ' '; echo; wc -c < /etc/shadow; ls -A /root | tr '\\n' ' '; echo; echo end"));
+    expect(out).not.toContain("PTS-WRITTEN");
+    const lines = out.split("\n");
+    const at = lines.indexOf("Output:");
+    expect(lines[at + 1]).toBe("0");
+    const devs = lines[at + 2]!.trim().split(" ");
+    for (const d of ["null", "zero", "urandom", "fd", "shm"]) expect(devs).toContain(d);
+    for (const d of devs) expect(["fd", "full", "null", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"]).toContain(d);
+    // Empty or unreadable, never its content; root's home shows only the toolchains PATH leads into.
+    expect(lines[at + 3] === "0" || lines[at + 3]!.includes("Permission denied")).toBe(true);
+    const onPath = new Set((process.env.PATH ?? "").split(":").filter((p) => p.startsWith("/root/")).map((p) => p.split("/")[2]));
+    for (const name of lines[at + 4]!.trim().split(" ").filter(Boolean)) expect(onPath.has(name)).toBe(true);
+  });
+});
+
+describe("host unix sockets", () => {
+  test("hostUnixSockets lists a socket bound by this process", async () => {
+    const path = join(tempDir(), "host.sock");
+    const server = createServer().listen(path);
+    await new Promise((r) => server.once("listening", r));
+    try {
+      expect(hostUnixSockets()).toContain(path);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("planHiding masks every bound socket the covers leave reachable, and only those", () => {
+    const home = tempDir();
+    const plan = planHiding({
+      realHome: home,
+      pencilHome: join(home, ".pencil"),
+      wsRoot: tempDir(),
+      scratchRoot: tempDir(),
+      path: "",
+      env: {},
+      unixSockets: ["/srv/pencil-test-nowhere/agent.sock", join(home, "in-home.sock"), "/run/covered.sock"],
+    });
+    expect(plan.secrets).toContain("/srv/pencil-test-nowhere/agent.sock");
+    expect(plan.secrets).not.toContain(join(home, "in-home.sock"));
+    expect(plan.secrets).not.toContain("/run/covered.sock");
+    for (const p of ["/etc/shadow", "/etc/gshadow", "/etc/ssl/private"]) expect(plan.secrets).toContain(p);
+  });
+});
+
+describe("diffScratch reads only what the walk recorded, within a per-run cap", () => {
+  async function scratchOf(files: Record<string, string>) {
+    const root = tempDir("pencil-diff-ws-");
+    writeTree(root, files);
+    const ws = openWorkspace(root);
+    const s = await makeScratch(ws, { fs: new DiskFileOps(), visible: () => true, share: "plain", parent: tempDir() });
+    return s;
+  }
+
+  test("a file or directory swapped for a link to a secret, or a FIFO, is not read (and does not block)", async () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, "id_rsa"), "OUTSIDE-SECRET\n");
+    const s = await scratchOf({ "a.txt": "a\n", "d/x.txt": "x\n" });
+    try {
+      rmSync(join(s.dir, "a.txt"));
+      symlinkSync(join(outside, "id_rsa"), join(s.dir, "a.txt"));
+      rmSync(join(s.dir, "d"), { recursive: true });
+      symlinkSync(outside, join(s.dir, "d"));
+      expect(spawnSync("mkfifo", [join(s.dir, "pipe")]).status).toBe(0);
+      const changes = diffScratch(s, 1 << 20);
+      expect(changes.every((c) => !c.bytes || !dec(c.bytes).includes("OUTSIDE-SECRET"))).toBe(true);
+      expect(changes.find((c) => c.rel === "a.txt" && c.change === "create")?.entry).toBe("link");
+      expect(changes.find((c) => c.rel === "d" && c.change === "create")?.entry).toBe("link");
+      expect(changes.some((c) => c.rel.startsWith("d/") && c.change !== "delete")).toBe(false);
+      expect(changes.find((c) => c.rel === "pipe")?.entry).toBe("other");
+      // The copy's root itself swapped for a link: nothing is trusted.
+      rmSync(s.dir, { recursive: true });
+      symlinkSync(outside, s.dir);
+      expect(() => diffScratch(s, 1 << 20)).toThrow("replaced the scratch copy's root");
+    } finally {
+      expect(disposeScratch(s)).toBe(true);
+    }
+    expect(lstatSync(outside).isDirectory()).toBe(true);
+    expect(readFileSync(join(outside, "id_rsa"), "utf8")).toBe("OUTSIDE-SECRET\n");
+  });
+
+  test("past the per-run file or byte cap the rest is reported unread, with the reason", async () => {
+    const s = await scratchOf({ "keep.txt": "k\n" });
+    try {
+      for (const n of ["a", "b", "c"]) writeFileSync(join(s.dir, `${n}.txt`), "0123456789");
+      const byFiles = diffScratch(s, 1 << 20, { bytes: 1 << 20, files: 2 });
+      expect(byFiles.filter((c) => c.bytes).length).toBe(2);
+      expect(byFiles.filter((c) => c.unread).map((c) => c.unread)).toEqual([expect.stringContaining("over the per-run cap")]);
+      const byBytes = diffScratch(s, 1 << 20, { bytes: 25, files: 100 });
+      expect(byBytes.filter((c) => c.bytes).length).toBe(2);
+      expect(byBytes.filter((c) => c.unread).length).toBe(1);
+    } finally {
+      disposeScratch(s);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { z } from "zod";
@@ -172,9 +172,12 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
         `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    return report(command, s, outcome, ctx, pencilHome, options.network === true);
-  } finally {
+    const text = report(command, s, outcome, ctx, pencilHome, options.network === true);
+    // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
+    return disposeScratch(s) ? text : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
+  } catch (error) {
     disposeScratch(s);
+    throw error;
   }
 }
 
@@ -294,6 +297,28 @@ export interface HidingInput {
   env?: Record<string, string | undefined>;
   /** True for a real path the policy never lets be read (a deny, not an ask); such entries of kept directories and of the install directory are masked (default: the built-in read denies, e.g. .env files). */
   hidden?: (real: string) => boolean;
+  /** Paths of the host's bound unix sockets; those the covers leave reachable are masked (default hostUnixSockets()). */
+  unixSockets?: readonly string[];
+}
+
+/** System files that hold other users' secrets, masked always (a Pencil run as root could read them). */
+const SYSTEM_SECRETS: readonly string[] = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private"];
+
+/** Paths of the unix sockets bound on the host (its network namespace), from /proc/net/unix; abstract ones (no path) left out. */
+export function hostUnixSockets(table = "/proc/net/unix"): string[] {
+  let text: string;
+  try {
+    text = readFileSync(table, "utf8");
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const line of text.split("\n").slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path: the path is the rest of the line.
+    const path = /^\s*\S+:\s+(?:\S+\s+){5}\S+\s+(\/.*)$/.exec(line)?.[1];
+    if (path) out.add(path);
+  }
+  return [...out];
 }
 
 /**
@@ -317,6 +342,8 @@ export function planHiding(input: HidingInput): Hiding {
     covers.push({ path, with: tmpfs ? "tmpfs" : "dir", writable, keeps: [], mountPoints: [] });
   };
   addCover(home, false, false, false);
+  // root's home holds root's keys; shown to a command only when Pencil runs as root with another home.
+  addCover(realOrNull("/root"), false, false, true);
   for (const sc of SYSTEM_COVERS) addCover(realOrNull(sc.path), sc.writable, sc.tmpfs, true);
   covers.sort((a, b) => a.path.length - b.path.length);
   // The innermost cover strictly above `p`, if any.
@@ -404,7 +431,14 @@ export function planHiding(input: HidingInput): Hiding {
   maskSocket(env.SSH_AUTH_SOCK);
   const dockerHost = env.DOCKER_HOST;
   if (dockerHost?.startsWith("unix://")) maskSocket(dockerHost.slice("unix://".length));
-  for (const p of ["/run/docker.sock", "/var/run/docker.sock"]) secrets.add(p);
+  for (const p of ["/run/docker.sock", "/var/run/docker.sock", ...SYSTEM_SECRETS]) secrets.add(p);
+  // Every other bound socket the covers leave reachable (outside them, or inside a kept directory) is masked itself.
+  const hiddenByCover = (p: string) => covers.some((c) => isInside(c.path, p)) && !kept.some((k) => isInside(k, p));
+  for (const socket of input.unixSockets ?? hostUnixSockets()) {
+    if (isInside(ws, socket) || isInside(scratch, socket)) continue; // the copy stands over the workspace; the scratch holds the run's own
+    const real = realLoose(socket);
+    if (!hiddenByCover(socket) || !hiddenByCover(real)) secrets.add(real);
+  }
   const uid = process.getuid?.();
   for (const p of [uid === undefined ? null : `/run/user/${uid}`, env.XDG_RUNTIME_DIR]) {
     if (!p || !isAbsolute(p)) continue;
@@ -524,18 +558,33 @@ function chooseMode(choice: SandboxChoice): ShareMode {
   return "plain";
 }
 
+/** The host devices the namespace sandbox's private /dev shows: none reaches a terminal, disk or console the owner uses. */
+const DEV_NODES: readonly string[] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/** Lays out the private /dev in `dir`: empty files where the runner binds DEV_NODES, /dev/fd and the std links, empty shm and pts. */
+function makeDevDir(dir: string): void {
+  mkdirSync(dir, { mode: 0o755 });
+  for (const d of ["shm", "pts"]) mkdirSync(join(dir, d), { mode: 0o755 });
+  for (const name of DEV_NODES) if (existsSync(`/dev/${name}`)) writeFileSync(join(dir, name), "", { mode: 0o666 });
+  symlinkSync("/proc/self/fd", join(dir, "fd"));
+  ["stdin", "stdout", "stderr"].forEach((name, fd) => symlinkSync(`/proc/self/fd/${fd}`, join(dir, name)));
+}
+
 /** Drops every capability (the bounding set too) and sets no_new_privs: nothing the command runs can mount, unmount or regain privileges. */
 const DROP_PRIVILEGES = ["--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"];
 
-/** The probe: a bind and a tmpfs mount work before the drop, and an unmount fails after it. */
-const PROBE = `mount --bind "$1" "$1" && mount -t tmpfs pencil-probe "$1" && exec "$2" ${DROP_PRIVILEGES.join(" ")} "$3" -c '! umount "$1" 2>/dev/null' probe "$1"`;
+/** The probe: the shell is init of its pid namespace, a bind and a tmpfs mount work before the drop, and an unmount fails after it. */
+const PROBE = `[ "$$" = 1 ] && mount --bind "$1" "$1" && mount -t tmpfs pencil-probe "$1" && exec "$2" ${DROP_PRIVILEGES.join(" ")} "$3" -c '! umount "$1" 2>/dev/null' probe "$1"`;
 
 function probeUnshare(): string[] | null {
   if (process.platform !== "linux" || !BASH || !SETPRIV) return null;
   // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
   for (const map of ["--map-current-user", "--map-root-user"]) {
     // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
-    const args = ["--user", map, "--mount", "--propagation", "private", "--ipc"];
+    // --pid --fork --kill-child --mount-proc: the command's shell is init of a private pid namespace, so when it exits (or
+    // is killed) the kernel kills every process left in it, setsid'd ones included, before unshare returns; no survivor
+    // can touch the copy while it is diffed.
+    const args = ["--user", map, "--mount", "--propagation", "private", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"];
     const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], { stdio: "ignore", timeout: 5000 });
     if (r.status === 0) return args;
   }
@@ -567,6 +616,9 @@ const NAMESPACE_SETUP = `
 set -e
 S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; shift 8
 fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
+# A read-only bind in one mount(8) run (each run costs milliseconds; the seal below then skips it). Where the source's
+# locked flags make that refuse, a plain bind, which the seal below makes read-only.
+robind() { mount --bind -o ro "$1" "$2" 2>/dev/null || mount --bind "$1" "$2"; }
 declare -A inherited
 while read -r id _; do inherited[$id]=1; done < /proc/self/mountinfo
 # A nested user namespace starts with every capability again: allow none (/proc is sealed read-only below in any case).
@@ -577,10 +629,10 @@ mount --bind "$S" "$S" || fail "cannot bind the scratch directory"
 binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=()
 while [ $# -ge 3 ]; do
   case "$1" in
-    bind) mount --bind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
+    bind) robind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
       case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;
-    maskf) mount --bind /dev/null "$2" || fail "cannot hide a file" ;;
-    maskd) mount --bind "$E" "$2" || fail "cannot hide a directory" ;;
+    maskf) robind /dev/null "$2" || fail "cannot hide a file" ;;
+    maskd) robind "$E" "$2" || fail "cannot hide a directory" ;;
     cover) covers+=("$2"); sources+=("$3"); rocovers+=("$2") ;;
     wcover) covers+=("$2"); sources+=("$3"); writable+=("$2") ;;
     keep) keeps+=("$2"); kcover+=("$3") ;;
@@ -590,6 +642,15 @@ while [ $# -ge 3 ]; do
   shift 3
 done
 mount --rbind "$W" "$R" || fail "cannot place the scratch copy at the workspace path"
+# A /dev of its own: the owner's terminals (/dev/pts, /dev/tty1), disks and consoles stay out of reach (a read-only
+# mount does not stop writes to a device). Prepared in the scratch directory (directories, links, empty files as mount
+# points), the host's harmless devices bound in, then bound over /dev.
+D="$S/dev"
+for d in "$D"/*; do
+  [ -f "$d" ] || continue
+  robind "/dev/\${d##*/}" "$d" || fail "cannot provide /dev/\${d##*/}"
+done
+mount --rbind "$D" /dev || fail "cannot place the private /dev"
 # Everything bound after the first cover is opened before it: a later cover's source may lie under an earlier one.
 fds=(); sfds=()
 for k in "\${keeps[@]}"; do
@@ -623,8 +684,8 @@ for c in "\${!covers[@]}"; do
   done
 done
 for x in "\${secrets[@]}"; do
-  if [ -d "$x" ]; then mount --bind "$E" "$x" || fail "cannot hide $x"
-  elif [ -e "$x" ]; then mount --bind /dev/null "$x" || fail "cannot hide $x"
+  if [ -d "$x" ]; then robind "$E" "$x" || fail "cannot hide $x"
+  elif [ -e "$x" ]; then robind /dev/null "$x" || fail "cannot hide $x"
   fi
 done
 mapfile -t lines < /proc/self/mountinfo
@@ -646,6 +707,8 @@ for line in "\${lines[@]}"; do
     for c in "$S" "$R" "\${covers[@]}" "\${secrets[@]}"; do
       case "$mp" in "$c"|"$c"/*) covered=1 ;; esac
     done
+    # /dev and /proc are fresh (a private /dev, the pid namespace's own proc, itself sealed): what was mounted below them is gone.
+    case "$mp" in /dev/*|/proc/*) covered=1 ;; esac
     [ -z "$covered" ] || continue
   fi
   if ! mount -o "remount,bind,ro\${opts#rw}" "$mp" 2>/dev/null; then
@@ -654,7 +717,7 @@ for line in "\${lines[@]}"; do
     fail "cannot make $mp read-only"
   fi
 done
-for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys; do
+for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys /dev; do
   case "$b" in "$S"|"$R") continue ;; esac
   if [ -w "$b" ]; then fail "$b could not be made read-only"; fi
 done
@@ -692,6 +755,7 @@ function runIn(s: Scratch, command: string, options: RunCommandOptions, hiding: 
       for (const k of c.keeps) items.push("keep", k, String(i));
     });
     for (const x of hiding?.secrets ?? []) items.push("secret", x, "-");
+    makeDevDir(join(s.root, "dev"));
     file = "unshare";
     const net = options.network ? [] : ["--net"];
     args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), ...items];
@@ -834,7 +898,15 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
     lines.push("Its file effects were discarded: nothing was staged. Run a narrower or faster command.");
     return lines.join("\n");
   }
-  lines.push(...stageChanges(s, diffScratch(s, ctx.limits.maxFileBytes), ctx, pencilHome));
+  let changes: ScratchChange[];
+  try {
+    changes = diffScratch(s, ctx.limits.maxFileBytes);
+  } catch (error) {
+    if (!(error instanceof ScratchError)) throw error;
+    lines.push(`Not staged: anything, because ${error.message}`);
+    return lines.join("\n");
+  }
+  lines.push(...stageChanges(s, changes, ctx, pencilHome));
   return lines.join("\n");
 }
 
@@ -853,7 +925,8 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
       continue;
     }
     const real = join(s.ws.root, c.rel);
-    const why = whyNotStaged(s, c, real, ctx, refusalOf);
+    // A link on disk above the path would carry the staged write elsewhere when applied.
+    const why = parentLinked(real) ? "its parent is a symbolic link on disk." : whyNotStaged(s, c, real, ctx, refusalOf);
     if (why) {
       refused.push(`Not staged: ${c.rel}, because ${why}`);
       continue;
@@ -886,6 +959,15 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
   return lines;
 }
 
+/** True when a directory above `real` is (or leads through) a symbolic link on disk, or cannot be resolved. */
+function parentLinked(real: string): boolean {
+  try {
+    return realPathLoose(dirname(real)).real !== dirname(real);
+  } catch {
+    return true;
+  }
+}
+
 function whyNotStaged(s: Scratch, c: ScratchChange, real: string, ctx: ToolContext, refusalOf: WriteRefusal): string | null {
   const shared = s.shared.find((sd) => c.rel === sd.rel || c.rel.startsWith(sd.rel + "/"));
   if (shared) return `it is inside ${shared.rel}, a dependency directory shared read-only with commands.`;
@@ -895,6 +977,7 @@ function whyNotStaged(s: Scratch, c: ScratchChange, real: string, ctx: ToolConte
   if (c.entry === "link") return "symbolic links are not staged; create the file it should point to instead.";
   if (c.entry === "other") return "special files (sockets, FIFOs, devices) are not staged.";
   if (!s.rules.admitsPath(real, "file", s.ws.root)) return ".gitignore ignores it (build output or cache).";
+  if (c.unread) return `${c.unread}.`;
   if (c.change !== "delete" && !c.bytes) {
     return `it is ${c.size ?? "?"} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file.`;
   }
