@@ -100,7 +100,8 @@ export function planToGoal(plan: Plan, chosenStepIds: readonly string[]): string
   return lines.join("\n");
 }
 
-function indent(text: string, pad: string): string {
+/** Each non-empty line of `text` prefixed with `pad` (empty lines stay empty). */
+export function indent(text: string, pad: string): string {
   return text
     .split("\n")
     .map((line) => (line.trim() ? pad + line : ""))

@@ -1,4 +1,4 @@
-import type { Plan } from "../core/plan-schema.ts";
+import { indent, type Plan } from "../core/plan-schema.ts";
 
 /** The plan as Markdown for the terminal or Telegram: summary, numbered steps with id, detail and files, risks, open questions. */
 export function formatPlanMarkdown(plan: Plan): string {
@@ -16,11 +16,4 @@ export function formatPlanMarkdown(plan: Plan): string {
     for (const q of plan.openQuestions) lines.push(`- ${q}`);
   }
   return lines.join("\n");
-}
-
-function indent(text: string, pad: string): string {
-  return text
-    .split("\n")
-    .map((line) => (line.trim() ? pad + line : ""))
-    .join("\n");
 }
