@@ -12,7 +12,9 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { diffScratch, disposeScratch, makeScratch, type ShareMode } from "../core/scratch.ts";
-import { createRunCommandTool, planHiding, sandboxAvailable } from "../core/tools/run-command.ts";
+import { planHiding } from "../core/sandbox/hiding.ts";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { sandboxAvailable } from "../core/tools/run-command.ts";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { runCli, runCliPty } from "./support/cli.ts";
 import { tempDir, writeTree } from "./support/temp.ts";

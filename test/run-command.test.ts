@@ -14,18 +14,10 @@ import { Overlay } from "../core/overlay.ts";
 import { compilePolicy, decide, parseRule, type Rule } from "../core/policy.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { diffScratch, disposeScratch, makeScratch } from "../core/scratch.ts";
-import {
-  commandEnv,
-  createRunCommandTool,
-  hostUnixSockets,
-  looksSecret,
-  namesHostSocket,
-  namespaceAvailable,
-  planHiding,
-  sandboxAvailable,
-  type RunCommandOptions,
-  type SandboxChoice,
-} from "../core/tools/run-command.ts";
+import { commandEnv, looksSecret, namesHostSocket } from "../core/sandbox/command-env.ts";
+import { hostUnixSockets, planHiding } from "../core/sandbox/hiding.ts";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
+import { createRunCommandTool, type RunCommandOptions, type SandboxChoice } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, ToolError, type PencilTool } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { tempDir as sharedTempDir, writeTree } from "./support/temp.ts";
@@ -46,7 +38,7 @@ function tempDir(prefix?: string): string {
   return dir;
 }
 const hasGit = spawnSync("git", ["--version"]).status === 0;
-const hasNamespace = namespaceAvailable();
+const hasNamespace = sandboxAvailable();
 const modes: SandboxChoice[] = hasNamespace ? ["namespace", "plain"] : ["plain"];
 if (!hasNamespace) console.warn("run-command.test: unprivileged user namespaces are not available here; the namespace sandbox tests are SKIPPED.");
 
@@ -432,7 +424,8 @@ describe("namespace sandbox: the command cannot undo it", () => {
       child,
       `import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRunCommandTool, sandboxAvailable } from ${JSON.stringify(join(import.meta.dir, "../core/tools/run-command.ts"))};
+import { sandboxAvailable } from ${JSON.stringify(join(import.meta.dir, "../core/sandbox/namespace.ts"))};
+import { createRunCommandTool } from ${JSON.stringify(join(import.meta.dir, "../core/tools/run-command.ts"))};
 import { toolContext } from ${JSON.stringify(join(import.meta.dir, "support/tool-context.ts"))};
 const dir = process.argv[2]!;
 const ws = join(dir, "ws");
@@ -661,7 +654,6 @@ describe("policy seam: commands without a sandbox", () => {
     expect(plain.sandboxed!()).toBe(false);
     expect(createRunCommandTool({ sandbox: "namespace" }).sandboxed!()).toBe(true);
     expect(createRunCommandTool({ sandbox: "auto" }).sandboxed!()).toBe(hasNamespace);
-    expect(sandboxAvailable()).toBe(namespaceAvailable());
     const { exec } = seam([plain], [parseRule("Run(touch *)", "allow", "test")], nobodyApprover);
     const out = await exec("run_command", `touch ${outside}/marker`);
     expect(out).toContain("the user refused to run");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
 import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
-import { sandboxAvailable } from "../../../core/tools/run-command.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
 import type { CommandContext } from "../main.ts";
 

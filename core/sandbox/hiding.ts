@@ -1,0 +1,308 @@
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { compilePolicy, decide, HOME_CREDENTIALS } from "../policy.ts";
+import { isInside, realPathLoose } from "../workspace.ts";
+
+/**
+ * Directories right below home that hold one whole toolchain and no
+ * credentials: kept whole when PATH leads into them (a pyenv shim needs the
+ * versions, npm under nvm its lib/).
+ */
+const TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([".nvm", ".pyenv", ".rbenv", ".nodenv", ".goenv", ".bun", ".volta", ".deno", ".asdf", ".sdkman"]);
+
+/**
+ * System directories the namespace sandbox covers with empty ones, because
+ * host services listen there on sockets a command could drive (tmux, X11,
+ * ssh-agent, D-Bus, systemd, docker) and other programs keep temporary files
+ * there. The writable ones get fresh space private to the run.
+ */
+const SYSTEM_COVERS: readonly { path: string; writable: boolean; tmpfs: boolean }[] = [
+  { path: "/tmp", writable: true, tmpfs: false },
+  { path: "/var/tmp", writable: true, tmpfs: false },
+  { path: "/run", writable: false, tmpfs: false },
+  { path: "/var/run", writable: false, tmpfs: false },
+  { path: "/dev/shm", writable: true, tmpfs: true },
+];
+
+/** Pencil's own install directory (the repository root): its `.env` holds the API keys commands never get. */
+export const INSTALL_DIR: string = resolve(import.meta.dir, "../..");
+
+/** A directory the namespace sandbox hides behind an empty one before the command runs. */
+export interface Cover {
+  /** The directory covered (a real path). */
+  path: string;
+  /** What covers it: `dir`, an empty directory prepared in the scratch; `tmpfs`, a fresh in-memory file system. */
+  with: "dir" | "tmpfs";
+  /** True for temporary space the command may write (/tmp, /var/tmp, /dev/shm): empty, private to the run, discarded with it; false: read-only. */
+  writable: boolean;
+  /** Directories below `path` bound back (read-only, except the workspace and scratch copy): the toolchain on PATH, the workspace, the scratch directory; none inside another. */
+  keeps: string[];
+  /** Where mounts land inside the cover (its keeps and the covers right inside it): directories to make in it first. */
+  mountPoints: string[];
+}
+
+/** How the namespace sandbox hides the host from a command. */
+export interface Hiding {
+  /** Outermost first: a cover inside another comes after it. */
+  covers: Cover[];
+  /**
+   * Paths masked (by an empty directory or /dev/null) wherever they are still
+   * reachable after the covers: HOME_CREDENTIALS and PENCIL_HOME (as given and
+   * resolved), Pencil's own .env files, private files a kept directory would
+   * show, and host sockets (ssh-agent, docker, /run/user/<uid>).
+   */
+  secrets: string[];
+}
+
+/** What planHiding needs. */
+export interface HidingInput {
+  /** The user's real home directory. */
+  realHome: string;
+  /** Pencil's state directory. */
+  pencilHome: string;
+  /** Real path of the workspace root. */
+  wsRoot: string;
+  /** The scratch directory (the command's HOME and TMPDIR are in it). */
+  scratchRoot: string;
+  /** The command's PATH: its directories inside covered ones are kept reachable. */
+  path: string;
+  /** Pencil's install directory, whose .env files are masked (default INSTALL_DIR). */
+  installDir?: string;
+  /** The environment Pencil runs in: its SSH_AUTH_SOCK, DOCKER_HOST and XDG_RUNTIME_DIR name sockets to mask (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** True for a real path the policy never lets be read (a deny, not an ask); such entries of kept directories and of the install directory are masked (default: the built-in read denies, e.g. .env files). */
+  hidden?: (real: string) => boolean;
+  /** Paths of the host's bound unix sockets; those the covers leave reachable are masked (default hostUnixSockets()). */
+  unixSockets?: readonly string[];
+}
+
+/** System files that hold other users' secrets, masked always (a Pencil run as root could read them). */
+const SYSTEM_SECRETS: readonly string[] = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private"];
+
+/** Paths of the unix sockets bound on the host (its network namespace), from /proc/net/unix; abstract ones (no path) left out. */
+export function hostUnixSockets(table = "/proc/net/unix"): string[] {
+  let text: string;
+  try {
+    text = readFileSync(table, "utf8");
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const line of text.split("\n").slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path: the path is the rest of the line.
+    const path = /^\s*\S+:\s+(?:\S+\s+){5}\S+\s+(\/.*)$/.exec(line)?.[1];
+    if (path) out.add(path);
+  }
+  return [...out];
+}
+
+/**
+ * Plans what the namespace sandbox hides: the real home and the system
+ * directories of SYSTEM_COVERS are covered, with what the command needs bound
+ * back (the toolchain on PATH, the workspace, the scratch directory, the
+ * resolver configuration), and secrets masked wherever they stay reachable.
+ */
+export function planHiding(input: HidingInput): Hiding {
+  const hidden = input.hidden ?? builtinHidden(input);
+  const secrets = new Set(secretPaths(input.realHome, input.pencilHome));
+  const ws = input.wsRoot;
+  const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;
+  const home = realOrNull(input.realHome);
+  const covers: Cover[] = [];
+  const addCover = (path: string | null, writable: boolean, tmpfs: boolean, mustBeDir: boolean) => {
+    // `/` cannot be covered; one inside the workspace is already stood over by the copy, which holds no secrets.
+    if (path === null || path === "/" || isInside(ws, path) || covers.some((c) => c.path === path)) return;
+    // A home that is not a directory is still "covered": the bind fails and the command does not run, rather than run with it shown.
+    if (mustBeDir && !isDir(path)) return;
+    covers.push({ path, with: tmpfs ? "tmpfs" : "dir", writable, keeps: [], mountPoints: [] });
+  };
+  addCover(home, false, false, false);
+  // root's home holds root's keys; shown to a command only when Pencil runs as root with another home.
+  addCover(realOrNull("/root"), false, false, true);
+  for (const sc of SYSTEM_COVERS) addCover(realOrNull(sc.path), sc.writable, sc.tmpfs, true);
+  covers.sort((a, b) => a.path.length - b.path.length);
+  // The innermost cover strictly above `p`, if any.
+  const coverOf = (p: string): Cover | undefined => {
+    let found: Cover | undefined;
+    for (const c of covers) if (c.path !== p && isInside(c.path, p) && (!found || c.path.length > found.path.length)) found = c;
+    return found;
+  };
+
+  const wanted: string[] = [ws, scratch];
+  // Name resolution must keep working for commands given network access (/etc/resolv.conf often leads into /run).
+  const resolver = realOrNull("/etc/resolv.conf");
+  if (resolver !== null) wanted.push(dirname(resolver));
+  /** Pairs (kept directory, directory of a linked command's target): every directory between them is checked for private files. */
+  const linkPaths: [string, string][] = [];
+  for (const entry of input.path.split(":")) {
+    if (!isAbsolute(entry)) continue;
+    const lexical = resolve(entry);
+    const lexicalCover = coverOf(lexical);
+    // A PATH entry reached through a link in a covered directory (NixOS's /run/current-system): that link is kept, as a directory.
+    if (lexicalCover) {
+      const first = join(lexicalCover.path, relative(lexicalCover.path, lexical).split("/")[0]!);
+      if (isLink(first)) wanted.push(first);
+    }
+    const dir = realOrNull(entry);
+    if (dir === null || !isDir(dir)) continue;
+    const base = coverOf(dir);
+    // PATH directories in the open (/usr/bin) need nothing kept; listing them would cost more than the run.
+    if (!base) continue;
+    wanted.push(toolchainDir(base.path, dir, base.path === home));
+    // Linked commands (npm -g, npm link, bun add -g, pyenv's bin) point elsewhere: keep what they point into.
+    for (const name of listDir(dir)) {
+      const target = linkTarget(join(dir, name));
+      const at = target === null ? undefined : coverOf(target);
+      if (target === null || !at) continue;
+      const kept = linkedDir(at.path, target, at.path === home);
+      wanted.push(kept);
+      linkPaths.push([kept, dirname(target)]);
+    }
+  }
+  const secretList = [...secrets];
+  for (const k of [...new Set(wanted)].sort((a, b) => a.length - b.length)) {
+    const c = coverOf(k);
+    // A keep inside a secret would show it; a keep inside another one comes with it.
+    if (!c || secretList.some((x) => isInside(x, k)) || c.keeps.some((o) => isInside(o, k))) continue;
+    c.keeps.push(k);
+  }
+  for (const c of covers) {
+    // A home that is not a directory gets no mount point: its cover then fails, as it must.
+    const inner = covers.filter((o) => coverOf(o.path) === c && !c.keeps.some((k) => isInside(k, o.path)) && isDir(o.path)).map((o) => o.path);
+    c.mountPoints = [...c.keeps, ...inner];
+  }
+
+  // Private files a kept directory would show (the .env of a linked checkout, say), and Pencil's own.
+  const scanned = new Set<string>();
+  const scan = (dir: string) => {
+    if (scanned.has(dir)) return;
+    scanned.add(dir);
+    for (const name of listDir(dir)) {
+      const p = join(dir, name);
+      if (hidden(p)) secrets.add(p);
+    }
+  };
+  const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
+  if (installDir !== null) scan(installDir);
+  const kept = covers.flatMap((c) => c.keeps);
+  for (const k of kept) if (k !== ws && k !== scratch) scan(k);
+  for (const [k, to] of linkPaths) {
+    if (!kept.some((o) => isInside(o, k))) continue;
+    for (let d = to; isInside(k, d); d = dirname(d)) {
+      scan(d);
+      if (d === k) break;
+    }
+  }
+
+  // Sockets of host services outside the covers: their directory when nothing the command needs lies in it, else the socket itself.
+  const env = input.env ?? process.env;
+  const needed = [ws, scratch, ...kept, ...covers.map((c) => c.path)];
+  const maskSocket = (socket: string | undefined) => {
+    if (!socket || !isAbsolute(socket)) return;
+    const real = realLoose(socket);
+    const dir = dirname(real);
+    secrets.add(dir !== "/" && !needed.some((n) => isInside(dir, n)) ? dir : real);
+  };
+  maskSocket(env.SSH_AUTH_SOCK);
+  const dockerHost = env.DOCKER_HOST;
+  if (dockerHost?.startsWith("unix://")) maskSocket(dockerHost.slice("unix://".length));
+  for (const p of ["/run/docker.sock", "/var/run/docker.sock", ...SYSTEM_SECRETS]) secrets.add(p);
+  // Every other bound socket the covers leave reachable (outside them, or inside a kept directory) is masked itself.
+  const hiddenByCover = (p: string) => covers.some((c) => isInside(c.path, p)) && !kept.some((k) => isInside(k, p));
+  for (const socket of input.unixSockets ?? hostUnixSockets()) {
+    if (isInside(ws, socket) || isInside(scratch, socket)) continue; // the copy stands over the workspace; the scratch holds the run's own
+    const real = realLoose(socket);
+    if (!hiddenByCover(socket) || !hiddenByCover(real)) secrets.add(real);
+  }
+  const uid = process.getuid?.();
+  for (const p of [uid === undefined ? null : `/run/user/${uid}`, env.XDG_RUNTIME_DIR]) {
+    if (!p || !isAbsolute(p)) continue;
+    const real = realLoose(p);
+    if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
+  }
+  return { covers, secrets: [...secrets] };
+}
+
+/** HOME_CREDENTIALS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
+export function secretPaths(realHome: string, pencilHome: string): string[] {
+  const out = new Set<string>();
+  const homes = new Set([resolve(realHome), realLoose(realHome)]);
+  const given = [...[...homes].flatMap((h) => HOME_CREDENTIALS.map((rel) => join(h, rel))), resolve(pencilHome)];
+  for (const p of given) {
+    out.add(p);
+    out.add(realLoose(p));
+  }
+  return [...out];
+}
+
+/** The built-in read denies (.env files, credentials, PENCIL_HOME) as a predicate on real paths. */
+function builtinHidden(input: HidingInput): (real: string) => boolean {
+  const policy = compilePolicy({ workspaceRoot: input.wsRoot, home: input.realHome, pencilHome: input.pencilHome, rules: [] });
+  return (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "deny";
+}
+
+/** The directory kept for a PATH entry below `base`: a toolchain root (below home) whole, an install prefix for `<prefix>/bin`, else the entry itself. */
+function toolchainDir(base: string, dir: string, isHome: boolean): string {
+  const parts = relative(base, dir).split("/");
+  if (isHome && TOOLCHAIN_ROOTS.has(parts[0]!)) return join(base, parts[0]!);
+  // ~/.local/share/tool/bin has its lib/ beside it; a first-level prefix (~/.local) holds far more than one tool.
+  if (basename(dir) === "bin" && parts.length >= 3) return dirname(dir);
+  return dir;
+}
+
+/** The directory kept for a linked command's target: its outermost node_modules (the package and its dependencies), else as for PATH entries. */
+function linkedDir(base: string, target: string, isHome: boolean): string {
+  const parts = relative(base, target).split("/");
+  if (isHome && TOOLCHAIN_ROOTS.has(parts[0]!)) return join(base, parts[0]!);
+  const at = parts.indexOf("node_modules");
+  if (at >= 0 && at < parts.length - 1) return join(base, ...parts.slice(0, at + 1));
+  return toolchainDir(base, dirname(target), isHome);
+}
+
+function realOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+function realLoose(p: string): string {
+  try {
+    return realPathLoose(resolve(p)).real;
+  } catch {
+    return resolve(p); // a link loop: nothing is reachable through it
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function linkTarget(p: string): string | null {
+  try {
+    return lstatSync(p).isSymbolicLink() ? realpathSync(p) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,361 @@
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import type { Scratch } from "../scratch.ts";
+import { ToolError } from "../tools/tool.ts";
+import { commandEnv } from "./command-env.ts";
+import type { Hiding } from "./hiding.ts";
+
+/** How a command is run and what it gets: the knobs of run_command that reach the process itself. */
+export interface CommandRunOptions {
+  /** Milliseconds before the command's whole process group is killed (default 120 000). */
+  timeoutMs?: number;
+  /** Bytes of combined stdout+stderr kept, from the end (default 30 KiB). */
+  outputCapBytes?: number;
+  /** The environment PATH, LANG and extras are taken from (default process.env). */
+  parentEnv?: Record<string, string | undefined>;
+  /** Extra variables for the command; any whose name looks secret or leads to a host socket (SSH_AUTH_SOCK, DISPLAY…) is dropped. */
+  extraEnv?: Record<string, string>;
+  /**
+   * Namespace sandbox: let the command use the host's network (default false:
+   * a private network with only its own loopback, so no internet, no local
+   * services, no cloud metadata endpoint). With it, host services listening on
+   * 127.0.0.1 and abstract unix sockets are reachable too.
+   */
+  network?: boolean;
+}
+
+/** What one run produced, before it is turned into the model's text. */
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  /** The last bytes of the combined output, decoded. */
+  output: string;
+  /** How many bytes `output` was decoded from. */
+  keptBytes: number;
+  /** Total bytes the command wrote to stdout and stderr. */
+  outputBytes: number;
+}
+
+/** Milliseconds before a command is killed when no timeout is given. */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_OUTPUT_CAP = 30 * 1024;
+const SETUP_FAILED_EXIT = 97;
+const SETUP_MARKER = "pencil-sandbox:";
+
+/**
+ * Whether commands can run in the namespace sandbox here: unprivileged user,
+ * mount and network namespaces, bind mounts, and `setpriv` to drop every
+ * capability before the command starts (probed once per process, then cached).
+ */
+export function sandboxAvailable(): boolean {
+  if (unshareArgs === undefined) unshareArgs = probeUnshare();
+  return unshareArgs !== null;
+}
+
+let unshareArgs: string[] | null | undefined;
+
+/** The host devices the namespace sandbox's private /dev shows: none reaches a terminal, disk or console the owner uses. */
+const DEV_NODES: readonly string[] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/** Lays out the private /dev in `dir`: empty files where the runner binds DEV_NODES, /dev/fd and the std links, empty shm and pts. */
+function makeDevDir(dir: string): void {
+  mkdirSync(dir, { mode: 0o755 });
+  for (const d of ["shm", "pts"]) mkdirSync(join(dir, d), { mode: 0o755 });
+  for (const name of DEV_NODES) if (existsSync(`/dev/${name}`)) writeFileSync(join(dir, name), "", { mode: 0o666 });
+  symlinkSync("/proc/self/fd", join(dir, "fd"));
+  ["stdin", "stdout", "stderr"].forEach((name, fd) => symlinkSync(`/proc/self/fd/${fd}`, join(dir, name)));
+}
+
+/** Drops every capability (the bounding set too) and sets no_new_privs: nothing the command runs can mount, unmount or regain privileges. */
+const DROP_PRIVILEGES = ["--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"];
+
+/** The probe: the shell is init of its pid namespace, a bind and a tmpfs mount work before the drop, and an unmount fails after it. */
+const PROBE = `[ "$$" = 1 ] && mount --bind "$1" "$1" && mount -t tmpfs pencil-probe "$1" && exec "$2" ${DROP_PRIVILEGES.join(" ")} "$3" -c '! umount "$1" 2>/dev/null' probe "$1"`;
+
+function probeUnshare(): string[] | null {
+  if (process.platform !== "linux" || !BASH || !SETPRIV) return null;
+  // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
+  for (const map of ["--map-current-user", "--map-root-user"]) {
+    // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
+    // --pid --fork --kill-child --mount-proc: the command's shell is init of a private pid namespace, so when it exits (or
+    // is killed) the kernel kills every process left in it, setsid'd ones included, before unshare returns; no survivor
+    // can touch the copy while it is diffed.
+    const args = ["--user", map, "--mount", "--propagation", "private", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"];
+    const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], { stdio: "ignore", timeout: 5000 });
+    if (r.status === 0) return args;
+  }
+  return null;
+}
+
+/** The first of `names` that exists as an absolute path. */
+function firstExisting(names: string[]): string | null {
+  return names.find((p) => existsSync(p)) ?? null;
+}
+
+const BASH = firstExisting(["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]);
+const SHELL = BASH ?? "/bin/sh";
+const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv", "/usr/local/bin/setpriv"]);
+const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]);
+
+/**
+ * Runs inside the new namespaces, before the command: the private network's
+ * loopback brought up (best effort), nested user namespaces forbidden, shares
+ * and masks, the copy placed at the workspace path, the covers laid (kept
+ * directories re-bound from file descriptors opened before any cover),
+ * secrets masked, every reachable mount but the copy and the private
+ * temporary space sealed read-only (/proc, /sys and /dev too), and finally
+ * every capability dropped by setpriv, so the command cannot undo any of it.
+ * Any failure before the command starts exits 97 with a `pencil-sandbox:`
+ * line: the command never runs half-confined.
+ */
+const NAMESPACE_SETUP = `
+set -e
+S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; shift 8
+fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
+# A read-only bind in one mount(8) run (each run costs milliseconds; the seal below then skips it). Where the source's
+# locked flags make that refuse, a plain bind, which the seal below makes read-only.
+robind() { mount --bind -o ro "$1" "$2" 2>/dev/null || mount --bind "$1" "$2"; }
+declare -A inherited
+while read -r id _; do inherited[$id]=1; done < /proc/self/mountinfo
+# A nested user namespace starts with every capability again: allow none (/proc is sealed read-only below in any case).
+{ echo 0 > /proc/sys/user/max_user_namespaces; } 2>/dev/null || true
+# The private network's own loopback (the host's stays out of reach): local test servers keep working.
+if [ -n "$IP" ]; then "$IP" link set lo up 2>/dev/null || true; fi
+mount --bind "$S" "$S" || fail "cannot bind the scratch directory"
+binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=()
+while [ $# -ge 3 ]; do
+  case "$1" in
+    bind) robind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
+      case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;
+    maskf) robind /dev/null "$2" || fail "cannot hide a file" ;;
+    maskd) robind "$E" "$2" || fail "cannot hide a directory" ;;
+    cover) covers+=("$2"); sources+=("$3"); rocovers+=("$2") ;;
+    wcover) covers+=("$2"); sources+=("$3"); writable+=("$2") ;;
+    keep) keeps+=("$2"); kcover+=("$3") ;;
+    mkpt) points+=("$2"); pcover+=("$3") ;;
+    secret) secrets+=("$2") ;;
+  esac
+  shift 3
+done
+mount --rbind "$W" "$R" || fail "cannot place the scratch copy at the workspace path"
+# A /dev of its own: the owner's terminals (/dev/pts, /dev/tty1), disks and consoles stay out of reach (a read-only
+# mount does not stop writes to a device). Prepared in the scratch directory (directories, links, empty files as mount
+# points), the host's harmless devices bound in, then bound over /dev.
+D="$S/dev"
+for d in "$D"/*; do
+  [ -f "$d" ] || continue
+  robind "/dev/\${d##*/}" "$d" || fail "cannot provide /dev/\${d##*/}"
+done
+mount --rbind "$D" /dev || fail "cannot place the private /dev"
+# Everything bound after the first cover is opened before it: a later cover's source may lie under an earlier one.
+fds=(); sfds=()
+for k in "\${keeps[@]}"; do
+  exec {fd}<"$k" || fail "cannot open $k to keep it reachable"
+  fds+=("$fd")
+done
+for src in "\${sources[@]}"; do
+  fd=-
+  if [ "$src" != tmpfs ]; then exec {fd}<"$src" || fail "cannot open $src"; fi
+  sfds+=("$fd")
+done
+for c in "\${!covers[@]}"; do
+  C=\${covers[$c]}; src=\${sources[$c]}; fd=\${sfds[$c]}
+  if [ "$src" = tmpfs ]; then
+    mount -t tmpfs -o mode=1777,nosuid,nodev pencil-tmp "$C" || fail "cannot cover $C"
+    pts=()
+    for i in "\${!points[@]}"; do
+      if [ "\${pcover[$i]}" = "$c" ]; then pts+=("\${points[$i]}"); fi
+    done
+    if [ \${#pts[@]} -gt 0 ]; then mkdir -p -- "\${pts[@]}" || fail "cannot make mount points in $C"; fi
+  else
+    mount -c --bind "/proc/self/fd/$fd" "$C" || fail "cannot cover $C"
+    exec {fd}<&-
+  fi
+  for i in "\${!keeps[@]}"; do
+    if [ "\${kcover[$i]}" != "$c" ]; then continue; fi
+    k=\${keeps[$i]}; fd=\${fds[$i]}
+    mount -c --rbind "/proc/self/fd/$fd" "$k" || fail "cannot keep $k reachable"
+    # An open descriptor would lead past the cover (openat "..") to what it hides: none reaches the command.
+    exec {fd}<&-
+  done
+done
+for x in "\${secrets[@]}"; do
+  if [ -d "$x" ]; then robind "$E" "$x" || fail "cannot hide $x"
+  elif [ -e "$x" ]; then robind /dev/null "$x" || fail "cannot hide $x"
+  fi
+done
+mapfile -t lines < /proc/self/mountinfo
+for line in "\${lines[@]}"; do
+  read -r id _ _ _ mp opts _ <<< "$line"
+  printf -v mp '%b' "$mp"
+  open=
+  for w in "$S" "$R" "\${writable[@]}"; do
+    if [ "$mp" = "$w" ]; then open=1; fi
+  done
+  [ -z "$open" ] || continue
+  case ",$opts," in *,ro,*) continue ;; esac
+  # An automount point holds nothing to write, and naming it would trigger it (systemd's binfmt_misc under /proc).
+  fstype=\${line#* - }
+  case "\${fstype%% *}" in autofs) continue ;; esac
+  if [ -n "\${inherited[$id]}" ]; then
+    # An inherited mount below one of ours is out of the command's reach: nothing to seal (nor can it be named).
+    covered=
+    for c in "$S" "$R" "\${covers[@]}" "\${secrets[@]}"; do
+      case "$mp" in "$c"|"$c"/*) covered=1 ;; esac
+    done
+    # /dev and /proc are fresh (a private /dev, the pid namespace's own proc, itself sealed): what was mounted below them is gone.
+    case "$mp" in /dev/*|/proc/*) covered=1 ;; esac
+    [ -z "$covered" ] || continue
+  fi
+  if ! mount -o "remount,bind,ro\${opts#rw}" "$mp" 2>/dev/null; then
+    # A mount point this setup cannot reach by path, the command (same user, fewer rights) cannot reach either.
+    [ -e "$mp" ] || continue
+    fail "cannot make $mp read-only"
+  fi
+done
+for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys /dev; do
+  case "$b" in "$S"|"$R") continue ;; esac
+  if [ -w "$b" ]; then fail "$b could not be made read-only"; fi
+done
+cd "$R" || fail "cannot enter the workspace path $R"
+exec 2>&1
+exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
+`;
+
+/** What one run produced, plus why the sandbox could not be set up if it could not. */
+export interface RunOutcome extends CommandOutcome {
+  /** The sandbox setup's complaint when the command never started; null otherwise. */
+  setupFailure: string | null;
+}
+
+/** Runs `command` in the scratch copy `s` (in the namespace sandbox when `s.share` is `namespace`), killing its whole process group on timeout, abort or exit. */
+export function runIn(s: Scratch, command: string, options: CommandRunOptions, hiding: Hiding | null, signal?: AbortSignal): Promise<RunOutcome> {
+  const env = commandEnv(options.parentEnv ?? process.env, s, options.extraEnv);
+  let file: string;
+  let args: string[];
+  if (s.share === "namespace") {
+    // Triples (kind, path, path) read by NAMESPACE_SETUP; masks come after the binds they lie in.
+    const items: string[] = [];
+    for (const m of s.mounts) items.push("bind", m.source, m.target);
+    for (const sd of s.shared) for (const m of sd.masks) items.push(m.dir ? "maskd" : "maskf", m.path, "-");
+    (hiding?.covers ?? []).forEach((c, i) => {
+      let source = "tmpfs";
+      if (c.with === "dir") {
+        // An empty directory with the mount points made here (one process less each in the namespace).
+        source = join(s.root, `cover-${i}`);
+        mkdirSync(source);
+        chmodSync(source, c.writable ? 0o1777 : 0o755);
+        for (const p of c.mountPoints) mkdirSync(join(source, relative(c.path, p)), { recursive: true, mode: 0o755 });
+      } else {
+        for (const p of c.mountPoints) items.push("mkpt", p, String(i));
+      }
+      items.push(c.writable ? "wcover" : "cover", c.path, source);
+      for (const k of c.keeps) items.push("keep", k, String(i));
+    });
+    for (const x of hiding?.secrets ?? []) items.push("secret", x, "-");
+    makeDevDir(join(s.root, "dev"));
+    file = "unshare";
+    const net = options.network ? [] : ["--net"];
+    args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), ...items];
+  } else {
+    file = SHELL;
+    args = ["-c", 'cd "$1" && exec 2>&1 && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command];
+  }
+  const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const out = new Tail(cap);
+    const setupErr = new Tail(4096);
+    let timedOut = false;
+    let aborted = false;
+    const child = spawn(file, args, { cwd: s.root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // detached makes the shell a process-group leader: one kill reaches everything it started.
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout!.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr!.on("data", (chunk: Buffer) => {
+      out.push(chunk);
+      setupErr.push(chunk);
+    });
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      reject(new ToolError(`The command could not be started (${error.message}).`));
+    });
+    child.on("exit", (code, sig) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      // Background jobs the command left behind must not outlive it (nor write into the copy while it is diffed).
+      killGroup();
+      const finish = () => {
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        const setupText = setupErr.text();
+        const marker = setupText.indexOf(SETUP_MARKER);
+        resolve({
+          exitCode: code,
+          signal: sig,
+          timedOut,
+          aborted,
+          durationMs: performance.now() - started,
+          output: out.text(),
+          keptBytes: Math.min(out.total, cap),
+          outputBytes: out.total,
+          setupFailure: s.share === "namespace" && code === SETUP_FAILED_EXIT && marker !== -1 ? setupText.slice(marker + SETUP_MARKER.length).trim().split("\n")[0]! : null,
+        });
+      };
+      // Let the pipes drain, but do not wait for a process that escaped the group and keeps them open.
+      const grace = setTimeout(finish, 200);
+      child.once("close", () => {
+        clearTimeout(grace);
+        finish();
+      });
+    });
+  });
+}
+
+/** Keeps the last `cap` bytes of a stream and counts the rest. */
+class Tail {
+  private chunks: Buffer[] = [];
+  private kept = 0;
+  total = 0;
+
+  constructor(private readonly cap: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    while (this.kept - this.chunks[0]!.length >= this.cap) this.kept -= this.chunks.shift()!.length;
+  }
+
+  text(): string {
+    let bytes = Buffer.concat(this.chunks);
+    if (bytes.length > this.cap) bytes = bytes.subarray(bytes.length - this.cap);
+    // A cut may land inside a UTF-8 sequence: start at the next character boundary.
+    let start = 0;
+    if (this.total > bytes.length) while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start++;
+    return bytes.subarray(start).toString("utf8");
+  }
+}
