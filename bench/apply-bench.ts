@@ -8,6 +8,7 @@ import { applyChangeset } from "../core/apply.ts";
 import type { Changeset, FileChange } from "../core/changeset.ts";
 import { sha256 } from "../core/hash.ts";
 import { undoApply } from "../core/undo.ts";
+import { median, time } from "./stats.ts";
 
 const FILES = 1000;
 const SIZE = 10 * 1024;
@@ -55,17 +56,6 @@ function changeset(): Changeset {
     };
   });
   return { id: "cs-bench", workspace: root, goal: "bench", createdAt: new Date().toISOString(), models: ["bench"], files, digest: "", status: "pending" };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
-function time(fn: () => void): number {
-  const t = performance.now();
-  fn();
-  return performance.now() - t;
 }
 
 const baseline: number[] = [];

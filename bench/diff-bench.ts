@@ -8,6 +8,7 @@ import { diffLines, structuredPatch } from "diff";
 import type { FileChange } from "../core/changeset.ts";
 import { sha256 } from "../core/hash.ts";
 import { renderFileDiff } from "../render/diff-view.ts";
+import { median, time } from "./stats.ts";
 
 const RUNS = 7;
 const TARGET_MS = 100;
@@ -35,17 +36,6 @@ function modify(before: string, after: string): FileChange {
     binary: false,
     digest: "",
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
-function time(fn: () => void): number {
-  const t = performance.now();
-  fn();
-  return performance.now() - t;
 }
 
 function medianOf(fn: () => void): number {

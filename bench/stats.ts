@@ -25,3 +25,10 @@ export function ms(n: number): string {
 export function verdict(ok: boolean): string {
   return ok ? "MET" : "NOT MET";
 }
+
+/** Milliseconds one synchronous call of `fn` takes. */
+export function time(fn: () => void): number {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+}

@@ -5,25 +5,14 @@ import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
-import { ToolError } from "../core/tools/tool.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
-import { toolContext } from "./support/tool-context.ts";
+import { failure, toolContext } from "./support/tool-context.ts";
 
 /** A temporary workspace holding `files` (removed after the run). */
 function tree(files: Record<string, string | Uint8Array>): string {
   const root = tempDir("pencil-read-");
   writeTree(root, files);
   return root;
-}
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof ToolError) return error;
-    throw error;
-  }
-  throw new Error("expected a ToolError");
 }
 
 const read = createReadFileTool();

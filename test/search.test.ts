@@ -6,9 +6,9 @@ import { compilePolicy, decide, parseRule } from "../core/policy.ts";
 import { findRipgrep, ripgrepArgs, runRipgrep } from "../core/ripgrep.ts";
 import { compilePattern } from "../core/rust-regex.ts";
 import { createSearchTool } from "../core/tools/search.ts";
-import { ToolError, type ToolLimits } from "../core/tools/tool.ts";
+import type { ToolLimits } from "../core/tools/tool.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
-import { toolContext } from "./support/tool-context.ts";
+import { failure, toolContext } from "./support/tool-context.ts";
 
 /** A temporary workspace holding `files` (removed after the run). */
 function tree(files: Record<string, string | Uint8Array>): string {
@@ -25,16 +25,6 @@ const engines: { name: string; rgPath: string | null }[] = [{ name: "js", rgPath
 async function search(root: string, rgPath: string | null, input: { pattern: string; path?: string; glob?: string }, limits: Partial<ToolLimits> = {}) {
   const t = toolContext(root, { limits });
   return t.run(createSearchTool({ rgPath }), input);
-}
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof ToolError) return error;
-    throw error;
-  }
-  throw new Error("expected a ToolError");
 }
 
 for (const engine of engines) {

@@ -1,7 +1,7 @@
 import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
 import { Overlay } from "../../core/overlay.ts";
 import { ReadLedger } from "../../core/read-ledger.ts";
-import { DEFAULT_LIMITS, type PencilTool, type ToolContext, type ToolLimits } from "../../core/tools/tool.ts";
+import { DEFAULT_LIMITS, ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../../core/tools/tool.ts";
 import { openWorkspace, type Workspace } from "../../core/workspace.ts";
 
 /** A tool context over a real workspace directory, staging into a fresh overlay unless `fs` is given. */
@@ -24,4 +24,15 @@ export function toolContext(root: string, options: { fs?: FileOps; limits?: Part
     return tool.execute(tool.inputSchema.parse(input), ctx);
   }
   return { ws, disk, overlay, ctx, run };
+}
+
+/** The ToolError a tool call fails with; any other outcome fails the test. */
+export async function failure(p: Promise<unknown>): Promise<ToolError> {
+  try {
+    await p;
+  } catch (error) {
+    if (error instanceof ToolError) return error;
+    throw error;
+  }
+  throw new Error("expected a ToolError");
 }
