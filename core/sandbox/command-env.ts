@@ -1,4 +1,4 @@
-import type { Scratch } from "../scratch.ts";
+import type { Scratch } from "../scratch/types.ts";
 
 /** True for environment variable names that may hold credentials: never passed to commands. */
 export function looksSecret(name: string): boolean {

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import type { Scratch } from "../scratch.ts";
+import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
 import { commandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";

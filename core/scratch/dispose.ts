@@ -1,0 +1,36 @@
+import { fchmodSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { inDir } from "./in-dir.ts";
+import type { Scratch } from "./types.ts";
+
+/**
+ * Removes the scratch directory, also where the command made parts of it
+ * read-only (never following a link out of it); false when something is left.
+ */
+export function disposeScratch(s: Pick<Scratch, "root">): boolean {
+  try {
+    rmSync(s.root, { recursive: true, force: true });
+    return true;
+  } catch {
+    // A command may have left directories without write permission: give it back, then retry.
+    makeWritable(s.root);
+    try {
+      rmSync(s.root, { recursive: true, force: true });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Gives write permission back to every real directory below `dir`, by descriptor: links are never followed, so nothing outside is chmodded. */
+function makeWritable(dir: string): void {
+  inDir(dir, (at, fd) => {
+    try {
+      fchmodSync(fd, 0o700);
+      for (const e of readdirSync(at, { withFileTypes: true })) if (e.isDirectory()) makeWritable(join(at, e.name));
+    } catch {
+      // best effort: rmSync reports what is left
+    }
+  });
+}
