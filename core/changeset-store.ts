@@ -5,6 +5,11 @@ import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./
 import { writeFileAtomic } from "./file-ops.ts";
 import { sha256 } from "./hash.ts";
 
+/** An id (or prefix) that names no changeset, or several: a usage error, exit 2. */
+export class UnknownChangesetError extends Error {
+  override name = "UnknownChangesetError";
+}
+
 /** Changesets saved under `$PENCIL_HOME/changesets`, one JSON file each, so a review survives a restart. */
 export class ChangesetStore {
   readonly dir: string;
@@ -41,7 +46,7 @@ export class ChangesetStore {
     const exact = ids.find((id) => id === idOrPrefix);
     const id = exact ?? (ids.length === 1 ? ids[0] : undefined);
     if (!id) {
-      throw new Error(
+      throw new UnknownChangesetError(
         ids.length === 0
           ? `No changeset ${idOrPrefix} under ${this.dir}: run \`pencil log\` to see the ids.`
           : `${idOrPrefix} matches ${ids.length} changesets (${ids.slice(0, 3).join(", ")}…): give more of the id.`,

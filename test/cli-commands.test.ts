@@ -73,6 +73,13 @@ describe("usage and configuration errors", () => {
     expect(broken.stderr).toContain("settings.json");
   });
 
+  test("an unknown changeset id is a usage error (exit 2) that says where to look", async () => {
+    const { workspace, env } = await withModel();
+    const result = await runCli(["review", "20990101-000000-abcdef", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("pencil log");
+  });
+
   test("a bad --deny rule is exit 2", async () => {
     const { workspace, env } = await withModel();
     const result = await runCli(["agent", "x", "-w", workspace, "--deny", "Frob(x)"], { cwd: workspace, env });

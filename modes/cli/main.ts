@@ -1,4 +1,5 @@
 import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
+import { UnknownChangesetError } from "../../core/changeset-store.ts";
 import { ConfigError } from "../../core/policy.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
@@ -55,7 +56,13 @@ export async function main(argv: string[], env: Env = process.env, io: CliIO = p
 /** Prints a failure the way a user can act on it and returns its exit code. */
 export function reportFailure(io: CliIO, error: unknown): number {
   const c = io.colors;
-  if (error instanceof UsageError || error instanceof ModelConfigError || error instanceof MissingModelKeyError || error instanceof WorkspaceMismatchError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ModelConfigError ||
+    error instanceof MissingModelKeyError ||
+    error instanceof WorkspaceMismatchError ||
+    error instanceof UnknownChangesetError
+  ) {
     io.err(`${c.red("error:")} ${error.message}\n`);
     return 2;
   }
