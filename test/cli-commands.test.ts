@@ -230,3 +230,15 @@ describe("the review shows everything it asks about", () => {
     expect(result.stderr).toContain(`-w ${workspace}`);
   });
 });
+
+describe("wakeup", () => {
+  test("the banner, then CLI / Telegram / exit; Telegram without a bot says how to configure it", async () => {
+    const env = baseEnv();
+    const exit = await runCliPty(["wakeup"], { cwd: env.HOME!, env, steps: [{ expect: "[x] exit: ", send: "x\r" }] });
+    expect(exit.code).toBe(0);
+    expect(exit.output).toContain("|  _ \\");
+    const telegram = await runCliPty(["wakeup"], { cwd: env.HOME!, env, steps: [{ expect: "[x] exit: ", send: "t\r" }] });
+    expect(telegram.code).toBe(2);
+    expect(telegram.output).toContain("TELEGRAM_BOT_TOKEN");
+  });
+});
