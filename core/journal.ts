@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { FileChange } from "./changeset.ts";
@@ -66,6 +66,7 @@ export class JournalError extends Error {
 
 const ENTRY_FILE = "entry.json";
 const PACK_FILE = "blobs.pack";
+const APPLYING_MARKER = "applying";
 const ID_PATTERN = /^\d{8}T\d{9}Z-\d{4}-[0-9a-f]{6}$/;
 
 let lastStamp = "";
@@ -229,8 +230,23 @@ export class BlobReader {
   }
 }
 
+/**
+ * Writes entry.json, keeping an `applying` marker beside it exactly while the entry
+ * may say `applying` (created before such a write, removed after any other), so the
+ * check every command makes at start-up looks at marked entries only, not the whole journal.
+ */
 function writeEntryFile(dir: string, entry: JournalEntry): void {
+  const marker = join(dir, APPLYING_MARKER);
+  if (entry.state === "applying") writeFileSync(marker, "", { mode: 0o600 });
   writeFileAtomic(join(dir, ENTRY_FILE), new TextEncoder().encode(JSON.stringify(entry, null, 1) + "\n"), 0o600, true);
+  if (entry.state !== "applying") rmSync(marker, { force: true });
+}
+
+/** Entries that may still be `applying` (an apply killed mid-way), newest first: only those carrying the marker are read. */
+export function markedApplying(journalDir: string): JournalEntry[] {
+  return entryIds(journalDir)
+    .filter((id) => existsSync(join(journalDir, id, APPLYING_MARKER)))
+    .map((id) => readEntry(journalDir, id));
 }
 
 /** Makes a directory's entries (new names, renames) durable; a no-op where directories cannot be opened. */

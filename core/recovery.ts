@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameContent, sameImage, tempLeftovers } from "./file-image.ts";
-import { BlobReader, type JournalEntry, type JournalFile, JournalError, listEntries, readEntry, type RefusedFile, saveEntry } from "./journal.ts";
+import { BlobReader, type JournalEntry, type JournalFile, JournalError, markedApplying, readEntry, type RefusedFile, saveEntry } from "./journal.ts";
 
 /** Where a file of an interrupted apply stands: still its before-image, already its after-image, or changed by someone else. */
 export type InterruptedFileState = "old" | "new" | "other";
@@ -38,7 +38,7 @@ export interface RecoveryResult {
 
 /** Entries still `applying`, newest first, each file classified against its before- and after-image. */
 export function findInterruptedApplies(journalDir: string): InterruptedApply[] {
-  return listEntries(journalDir)
+  return markedApplying(journalDir)
     .filter((e) => e.state === "applying")
     .map(describe);
 }
