@@ -1,14 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { UnknownChangesetError } from "./errors.ts";
 import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./changeset.ts";
 import { writeFileAtomic } from "./file-ops.ts";
 import { sha256 } from "./hash.ts";
-
-/** An id (or prefix) that names no changeset, or several: a usage error, exit 2. */
-export class UnknownChangesetError extends Error {
-  override name = "UnknownChangesetError";
-}
 
 /** Changesets saved under `$PENCIL_HOME/changesets`, one JSON file each, so a review survives a restart. */
 export class ChangesetStore {

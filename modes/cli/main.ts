@@ -1,5 +1,5 @@
 import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
-import { UnknownChangesetError } from "../../core/changeset-store.ts";
+import { UnknownChangesetError } from "../../core/errors.ts";
 import { ConfigError } from "../../core/policy.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
