@@ -1,13 +1,13 @@
 // Apply and undo of 1,000 approved 10 KB files, against plain writeFileSync of the
 // same files in the same run. Targets: apply ≤ 1 s, undo ≤ 1 s. Also measures an
 // fsync per file (the `fsyncFiles` option) to show whether it is affordable.
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyChangeset } from "../core/apply.ts";
-import type { Changeset, FileChange } from "../core/changeset.ts";
-import { sha256 } from "../core/hash.ts";
+import type { Changeset } from "../core/changeset.ts";
 import { undoApply } from "../core/undo.ts";
+import { makeChangeset } from "../test/fixtures/apply-changeset.ts";
 import { median, time } from "./stats.ts";
 
 const FILES = 1000;
@@ -36,26 +36,7 @@ function resetWorkspace(): void {
 
 /** The changeset the overlay would build: bases hashed from the disk as it is now. */
 function changeset(): Changeset {
-  const files: FileChange[] = paths.map((path, i) => {
-    const real = join(root, path);
-    const before = readFileSync(real);
-    const after = newBytes[i]!;
-    return {
-      path,
-      real,
-      kind: "modify",
-      base: { exists: true, hash: sha256(before), size: before.length, mode: statSync(real).mode & 0o7777 },
-      after: { bytes: after, hash: sha256(after), mode: 0o644 },
-      origins: [],
-      models: ["bench"],
-      flags: [],
-      added: 0,
-      removed: 0,
-      binary: false,
-      digest: "",
-    };
-  });
-  return { id: "cs-bench", workspace: root, goal: "bench", createdAt: new Date().toISOString(), models: ["bench"], files, digest: "", status: "pending" };
+  return makeChangeset(root, paths.map((path, i) => ({ path, after: newBytes[i]!, mode: 0o644 })), "cs-bench");
 }
 
 const baseline: number[] = [];
