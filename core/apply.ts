@@ -124,10 +124,11 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
 
   const written: Planned[] = [];
   let current = plan[0]!;
+  const plainDirs = new Set<string>();
   try {
     for (const [index, p] of plan.entries()) {
       current = p;
-      placeImage(p.file.real, p.file.after, p.afterBytes, options.fsyncFiles === true);
+      placeImage(p.file.real, p.file.after, p.afterBytes, options.fsyncFiles === true, plainDirs);
       written.push(p);
       options.onFileWritten?.(p.file.path, index);
     }

@@ -52,8 +52,8 @@ export function sameImage(image: FileImage, disk: DiskFile): boolean {
  * Makes `real` hold `image`: an atomic write of `bytes` with the image's mode, or
  * a delete when the image is absent. `bytes` must be the image's content.
  */
-export function placeImage(real: string, image: FileImage, bytes: Uint8Array | null, durable = false): void {
-  const link = linkedParent(real);
+export function placeImage(real: string, image: FileImage, bytes: Uint8Array | null, durable = false, plainDirs?: Set<string>): void {
+  const link = linkedParent(real, plainDirs);
   if (link) {
     throw new Error(`its parent ${link} is now a symbolic link, so writing there could land outside the files that were reviewed`);
   }
@@ -74,18 +74,25 @@ export function placeImage(real: string, image: FileImage, bytes: Uint8Array | n
  * paths are real paths (every link resolved when staged), so a link among the
  * parents means the tree was changed since, possibly to redirect the write.
  */
-export function linkedParent(real: string): string | null {
+export function linkedParent(real: string, plainDirs?: Set<string>): string | null {
+  // One apply or undo touches many files in few directories: a directory whose whole
+  // chain of parents was found free of links is not looked at again.
+  const seen: string[] = [];
   let dir = dirname(real);
   for (;;) {
+    if (plainDirs?.has(dir)) break;
     try {
       if (lstatSync(dir).isSymbolicLink()) return dir;
     } catch {
       // Missing parents are created by the write itself.
     }
+    seen.push(dir);
     const up = dirname(dir);
-    if (up === dir) return null;
+    if (up === dir) break;
     dir = up;
   }
+  for (const d of seen) plainDirs?.add(d);
+  return null;
 }
 
 /** Removes the given directories, deepest first, where they are empty; a directory someone filled since is kept. */

@@ -111,7 +111,16 @@ export function writeFileAtomic(target: string, bytes: Uint8Array, mode?: number
   } finally {
     closeSync(fd);
   }
-  // openSync's mode is filtered by the umask; the file must carry exactly the mode asked for.
-  chmodSync(tmp, finalMode);
+  // openSync's mode is filtered by the umask; the file must carry exactly the mode asked for
+  // (one chmod, only when the umask took something away).
+  if ((finalMode & ~processUmask()) !== finalMode) chmodSync(tmp, finalMode);
   renameSync(tmp, target);
+}
+
+let umask: number | undefined;
+
+/** The process umask, read once: it does not change under Pencil. */
+function processUmask(): number {
+  umask ??= process.umask();
+  return umask;
 }

@@ -99,6 +99,7 @@ function settle(journalDir: string, applyId: string, goal: "new" | "old"): Recov
   const refused: RefusedFile[] = [];
   // Deletes last, as at apply; for a rollback that also lets the created directories go.
   const order = [...entry.files].sort((a, b) => Number(!target(a).exists) - Number(!target(b).exists));
+  const plainDirs = new Set<string>();
   for (const file of order) {
     const state = classify(file, readDiskFile(file.real));
     if (state === goal) {
@@ -107,7 +108,7 @@ function settle(journalDir: string, applyId: string, goal: "new" | "old"): Recov
       refused.push({ path: file.path, reason: "was changed on disk by someone else since the apply started; left as it is, check it by hand" });
     } else {
       try {
-        placeImage(file.real, target(file), blobs.bytesOf(target(file)));
+        placeImage(file.real, target(file), blobs.bytesOf(target(file)), false, plainDirs);
       } catch (error) {
         const cause = error instanceof Error ? error.message : String(error);
         throw new JournalError(

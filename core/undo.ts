@@ -30,6 +30,7 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
   const refused: RefusedFile[] = [];
   // Files the apply created are deleted last, so their directories can go too.
   const order = [...entry.files].sort((a, b) => Number(!a.before.exists) - Number(!b.before.exists));
+  const plainDirs = new Set<string>();
   for (const file of order) {
     const disk = readDiskFile(file.real);
     if (sameImage(file.before, disk)) {
@@ -42,7 +43,7 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
       continue;
     }
     try {
-      placeImage(file.real, file.before, blobs.bytesOf(file.before));
+      placeImage(file.real, file.before, blobs.bytesOf(file.before), false, plainDirs);
       reverted.push(file.path);
     } catch (error) {
       refused.push({ path: file.path, reason: `could not be restored (${error instanceof Error ? error.message : String(error)}); fix that and undo again` });
