@@ -201,6 +201,26 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".terraform.d/credentials.tfrc.json",
 ];
 
+/**
+ * Names of files that hold credentials wherever they are, the workspace included
+ * (direnv's exports, registry and machine logins): never read or written, whatever
+ * a settings file says, and left out of (or masked in) run_command's sandbox.
+ * Lowercase; compared case-insensitively, like `.env`.
+ */
+export const SECRET_FILE_NAMES: readonly string[] = [".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".vault-token"];
+
+/** Endings of key and certificate-bundle files, which hold private keys as often as not. */
+export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx"];
+
+/** SSH private keys by their usual names (id_rsa, id_ed25519, id_ecdsa_sk…); the `.pub` halves are public and stay readable. */
+const PRIVATE_KEY_NAME = /^id_[a-z0-9_]+$/;
+
+/** True for a file name (one path component) that the built-in list treats as a credential file (see SECRET_FILE_NAMES). */
+export function isSecretFileName(name: string): boolean {
+  const lower = asciiLower(name);
+  return SECRET_FILE_NAMES.includes(lower) || SECRET_FILE_SUFFIXES.some((s) => lower.endsWith(s) && lower.length > s.length) || PRIVATE_KEY_NAME.test(lower);
+}
+
 const result = (decision: Effect, reason: string, rule?: string): Decision =>
   Object.freeze(rule === undefined ? { decision, reason } : { decision, reason, rule });
 
@@ -211,6 +231,18 @@ const ENV_READ = result(
 const ENV_WRITE = result(
   "deny",
   "Writing .env files is never allowed: secrets are managed by the user. Put placeholders in .env.example and tell the user which variables to set.",
+);
+const SECRET_FILE_READ = result(
+  "deny",
+  "Reading this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, id_* private keys) hold credentials that must never reach the model. Ask the user for the non-secret information you need.",
+);
+const SECRET_FILE_WRITE = result(
+  "deny",
+  "Writing this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, id_* private keys) hold credentials, which the user manages. Tell the user what to change there.",
+);
+const GIT_CONFIG_READ = result(
+  "deny",
+  "Reading .git/config is never allowed: a remote URL there can carry a password or token (https://user:TOKEN@host). Use git commands through run_command for what you need (e.g. git status, git log).",
 );
 const GIT_WRITE = result(
   "deny",
@@ -326,6 +358,9 @@ export function decide(policy: Policy, request: AccessRequest): Decision {
   }
   const write = access === "write";
   if (flags & ENV) return write ? ENV_WRITE : ENV_READ;
+  const name = real.slice(real.lastIndexOf("/") + 1);
+  if (isSecretFileName(name)) return write ? SECRET_FILE_WRITE : SECRET_FILE_READ;
+  if (!write && flags & GIT && equalsCI(name, 0, name.length, "config")) return GIT_CONFIG_READ;
   const secrets = policy.secrets;
   for (let i = 0; i < secrets.length; i++) {
     const s = secrets[i]!;

@@ -2,6 +2,7 @@ import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 import { basename, dirname, join, relative, sep } from "node:path";
 import type { DirEntry, FileOps } from "./file-ops.ts";
+import { isSecretFileName } from "./policy.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
 
 /** A path the overlay changed: staged content, or a staged deletion. */
@@ -24,6 +25,11 @@ export function isSecretEnvName(name: string): boolean {
   const lower = name.toLowerCase();
   if (lower === ".env") return true;
   return lower.startsWith(".env.") && !SECRET_ENV_EXCEPTIONS.includes(lower.slice(5));
+}
+
+/** True for names never listed, searched or walked into: `.env` files and the built-in credential files (policy's SECRET_FILE_NAMES and key files). */
+export function isSecretName(name: string): boolean {
+  return isSecretEnvName(name) || isSecretFileName(name);
 }
 
 /** The overlay's staged paths, indexed for walkers: what is staged, what is deleted, and new entries per directory. */
@@ -125,7 +131,7 @@ export class WalkRules {
 
   /** True when the entry `name` (at `real`, of `kind`) of an already admitted directory is admitted. */
   admits(real: string, name: string, kind: DirEntry["kind"]): boolean {
-    if (name === ".git" || isSecretEnvName(name)) return false;
+    if (name === ".git" || isSecretName(name)) return false;
     if (this.ignored(real, kind === "dir")) return false;
     return this.visible(real);
   }

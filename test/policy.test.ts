@@ -50,7 +50,7 @@ const rows: Row[] = [
   [".env.example.local is a real env file", {}, { read: ".env.example.local" }, "deny"],
   [".ENV in capitals is still .env (case-insensitive file systems)", {}, { read: ".ENV" }, "deny"],
   ["a file under a directory named .env cannot be read", {}, { read: ".env/inner.txt" }, "deny"],
-  [".envrc is not an env file", {}, { read: ".envrc" }, "allow"],
+  [".envrc (direnv's exports) cannot be read", {}, { read: ".envrc" }, "deny"],
   ["env.txt is not an env file", {}, { read: "env.txt" }, "allow"],
   [".env outside the workspace is denied, not asked", {}, { read: "@/other/.env" }, "deny"],
   [".env stays denied with an explicit allow rule", { allow: ["Read(.env)"] }, { read: ".env" }, "deny"],
@@ -83,7 +83,8 @@ const rows: Row[] = [
   ["PENCIL_HOME cannot be written", {}, { write: "~/.pencil/changesets/x.json" }, "deny"],
   // .git and .pencil: read yes, write no
   [".git/config cannot be written", {}, { write: ".git/config" }, "deny"],
-  [".git/config can be read", {}, { read: ".git/config" }, "allow"],
+  [".git/config cannot be read (a remote URL can carry a token)", {}, { read: ".git/config" }, "deny"],
+  [".git/HEAD can be read", {}, { read: ".git/HEAD" }, "allow"],
   [".git stays unwritable with an allow rule", { allow: ["Edit(.git/**)"] }, { write: ".git/hooks/pre-commit" }, "deny"],
   ["a nested .git cannot be written", {}, { write: "vendor/lib/.git/HEAD" }, "deny"],
   [".git in capitals cannot be written", {}, { write: ".GIT/config" }, "deny"],
@@ -131,7 +132,7 @@ const rows: Row[] = [
   ],
   ["a deny rule applies outside too", { deny: ["Read(@/other/**)"] }, { read: "@/other/file.txt" }, "deny"],
   // glob semantics
-  ["**/*.pem reaches nested dirs", { ask: ["Read(**/*.pem)"] }, { read: "certs/deep/a.pem" }, "ask"],
+  ["**/*.crt reaches nested dirs", { ask: ["Read(**/*.crt)"] }, { read: "certs/deep/a.crt" }, "ask"],
   ["**/*.lock matches at the root (zero dirs)", { deny: ["Edit(**/*.lock)"] }, { write: "bun.lock" }, "deny"],
   ["* does not cross a directory", { deny: ["Edit(src/*.ts)"] }, { write: "src/a/b.ts" }, "allow"],
   ["* matches within one directory", { deny: ["Edit(src/*.ts)"] }, { write: "src/b.ts" }, "deny"],

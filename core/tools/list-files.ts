@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import { z } from "zod";
-import { globTest, isSecretEnvName, walk, WalkRules } from "../walk.ts";
+import { globTest, isSecretName, walk, WalkRules } from "../walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
 import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 
@@ -34,7 +34,7 @@ function listFiles(input: ListFilesInput, ctx: ToolContext): string {
   const st = ctx.fs.stat(root);
   if (!st) throw new ToolError(`${shown} does not exist. List the workspace root (leave path out) to see what is there.`);
   if (st.kind !== "dir") throw new ToolError(`${shown} is a file, not a directory. Use read_file to read it, or list its directory.`);
-  if (!ctx.visible(root) || isSecretEnvName(basename(root))) throw new ToolError(`${shown} may not be listed (the permission rules hide it).`);
+  if (!ctx.visible(root) || isSecretName(basename(root))) throw new ToolError(`${shown} may not be listed (the permission rules hide it).`);
   const top = isInside(ctx.ws.root, root) ? ctx.ws.root : root;
   const rules = new WalkRules({ fs: ctx.fs, top, root, visible: (real) => ctx.visible(real) });
   const matches = input.pattern?.trim() ? globTest(input.pattern.trim()) : null;

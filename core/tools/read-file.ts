@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { FileOps } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
 import { isBinary, decodeText } from "../text.ts";
-import { isSecretEnvName, StagedIndex, walk, WalkRules } from "../walk.ts";
+import { isSecretName, StagedIndex, walk, WalkRules } from "../walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
 import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 
@@ -105,7 +105,7 @@ function notFound(ctx: ToolContext, real: string, shown: string): string {
   const parent = dirname(real);
   for (const e of safeReadDir(ctx.fs, parent)) {
     const candidate = join(parent, e.name);
-    if (e.name.toLowerCase() === lower && !isSecretEnvName(e.name) && ctx.visible(candidate)) suggest(candidate);
+    if (e.name.toLowerCase() === lower && !isSecretName(e.name) && ctx.visible(candidate)) suggest(candidate);
   }
   if (isInside(ctx.ws.root, real)) {
     const rules = new WalkRules({ fs: ctx.fs, top: ctx.ws.root, visible: (p) => ctx.visible(p) });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { findRipgrep, rebaseIgnore, ripgrepArgs, runRipgrep } from "../ripgrep.ts";
 import { compilePattern, escapeRegex, PatternError, quote, relaxWhitespace, type SearchPattern } from "../rust-regex.ts";
 import { decodeForSearch, displayLine } from "../search-text.ts";
-import { comparePaths, globTest, isSecretEnvName, StagedIndex, walk, WalkRules } from "../walk.ts";
+import { comparePaths, globTest, isSecretName, StagedIndex, walk, WalkRules } from "../walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
 import { cutLine } from "./read-file.ts";
 import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
@@ -73,7 +73,7 @@ async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | 
   const shown = displayPath(ctx.ws, root);
   const st = ctx.fs.stat(root);
   if (!st) throw new ToolError(`${shown} does not exist. Search the whole workspace (leave path out), or use list_files to find the directory.`);
-  if (!ctx.visible(root) || isSecretEnvName(basename(root))) throw new ToolError(`${shown} may not be searched (the permission rules hide it).`);
+  if (!ctx.visible(root) || isSecretName(basename(root))) throw new ToolError(`${shown} may not be searched (the permission rules hide it).`);
   const glob = input.glob?.trim() ? input.glob.trim() : null;
   const max = ctx.limits.searchMaxMatches;
   let result: SearchResult;
