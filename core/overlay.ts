@@ -76,8 +76,12 @@ export class Overlay implements FileOps {
     if (bytes.length > this.maxFileBytes) {
       throw new Error(`${real} would be ${bytes.length} bytes, over the ${this.maxFileBytes}-byte cap per file.`);
     }
+    const known = this.entries.get(real);
+    const baseMode = known ? known.base.mode : (this.disk.stat(real)?.mode ?? null);
+    const mode = options.mode ?? known?.after?.mode ?? baseMode ?? 0o644;
+    const refusal = specialBitsRefusal(baseMode, mode);
+    if (refusal) throw new Error(refusal);
     const entry = this.entryFor(real);
-    const mode = options.mode ?? entry.after?.mode ?? entry.base.mode ?? 0o644;
     entry.after = { bytes, mode };
     this.touch(entry, options);
     if (entry.base.exists && entry.base.mode === mode && entry.base.size === bytes.length && entry.base.hash === sha256(bytes)) {
@@ -158,4 +162,23 @@ export class Overlay implements FileOps {
     for (const [path, entry] of this.entries) if (entry.after && path.startsWith(prefix)) return true;
     return false;
   }
+}
+
+const SPECIAL_BITS: readonly [number, string][] = [
+  [0o4000, "setuid"],
+  [0o2000, "setgid"],
+  [0o1000, "sticky"],
+];
+
+/**
+ * Why a mode may not be staged, or null: a setuid, setgid or sticky bit the file
+ * does not already have. A setuid or setgid program runs with its owner's or
+ * group's rights whoever starts it, so such a bit is never something to approve
+ * in passing; bits the file already has on disk are kept as they are.
+ */
+export function specialBitsRefusal(baseMode: number | null, mode: number): string | null {
+  const added = SPECIAL_BITS.filter(([bit]) => (mode & bit) !== 0 && ((baseMode ?? 0) & bit) === 0).map(([, name]) => name);
+  if (added.length === 0) return null;
+  const plain = (mode & 0o777).toString(8).padStart(3, "0");
+  return `its new mode ${(mode & 0o7777).toString(8)} adds the ${added.join(" and ")} bit${added.length > 1 ? "s" : ""}, which Pencil never stages (a setuid or setgid program runs with its owner's rights whoever starts it). Use a plain mode instead, e.g. chmod ${plain}.`;
 }

@@ -10,6 +10,8 @@ export interface FileSummary {
   removed: number;
   flags: ChangeFlag[];
   binary: boolean;
+  /** The permission change in words (`mode 644 → 755, now executable`); null when the mode does not change. */
+  mode: string | null;
   models: string[];
   /** Union of the files read before each tool call that staged it, first read first. */
   readsBefore: string[];
@@ -52,6 +54,7 @@ export function summarizeChangeset(cs: Changeset): ChangesetSummary {
     removed: f.removed,
     flags: [...f.flags],
     binary: f.binary,
+    mode: modeWords(f),
     models: [...f.models],
     readsBefore: unionInOrder(f.origins.map((o) => o.readsBefore)),
     tools: unionInOrder(f.origins.map((o) => [o.tool])),
@@ -95,11 +98,36 @@ export function formatSummary(cs: Changeset, options: { color: boolean }): strin
     const kind = f.kind === "create" ? c.green("create") : f.kind === "delete" ? c.red("delete") : c.yellow("modify");
     const parts = [`  ${kind} ${shownPaths[i]!.padEnd(pathWidth)}  ${colorCounts(counts[i]!.padEnd(countWidth), c)}`];
     if (f.flags.length) parts.push(f.flags.map((flag) => c.red(`[${flag}]`)).join(" "));
+    if (f.mode) parts.push(c.yellow(f.mode));
     if (f.models.length) parts.push(c.cyan(f.models.map(visible).join(", ")));
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
     lines.push(parts.join("  "));
   });
   return lines.join("\n") + "\n";
+}
+
+/**
+ * A file's permission change in words: `mode 644 → 755, now executable`,
+ * `mode 755 → 644, no longer executable`, `new, mode 755, executable`; null when
+ * the mode stays (or a new file gets a plain one).
+ */
+export function modeWords(f: Pick<FileChange, "kind" | "base" | "after">): string | null {
+  if (!f.after) return null;
+  const exec = (m: number) => (m & 0o111) !== 0;
+  const after = f.after.mode & 0o7777;
+  if (f.kind === "create" || f.base.mode === null) {
+    return exec(after) || after & 0o7000 ? `new, mode ${octal(after)}${exec(after) ? ", executable" : ""}` : null;
+  }
+  const before = f.base.mode & 0o7777;
+  if (before === after) return null;
+  const words = [`mode ${octal(before)} → ${octal(after)}`];
+  if (exec(after) && !exec(before)) words.push("now executable");
+  if (!exec(after) && exec(before)) words.push("no longer executable");
+  return words.join(", ");
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(3, "0");
 }
 
 /** The read-before list, capped for one terminal line; the count of the rest is always shown. */

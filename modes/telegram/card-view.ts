@@ -80,7 +80,8 @@ function header(card: ReviewCard, cs: Changeset | null): string {
 function fileBlock(file: CardFile, index: number, s: FileSummary | undefined, detailed: boolean): string {
   const counts = s ? (s.binary ? "binary" : `+${s.added} −${s.removed}`) : "";
   const flags = s && s.flags.length ? ` ⚠️ <b>${escapeHtml(s.flags.join(", "))}</b>` : "";
-  const lines = [`<b>${index + 1}.</b> <code>${escapeHtml(shortPath(file.path))}</code> ${s ? s.kind : ""} ${counts}${flags}`];
+  const mode = s?.mode ? ` · ${escapeHtml(s.mode)}` : "";
+  const lines = [`<b>${index + 1}.</b> <code>${escapeHtml(shortPath(file.path))}</code> ${s ? s.kind : ""} ${counts}${flags}${mode}`];
   if (detailed && s) {
     const reads = s.readsBefore.length
       ? s.readsBefore.slice(0, READS_SHOWN).map((p) => escapeHtml(shortPath(p))).join(", ") + (s.readsBefore.length > READS_SHOWN ? ` (+${s.readsBefore.length - READS_SHOWN})` : "")
@@ -123,7 +124,8 @@ function inlineDiffs(card: ReviewCard, cs: Changeset): { html: string; paths: st
   const paths: string[] = [];
   for (const f of card.files) {
     const change = cs.files.find((c) => c.path === f.path);
-    if (!change || change.digest !== f.digest) continue;
+    // A binary change is shown by its Diff button, which also sends the file itself.
+    if (!change || change.digest !== f.digest || change.binary) continue;
     const view = renderFileDiff(change, { color: false, lineNumbers: false, maxLines: INLINE_DIFF_LINES }).text;
     if (joined.length + view.length > INLINE_DIFF_CHARS) continue;
     if (view !== wholeDiffView(change, INLINE_DIFF_LINES)) continue;
