@@ -1,5 +1,6 @@
 import { tool, type ToolSet } from "ai";
 import type { FileOps } from "../core/file-ops.ts";
+import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
 import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
@@ -23,6 +24,8 @@ export interface SeamDeps {
   currentModel: () => string;
   emit: EventSink;
   signal?: AbortSignal;
+  /** Judges files with several hard links by all their names (default: one over the workspace and home's credentials). */
+  links?: LinkGuard;
 }
 
 /**
@@ -30,7 +33,8 @@ export interface SeamDeps {
  * resolved to real paths and judged before the tool runs; asks go to the
  * Approver. Tool failures of any kind come back as text the model reads.
  */
-export function guardTools(tools: PencilTool[], deps: SeamDeps): ToolSet {
+export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
+  const deps: SeamDeps = { ...given, links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }) };
   const asker = new Asker(deps);
   const set: ToolSet = {};
   for (const t of tools) {
@@ -119,7 +123,7 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       const resolved = resolveInWorkspace(deps.ws, claim.path);
       judged.push({ path: claim.path, real: resolved.real });
       const shown = displayPath(deps.ws, resolved.real);
-      const verdict = decide(deps.policy, { tool: t.name, access: claim.access, real: resolved.real });
+      const verdict = judgePath(deps, t.name, claim.access, resolved.real);
       const key = `${claim.access}:${resolved.real}`;
       if (verdict.decision === "ask" && asker.remembered(key)) {
         granted.push(verdict);
@@ -149,11 +153,11 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       // Walkers (list, search, the run_command copy) show only what a read would be allowed,
       // or what falls under an ask the owner granted for this very call.
       visible: (real) => {
-        const verdict = decide(deps.policy, { tool: t.name, access: "read", real });
+        const verdict = judgePath(deps, t.name, "read", real);
         return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
       },
       writeRefusal: (real) => {
-        const verdict = decide(deps.policy, { tool: t.name, access: "write", real });
+        const verdict = judgePath(deps, t.name, "write", real);
         return verdict.decision === "deny" ? verdict.reason : null;
       },
       ...(deps.signal ? { signal: deps.signal } : {}),
@@ -164,6 +168,13 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
     const message = error instanceof Error ? error.message : String(error);
     return finish(false, `Error: ${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
   }
+}
+
+/** The policy's verdict on a path, made stricter by the file's other names when it has several hard links. */
+function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real: string): Decision {
+  const verdict = decide(deps.policy, { tool, access, real });
+  if (verdict.decision === "deny" || !deps.links) return verdict;
+  return stricter(verdict, deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other })));
 }
 
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */

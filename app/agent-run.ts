@@ -15,6 +15,7 @@ import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
 import type { Approver } from "../agent/approver.ts";
 import type { EventSink } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
+import { LinkGuard } from "../core/hard-links.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import type { Runtime } from "./runtime.ts";
@@ -221,6 +222,8 @@ export class AgentRun {
       limits: this.runtime.limits,
       currentModel: () => this.models.current(),
       emit: hooks.emit,
+      // Fresh each run: hard links made since the last one are indexed again.
+      links: new LinkGuard({ root: this.runtime.ws.root, home: this.runtime.ws.home, pencilHome: this.runtime.pencilHome }),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
     const outcome = await runSession(

@@ -1,5 +1,6 @@
 import { applyChangeset, type ApplyResult } from "../core/apply.ts";
 import type { Changeset } from "../core/changeset.ts";
+import { LinkGuard } from "../core/hard-links.ts";
 import { decide } from "../core/policy.ts";
 import { resolveInWorkspace } from "../core/workspace.ts";
 import { WorkspaceMismatchError } from "./errors.ts";
@@ -92,6 +93,11 @@ function targetProblem(runtime: Runtime, changeset: Changeset, path: string): st
   if (now !== file.real) return `it now resolves to ${now}, not ${file.real} as when it was staged (a link changed, or the record was altered); review again or re-run`;
   const verdict = decide(runtime.policy, { tool: "apply", access: "write", real: file.real });
   if (verdict.decision === "deny") return `writing it is denied: ${verdict.reason}`;
+  // A hard link made since staging would carry the write to the file's other names.
+  const linked = new LinkGuard({ root: runtime.ws.root, home: runtime.ws.home, pencilHome: runtime.pencilHome }).judge(file.real, "write", (other) =>
+    decide(runtime.policy, { tool: "apply", access: "write", real: other }),
+  );
+  if (linked?.decision === "deny") return `writing it is denied: ${linked.reason}`;
   return null;
 }
 
