@@ -4,7 +4,7 @@ import { flagsFor } from "./flags.ts";
 import { sha256 } from "./hash.ts";
 import { lineDelta, splitLines } from "./line-diff.ts";
 import type { StagedEntry } from "./overlay.ts";
-import { decodeText } from "./text.ts";
+import { decodeText, revealBytes } from "./text.ts";
 import { displayPath, isInside, type Workspace } from "./workspace.ts";
 
 /** The disk state a change was built on, taken when the file was first staged. */
@@ -31,6 +31,7 @@ export type ChangeFlag =
   | "lockfile"
   | "executable"
   | "binary"
+  | "became-binary"
   | "large-deletion"
   | "outside-workspace";
 
@@ -157,9 +158,11 @@ function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: str
     beforeText,
     afterText,
     binary,
+    becameBinary: kind === "modify" && beforeText !== null && afterText === null,
     baseMode: entry.base.mode,
     afterMode: after?.mode ?? null,
-    addedLines: delta?.addedLines ?? [],
+    // Binary content has no line diff; its revealed text is still searched for credentials.
+    addedLines: delta?.addedLines ?? (binary && after ? splitLines(revealBytes(after.bytes)) : []),
     removed: delta?.removed ?? 0,
     beforeLineCount: beforeText === null ? 0 : splitLines(beforeText).length,
   });

@@ -9,9 +9,11 @@ export interface FlagInput {
   beforeText: string | null;
   afterText: string | null;
   binary: boolean;
+  /** True when the file was text before and is binary after (a NUL or an invalid byte appeared). */
+  becameBinary?: boolean;
   baseMode: number | null;
   afterMode: number | null;
-  /** Lines the change adds (text files only). */
+  /** Lines the change adds (for binary content, the lines of its revealed text: credentials are looked for there too). */
   addedLines: string[];
   removed: number;
   beforeLineCount: number;
@@ -19,7 +21,8 @@ export interface FlagInput {
 
 /** Shapes of credentials that must never slip into a commit unnoticed. */
 const SECRET_PATTERNS: RegExp[] = [
-  /-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----/,
+  /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----/,
+  /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'`<>]+:[^\s/?#@"'`<>]{3,}@[^\s/"'`<>]+/i, // a password or token in a URL (https://user:TOKEN@host)
   /\bAKIA[0-9A-Z]{16}\b/, // AWS access key id
   /\bgh[pousr]_[A-Za-z0-9]{36,}\b/, // GitHub tokens
   /\bgithub_pat_[A-Za-z0-9_]{40,}\b/,
@@ -29,6 +32,13 @@ const SECRET_PATTERNS: RegExp[] = [
   /\bsk-or-v1-[a-f0-9]{32,}\b/, // OpenRouter
   /\bAIza[0-9A-Za-z_-]{35}\b/, // Google API key
   /\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b/, // Telegram bot token
+  /\bglpat-[A-Za-z0-9_-]{20,}/, // GitLab
+  /\bnpm_[A-Za-z0-9]{36}\b/, // npm
+  /\bpypi-AgE[A-Za-z0-9_-]{50,}/, // PyPI
+  /\b[rs]k_live_[A-Za-z0-9]{20,}/, // Stripe
+  /\bya29\.[A-Za-z0-9_-]{20,}/, // Google OAuth access token
+  /\bhooks\.slack\.com\/services\/T[A-Za-z0-9_/]{20,}/, // Slack webhook
+  /_auth(?:Token)?\s*=\s*\S{8,}/, // .npmrc credentials
   /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/, // JWT
   /\b(?:api[_-]?key|secret|token|passw(?:or)?d|private[_-]?key)\b["']?\s*[:=]\s*["'][^"'\s]{12,}["']/i,
 ];
@@ -71,6 +81,7 @@ export function flagsFor(input: FlagInput): ChangeFlag[] {
   if (LOCKFILES.has(baseName(input.path))) flags.push("lockfile");
   if (gainsExecutableBit(input.baseMode, input.afterMode)) flags.push("executable");
   if (input.binary) flags.push("binary");
+  if (input.becameBinary) flags.push("became-binary");
   if (isLargeDeletion(input)) flags.push("large-deletion");
   return flags;
 }

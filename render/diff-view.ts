@@ -2,7 +2,7 @@ import { structuredPatch, type StructuredPatchHunk } from "diff";
 import pc from "picocolors";
 import type { FileChange } from "../core/changeset.ts";
 import { splitLines } from "../core/line-diff.ts";
-import { decodeText, type DecodedText } from "../core/text.ts";
+import { decodeText, revealText, unreadableBytes, type DecodedText } from "../core/text.ts";
 import { escapeChar, UNSAFE, visible } from "./visible-text.ts";
 
 /** How to render one file's diff. */
@@ -126,13 +126,19 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
 
   const beforeBytes = change.kind === "create" ? new Uint8Array() : change.before;
   const afterBytes = change.after?.bytes;
-  const before = beforeBytes ? decodeText(beforeBytes) : undefined;
-  const after = afterBytes ? decodeText(afterBytes) : undefined;
+  let before = beforeBytes ? decodeText(beforeBytes) : undefined;
+  let after = afterBytes ? decodeText(afterBytes) : undefined;
   let fallback = false;
 
   if (change.binary || before === null || after === null) {
-    note(binaryLine(change));
-    return finish(out, body, c, fallback);
+    // Never approvable unseen: flagged loudly with size and hash, and shown as text whenever it mostly is text.
+    out.push(c.bold(c.red(binaryLine(change))));
+    out.push(c.yellow(hashLine(change)));
+    if (!revealable(change, before, afterBytes)) return finish(out, body, c, fallback);
+    const became = change.kind === "modify" && !!before;
+    note(`${became ? "became binary: " : ""}shown as text, with every byte that is not text shown as \\xNN`);
+    before = beforeBytes ? revealText(beforeBytes) : undefined;
+    after = afterBytes ? revealText(afterBytes) : undefined;
   }
   if (before && after) {
     if (before.style.eol !== after.style.eol && change.kind === "modify") note(`line endings ${eolName(before)} → ${eolName(after)}`);
@@ -288,6 +294,26 @@ function binaryLine(change: FileChange): string {
   if (change.kind === "create") return `binary file, ${count(change.after?.bytes.length ?? 0)} bytes (new)`;
   if (change.kind === "delete") return `binary file, ${count(beforeSize)} bytes (deleted)`;
   return `binary file, ${count(beforeSize)} → ${count(change.after?.bytes.length ?? 0)} bytes`;
+}
+
+/** `sha256 <before> → <after>`: what the owner can check a binary file against. */
+function hashLine(change: FileChange): string {
+  const before = change.base.hash ?? "";
+  const after = change.after?.hash ?? "";
+  if (change.kind === "create") return `sha256 ${after}`;
+  if (change.kind === "delete") return `sha256 ${before} (deleted)`;
+  return `sha256 ${before} → ${after}`;
+}
+
+/**
+ * True when a binary change can be shown as text: a text file turned binary
+ * always is, and so is new content whose bytes are nearly all text (a script with a
+ * few NUL or invalid bytes); an image or archive is not.
+ */
+function revealable(change: FileChange, before: DecodedText | null | undefined, afterBytes: Uint8Array | undefined): boolean {
+  if (change.kind === "delete" || !afterBytes) return false;
+  if (change.kind === "modify" && before) return true;
+  return unreadableBytes(afterBytes) <= Math.max(16, afterBytes.length / 10);
 }
 
 function eolName(text: DecodedText): string {

@@ -98,11 +98,11 @@ describe("renderFileDiff", () => {
     expect(view.text).toContain("no change in content");
   });
 
-  test("binary files show sizes only", () => {
+  test("binary files that are not text show sizes and hashes", () => {
     const before = new Uint8Array(1234);
     const after = new Uint8Array([0x89, 0, ...randomBytes(2343)]);
     const view = renderFileDiff(change({ path: "img.png", before, after, binary: true }), { color: false });
-    expect(view.text).toBe("img.png  modify\nbinary file, 1,234 → 2,345 bytes\n");
+    expect(view.text).toBe(`img.png  modify\nbinary file, 1,234 → 2,345 bytes\nsha256 ${sha256(before)} → ${sha256(after)}\n`);
     expect(renderFileDiff(change({ path: "n.bin", after: new Uint8Array(3), binary: true }), { color: false }).text).toContain("binary file, 3 bytes (new)");
     expect(renderFileDiff(change({ path: "o.bin", before: new Uint8Array(7), binary: true }), { color: false }).text).toContain("binary file, 7 bytes (deleted)");
   });

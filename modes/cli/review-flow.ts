@@ -52,7 +52,17 @@ export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewD
           showDiff(io, file, i, files.length);
           continue;
         }
-        approved.push(file.path, ...rest.map((f) => f.path));
+        // A binary change is never approved in a batch: each one gets its own question.
+        for (const f of [file, ...rest]) {
+          if (!f.binary) {
+            approved.push(f.path);
+            continue;
+          }
+          const own = await io.prompt(c.red(c.bold(`${visible(f.path)} is a binary change${f.flags.includes("became-binary") ? " (it was text)" : ""}`)) + ` — approve all does not cover it. Approve ${visible(f.path)} itself? [y/N] `);
+          if (own === null) return { approved: [], rejected: [], quit: true };
+          if (answerWord(own) === "yes") approved.push(f.path);
+          else rejected.push({ path: f.path, reason: "" });
+        }
         return { approved, rejected, quit: false };
       } else if (answer.length > 1) {
         rejected.push({ path: file.path, reason: answer });

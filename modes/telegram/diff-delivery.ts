@@ -59,6 +59,26 @@ export function diffDelivery(cs: Changeset, file: FileChange, label: string, max
   };
 }
 
+/** A binary file's new content, sent as a document beside its diff. */
+export interface BinaryDocument {
+  filename: string;
+  bytes: Uint8Array;
+  caption: string;
+}
+
+/** The document that carries a binary change's new content (size and hash in the caption); null for text files and deletions. */
+export function binaryDocument(file: FileChange): BinaryDocument | null {
+  if (!file.binary || !file.after) return null;
+  const became = file.flags.includes("became-binary") ? " — it was a text file" : "";
+  return {
+    filename: baseName(file.path).replace(/[^A-Za-z0-9._-]/g, "_") || "file",
+    bytes: file.after.bytes,
+    caption:
+      `⚠️ <b>Binary change</b>${became}: <code>${escapeHtml(shortPath(file.path))}</code>, ${file.after.bytes.length.toLocaleString("en-US")} bytes, ` +
+      `sha256 <code>${file.after.hash}</code>. This is exactly what would be written. Approve all does not cover it.`,
+  };
+}
+
 /** Visible characters a packed message keeps under (Telegram's limit is 4,096). */
 const PACK_LIMIT = 4000;
 

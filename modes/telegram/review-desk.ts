@@ -8,7 +8,7 @@ import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { outcomeLines } from "./card-outcome.ts";
 import { cardFits, renderCard } from "./card-view.ts";
-import { diffDelivery, packDiffMessages, shortPath } from "./diff-delivery.ts";
+import { binaryDocument, diffDelivery, packDiffMessages, shortPath } from "./diff-delivery.ts";
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
 import type { CardFile, ReviewCard, ReviewCards } from "./review-cards.ts";
@@ -161,8 +161,13 @@ export class ReviewDesk {
     }
     if (button.action === "approve-all" || button.action === "reject-all") {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
-      const open = card.files.filter((f) => !f.decision && matches(cs, f));
-      if (open.length === 0) return NOT_PENDING;
+      const pending = card.files.filter((f) => !f.decision && matches(cs, f));
+      if (pending.length === 0) return NOT_PENDING;
+      // Approve all never covers a binary change: each one needs its own Approve.
+      const binary = button.action === "approve-all" ? pending.filter((f) => cs.files.find((c) => c.path === f.path)?.binary) : [];
+      const open = pending.filter((f) => !binary.includes(f));
+      const binaryNote = binary.length === 0 ? "" : ` ${binary.length} binary ${binary.length === 1 ? "change is" : "changes are"} not covered by Approve all: press its own Approve.`;
+      if (open.length === 0) return `Approve all does not cover binary changes: press Approve on ${binary.length === 1 ? "it" : "each"} after its Diff.`;
       const unseen = button.action === "approve-all" ? open.filter((f) => !isShown(f)) : [];
       if (unseen.length > 0) {
         await this.sendDiffs(card, cs, unseen);
@@ -174,7 +179,7 @@ export class ReviewDesk {
       for (const f of open) this.decide(f, decision);
       this.deps.cards.put(card);
       if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
-      return `${decision === "approved" ? "Approved" : "Rejected"} ${open.length} ${open.length === 1 ? "file" : "files"}.`;
+      return `${decision === "approved" ? "Approved" : "Rejected"} ${open.length} ${open.length === 1 ? "file" : "files"}.${binaryNote}`;
     }
     const file = card.files.find((f) => f.path === button.item);
     if (!file || file.digest !== button.digest || !matches(cs, file)) return NOT_PENDING;
@@ -239,6 +244,11 @@ export class ReviewDesk {
     for (const d of deliveries) if (d.kind === "document") await this.deps.outbox.document(this.deps.ownerId, d.filename, d.content, d.caption);
     const parts = deliveries.flatMap((d) => (d.kind === "messages" ? d.parts : []));
     for (const message of packDiffMessages(parts)) await this.deps.outbox.send(this.deps.ownerId, message);
+    // A binary file's new content goes too, as a document: the owner can open exactly what would be written.
+    for (const change of changes) {
+      const binary = binaryDocument(change);
+      if (binary) await this.deps.outbox.document(this.deps.ownerId, binary.filename, binary.bytes, binary.caption);
+    }
     files.forEach((file, i) => (file.shown = changes[i]!.digest));
     this.deps.cards.put(card);
   }
