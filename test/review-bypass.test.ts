@@ -15,7 +15,8 @@ import { compilePolicy, decide } from "../core/policy.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
-import { createRunCommandTool } from "../core/tools/run-command.ts";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
+import { createRunCommandTool, type SandboxChoice } from "../core/tools/run-command.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import { DEFAULT_LIMITS } from "../core/tools/tool.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
@@ -23,6 +24,9 @@ import { openWorkspace } from "../core/workspace.ts";
 import { renderFileDiff } from "../render/diff-view.ts";
 import { formatSummary } from "../render/summary.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
+
+const SANDBOXES: SandboxChoice[] = sandboxAvailable() ? ["namespace", "plain"] : ["plain"];
+if (!sandboxAvailable()) console.warn("review-bypass.test: no namespace sandbox here; command tests run in plain mode only.");
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
 
@@ -53,7 +57,7 @@ function scripted(answers: PermissionAnswer[] = []): Approver & { questions: Per
 }
 
 /** The real tools behind the real policy seam, over an overlay; `exec` calls one as the model would. */
-function seam(l: ReturnType<typeof layout>, approver: Approver = scripted(), rg: string | null | undefined = undefined) {
+function seam(l: ReturnType<typeof layout>, approver: Approver = scripted(), rg: string | null | undefined = undefined, sandbox: SandboxChoice = "plain") {
   const ws = openWorkspace(l.root, l.home);
   const policy = compilePolicy({ workspaceRoot: ws.root, home: ws.home, pencilHome: l.pencilHome, rules: [] });
   const overlay = new Overlay(new DiskFileOps());
@@ -62,7 +66,7 @@ function seam(l: ReturnType<typeof layout>, approver: Approver = scripted(), rg:
     createSearchTool({ rgPath: rg }),
     createListFilesTool(),
     createWriteFileTool(),
-    createRunCommandTool({ sandbox: "plain", scratchParent: tempDir("pencil-i12-scratch-"), realHome: l.home, pencilHome: l.pencilHome }),
+    createRunCommandTool({ sandbox, scratchParent: tempDir("pencil-i12-scratch-"), realHome: l.home, pencilHome: l.pencilHome }),
   ];
   const set = guardTools(tools, {
     ws,
@@ -108,10 +112,10 @@ describe("hard links are judged by every name of the file", () => {
     });
   }
 
-  test("a command does not get the linked secret in its copy", async () => {
+  test.each(SANDBOXES)("a command does not get the linked secret in its copy (%s)", async (sandbox) => {
     const l = layout();
     linkSync(join(l.home, ".ssh/id_ed25519"), join(l.root, "notes.txt"));
-    const { exec } = seam(l);
+    const { exec } = seam(l, scripted(), undefined, sandbox);
     const out = await exec("run_command", { command: "cat notes.txt; ls" });
     expect(out).not.toContain("OPENSSH");
     expect(out).toContain("README.md");
@@ -170,9 +174,9 @@ describe("credential files the old list missed", () => {
     expect(listed).toContain("id_rsa.pub");
   });
 
-  test("a command does not see them, nor the token in .git/config", async () => {
+  test.each(SANDBOXES)("a command does not see them, nor the token in .git/config (%s)", async (sandbox) => {
     const l = layout({ ...secrets, ".git/config": gitConfig });
-    const { exec } = seam(l);
+    const { exec } = seam(l, scripted(), undefined, sandbox);
     const out = await exec("run_command", { command: "cat .envrc .npmrc .pypirc .netrc certs/server.pem keys/id_rsa deploy/KEY.PEM .git/config; ls -a" });
     expect(out).not.toContain("zqv");
     expect(out).toContain("README.md");
@@ -210,14 +214,14 @@ describe("credential files the old list missed", () => {
 });
 
 describe("dangerous modes", () => {
-  test.each([
-    ["setuid", "u+s"],
-    ["setgid", "g+s"],
-    ["sticky", "+t"],
-  ])("a command that sets the %s bit gets a refusal that says why, and nothing is staged", async (bit, how) => {
+  test.each(SANDBOXES.flatMap((sandbox) => [
+    ["setuid", "u+s", sandbox],
+    ["setgid", "g+s", sandbox],
+    ["sticky", "+t", sandbox],
+  ]))("a command that sets the %s bit (chmod %s, %s) gets a refusal that says why, and nothing is staged", async (bit, how, sandbox) => {
     const l = layout({ "tool.sh": "#!/bin/sh\necho hi\n" });
     chmodSync(join(l.root, "tool.sh"), 0o755);
-    const { exec, overlay } = seam(l);
+    const { exec, overlay } = seam(l, scripted(), undefined, sandbox as SandboxChoice);
     const out = await exec("run_command", { command: `chmod ${how} tool.sh && echo new > new.sh && chmod 4755 new.sh` });
     expect(out).toContain(`Not staged: tool.sh, because its new mode`);
     expect(out).toContain(`adds the ${bit} bit`);
