@@ -12,7 +12,7 @@ import type { InlineKeyboardButton, Message, Update } from "grammy/types";
 /** One API call the bot made, in order of arrival. */
 export interface RecordedCall {
   method: string;
-  /** JSON body, or the multipart fields (files as `{ filename, text }`). */
+  /** JSON body, or the multipart fields (files as `{ filename, text, bytes }`). */
   payload: Record<string, any>;
   at: number;
   /** What the fake answered. */
@@ -27,7 +27,7 @@ export interface StoredMessage {
   text: string;
   parse_mode?: string;
   reply_markup?: any;
-  document?: { filename: string; text: string };
+  document?: { filename: string; text: string; bytes?: Uint8Array };
   caption?: string;
   edits: number;
 }
@@ -343,7 +343,7 @@ async function readPayload(req: Request): Promise<Record<string, any>> {
     const out: Record<string, any> = {};
     for (const [key, value] of form.entries()) {
       if (typeof value === "string") out[key] = value;
-      else out[key] = { filename: (value as File).name, text: await (value as File).text() };
+      else out[key] = { filename: (value as File).name, text: await (value as File).text(), bytes: new Uint8Array(await (value as File).arrayBuffer()) };
     }
     // Files travel as their own parts, referenced from the field as attach://<part name>.
     for (const [key, value] of Object.entries(out)) {
