@@ -213,12 +213,20 @@ export const SECRET_FILE_NAMES: readonly string[] = [".envrc", ".netrc", "_netrc
 export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx"];
 
 /** SSH private keys by their usual names (id_rsa, id_ed25519, id_ecdsa_sk…); the `.pub` halves are public and stay readable. */
-const PRIVATE_KEY_NAME = /^id_[a-z0-9_]+$/;
+const PRIVATE_KEY_NAME = /^id_[a-z0-9_]+$/i;
 
-/** True for a file name (one path component) that the built-in list treats as a credential file (see SECRET_FILE_NAMES). */
+/** True for a file name (one path component) that the built-in list treats as a credential file (see SECRET_FILE_NAMES). Allocation-free: it runs on every decision. */
 export function isSecretFileName(name: string): boolean {
-  const lower = asciiLower(name);
-  return SECRET_FILE_NAMES.includes(lower) || SECRET_FILE_SUFFIXES.some((s) => lower.endsWith(s) && lower.length > s.length) || PRIVATE_KEY_NAME.test(lower);
+  const n = name.length;
+  if (n < 4) return false;
+  const first = name.charCodeAt(0);
+  if (first === DOT || first === UNDERSCORE) {
+    for (const s of SECRET_FILE_NAMES) if (equalsCI(name, 0, n, s)) return true;
+  }
+  if ((first | 32) === 105 && (name.charCodeAt(1) | 32) === 100 && name.charCodeAt(2) === UNDERSCORE && PRIVATE_KEY_NAME.test(name)) return true;
+  const dot = name.lastIndexOf(".");
+  if (dot > 0) for (const s of SECRET_FILE_SUFFIXES) if (equalsCI(name, dot, n - dot, s)) return true;
+  return false;
 }
 
 const result = (decision: Effect, reason: string, rule?: string): Decision =>
@@ -455,6 +463,7 @@ function fromWhere(source: string): string {
 
 const SLASH = 47;
 const DOT = 46;
+const UNDERSCORE = 95;
 const UNNORMAL = 1;
 const ENV = 2;
 const GIT = 4;
