@@ -1,0 +1,58 @@
+// What judging hard links costs a walk (search, list_files, the run_command copy):
+// the policy's verdict on 20,000 files alone (the baseline) against the same verdicts
+// plus the LinkGuard check, measured in the same run, on a tree without hard links
+// (one lstat per file) and with 200 of them (the indexes are built once).
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LinkGuard } from "../core/hard-links.ts";
+import { compilePolicy, decide } from "../core/policy.ts";
+import { median, ms, timeRuns, verdict } from "./stats.ts";
+
+const DIRS = 200;
+const FILES = 100;
+const RUNS = 7;
+/** The link check may add at most this much per file to a walk. */
+const TARGET_US_PER_FILE = 10;
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "pencil-hardlink-bench-")));
+const home = join(base, "home");
+const root = join(base, "ws");
+mkdirSync(join(home, ".ssh"), { recursive: true });
+writeFileSync(join(home, ".ssh", "id_ed25519"), "key\n");
+const paths: string[] = [];
+for (let d = 0; d < DIRS; d++) {
+  mkdirSync(join(root, `d${d}`), { recursive: true });
+  for (let f = 0; f < FILES; f++) {
+    const p = join(root, `d${d}`, `f${f}.ts`);
+    writeFileSync(p, "export {};\n");
+    paths.push(p);
+  }
+}
+const policy = compilePolicy({ workspaceRoot: root, home, pencilHome: join(home, ".pencil"), rules: [] });
+const judge = (real: string) => decide(policy, { tool: "search", access: "read", real });
+
+async function measure(label: string): Promise<number> {
+  const alone = median(await timeRuns(RUNS, () => paths.forEach(judge)));
+  const checked = median(
+    await timeRuns(RUNS, () => {
+      // A fresh guard per walk, as each run gets one: index building is part of the cost.
+      const guard = new LinkGuard({ root, home });
+      for (const p of paths) {
+        judge(p);
+        guard.judge(p, "read", judge);
+      }
+    }),
+  );
+  const perFile = ((checked - alone) * 1000) / paths.length;
+  console.log(`  ${label}: policy alone ${ms(alone)}, policy + hard-link check ${ms(checked)} (+${perFile.toFixed(2)} µs a file)`);
+  return perFile;
+}
+
+console.log(`hard-link check over a walk of ${paths.length.toLocaleString("en-US")} files, median of ${RUNS} runs`);
+const plain = await measure("no hard links");
+for (let i = 0; i < 200; i++) linkSync(paths[i * 100]!, join(root, `d${i}`, "linked.ts"));
+linkSync(join(home, ".ssh", "id_ed25519"), join(root, "d0", "key.txt"));
+const linked = await measure("200 linked pairs + one link to ~/.ssh");
+console.log(`  target ≤ ${TARGET_US_PER_FILE} µs a file: ${verdict(plain <= TARGET_US_PER_FILE && linked <= TARGET_US_PER_FILE)}`);
+rmSync(base, { recursive: true, force: true });
