@@ -212,6 +212,12 @@ export const SECRET_FILE_NAMES: readonly string[] = [".envrc", ".netrc", "_netrc
 /** Endings of key and certificate-bundle files, which hold private keys as often as not. */
 export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx"];
 
+/**
+ * Certificate-authority bundles by the names certifi, curl and Debian give them:
+ * public certificates only, which TLS clients in a command's dependencies must read.
+ */
+const PUBLIC_BUNDLES: readonly string[] = ["cacert.pem", "ca-bundle.pem", "ca-certificates.pem"];
+
 /** SSH private keys by their usual names (id_rsa, id_ed25519, id_ecdsa_sk…); the `.pub` halves are public and stay readable. */
 const PRIVATE_KEY_NAME = /^id_[a-z0-9_]+$/i;
 
@@ -225,7 +231,7 @@ export function isSecretFileName(name: string): boolean {
   }
   if ((first | 32) === 105 && (name.charCodeAt(1) | 32) === 100 && name.charCodeAt(2) === UNDERSCORE && PRIVATE_KEY_NAME.test(name)) return true;
   const dot = name.lastIndexOf(".");
-  if (dot > 0) for (const s of SECRET_FILE_SUFFIXES) if (equalsCI(name, dot, n - dot, s)) return true;
+  if (dot > 0) for (const s of SECRET_FILE_SUFFIXES) if (equalsCI(name, dot, n - dot, s)) return !PUBLIC_BUNDLES.some((b) => equalsCI(name, 0, n, b));
   return false;
 }
 
