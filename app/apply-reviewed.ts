@@ -1,6 +1,7 @@
 import { applyChangeset, type ApplyResult } from "../core/apply.ts";
 import type { Changeset } from "../core/changeset.ts";
 import { LinkGuard } from "../core/hard-links.ts";
+import { specialBitsRefusal } from "../core/overlay.ts";
 import { decide } from "../core/policy.ts";
 import { resolveInWorkspace } from "../core/workspace.ts";
 import { WorkspaceMismatchError } from "./errors.ts";
@@ -91,6 +92,9 @@ function targetProblem(runtime: Runtime, changeset: Changeset, path: string): st
     return `its path no longer resolves (${(error as Error).message}); review again or re-run`;
   }
   if (now !== file.real) return `it now resolves to ${now}, not ${file.real} as when it was staged (a link changed, or the record was altered); review again or re-run`;
+  // Staging refuses these bits; a record altered since must not bring them in either.
+  const bits = file.after ? specialBitsRefusal(file.base.mode, file.after.mode) : null;
+  if (bits) return bits;
   const verdict = decide(runtime.policy, { tool: "apply", access: "write", real: file.real });
   if (verdict.decision === "deny") return `writing it is denied: ${verdict.reason}`;
   // A hard link made since staging would carry the write to the file's other names.

@@ -1,10 +1,12 @@
 // Issue 12: the ways around the review that a hostile-input review found, one class per describe,
 // each through the real tools behind the real policy seam.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, linkSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../agent/approver.ts";
 import { guardTools } from "../agent/policy-seam.ts";
+import { applyReviewed } from "../app/apply-reviewed.ts";
+import { createRuntime } from "../app/runtime.ts";
 import { buildChangeset } from "../core/changeset.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { flagsFor, type FlagInput } from "../core/flags.ts";
@@ -23,6 +25,7 @@ import { createWriteFileTool } from "../core/tools/write-file.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { renderFileDiff } from "../render/diff-view.ts";
 import { formatSummary } from "../render/summary.ts";
+import { makeChangeset } from "./fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
 
 const SANDBOXES: SandboxChoice[] = sandboxAvailable() ? ["namespace", "plain"] : ["plain"];
@@ -146,6 +149,22 @@ describe("hard links are judged by every name of the file", () => {
   });
 });
 
+test("apply refuses a file that became a hard link to a file outside the workspace after it was staged", () => {
+  const l = layout({ "data.txt": "mine\n" });
+  const runtime = createRuntime({ env: { HOME: l.home, PENCIL_HOME: l.pencilHome }, workspace: l.root });
+  const cs = makeChangeset(runtime.ws.root, [{ path: "data.txt", after: new TextEncoder().encode("changed\n") }], "cs-link");
+  cs.workspace = runtime.ws.root;
+  runtime.store.save(cs);
+  // Same content, so no conflict by hash: only the link gives it away.
+  writeFileSync(join(l.base, "other/data.txt"), "mine\n");
+  rmSync(join(l.root, "data.txt"));
+  linkSync(join(l.base, "other/data.txt"), join(l.root, "data.txt"));
+  const result = applyReviewed(runtime, cs, ["data.txt"], []);
+  expect(result.applied).toEqual([]);
+  expect(result.conflicts[0]!.reason).toContain("hard links");
+  expect(readFileSync(join(l.base, "other/data.txt"), "utf8")).toBe("mine\n");
+});
+
 describe("credential files the old list missed", () => {
   const secrets: Record<string, string> = {
     ".envrc": "export TOKEN=zqv-direnv-1\n",
@@ -228,6 +247,19 @@ describe("dangerous modes", () => {
     expect(out).toContain("Not staged: new.sh, because its new mode 4755 adds the setuid bit");
     expect(out).toContain("e.g. chmod 755");
     expect(overlay.list()).toEqual([]);
+    expect(statSync(join(l.root, "tool.sh")).mode & 0o7777).toBe(0o755);
+  });
+
+  test("apply refuses a record that adds a setuid bit (a changeset altered after staging)", () => {
+    const l = layout({ "tool.sh": "#!/bin/sh\n" });
+    chmodSync(join(l.root, "tool.sh"), 0o755);
+    const runtime = createRuntime({ env: { HOME: l.home, PENCIL_HOME: l.pencilHome }, workspace: l.root });
+    const cs = makeChangeset(runtime.ws.root, [{ path: "tool.sh", after: new TextEncoder().encode("#!/bin/sh\nid\n"), mode: 0o4755 }], "cs-suid");
+    cs.workspace = runtime.ws.root;
+    runtime.store.save(cs);
+    const result = applyReviewed(runtime, cs, ["tool.sh"], []);
+    expect(result.applied).toEqual([]);
+    expect(result.conflicts[0]!.reason).toContain("setuid");
     expect(statSync(join(l.root, "tool.sh")).mode & 0o7777).toBe(0o755);
   });
 
