@@ -174,7 +174,9 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
 function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real: string): Decision {
   const verdict = decide(deps.policy, { tool, access, real });
   if (verdict.decision === "deny" || !deps.links) return verdict;
-  return stricter(verdict, deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other })));
+  // run_command's copy keeps files whose other names are unknown (pnpm's store links): only search and list_files must never read through them.
+  const unprovenRead = tool === "run_command" ? "allow" : "ask";
+  return stricter(verdict, deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other }), { unprovenRead }));
 }
 
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */

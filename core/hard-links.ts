@@ -43,7 +43,7 @@ export class LinkGuard {
    * it has only one name (or is not a regular file): then the policy's verdict on
    * `real` alone stands. `judge` is the policy for the same access.
    */
-  judge(real: string, access: "read" | "write", judge: NameJudge): Decision | null {
+  judge(real: string, access: "read" | "write", judge: NameJudge, options: { unprovenRead?: "ask" | "allow" } = {}): Decision | null {
     const st = statOrNull(real);
     if (!st || !st.isFile() || st.nlink <= 1) return null;
     const key = `${st.dev}:${st.ino}`;
@@ -75,6 +75,8 @@ export class LinkGuard {
         reason: `${shown(real)} has ${st.nlink} hard links (names of the same file) and ${unseen === 1 ? "one is" : `${unseen} are`} outside the workspace, where a write through it would land too. Writing it is refused; ask the user to replace it with a plain copy first.`,
       };
     }
+    // A command's copy takes such a file as it is (pnpm links every dependency from its store), but never a known secret above.
+    if (options.unprovenRead === "allow") return null;
     return {
       decision: "ask",
       reason: `${shown(real)} has ${st.nlink} hard links (names of the same file) and ${unseen === 1 ? "one is" : `${unseen} are`} outside the workspace, so it may be another name of a secret file. Reading it needs the user's approval; if refused, do without it.`,

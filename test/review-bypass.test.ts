@@ -136,6 +136,10 @@ describe("hard links are judged by every name of the file", () => {
     expect(written).toContain("outside the workspace");
     const viaCommand = await exec("run_command", { command: "echo changed > data.txt" });
     expect(viaCommand).not.toContain("Staged edit: data.txt");
+    expect(viaCommand).toContain("Not staged: data.txt, because data.txt has 2 hard links");
+    // Search never reads through it; a command's copy does (pnpm links every dependency so), known secrets excepted.
+    expect(await exec("search", { pattern: "outside" })).toContain("No matches");
+    expect(await exec("run_command", { command: "cat data.txt" })).toContain("outside data");
     expect(overlay.list()).toEqual([]);
     expect(readFileSync(join(l.base, "other/data.txt"), "utf8")).toBe("outside data\n");
   });
