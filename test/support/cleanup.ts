@@ -2,4 +2,5 @@
 import { afterAll } from "bun:test";
 import { removeTempDirs } from "./temp.ts";
 
-afterAll(removeTempDirs);
+// Hundreds of temporary trees on a shared two-core machine can take longer than a hook's default 5 s to remove.
+afterAll(removeTempDirs, { timeout: 120_000 });
