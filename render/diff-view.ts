@@ -311,10 +311,15 @@ function hashLine(change: FileChange): string {
  * few NUL or invalid bytes); an image or archive is not.
  */
 function revealable(change: FileChange, before: DecodedText | null | undefined, afterBytes: Uint8Array | undefined): boolean {
-  if (change.kind === "delete" || !afterBytes) return false;
+  if (change.kind === "delete" || !afterBytes || !change.after) return false;
   if (change.kind === "modify" && before) return true;
+  // Whatever its bytes, a file that is run or named as source is read as code: padding it with junk does not hide it.
+  if (change.flags.includes("runs-code") || (change.after.mode & 0o111) !== 0 || SOURCE_NAME.test(change.path)) return true;
   return unreadableBytes(afterBytes) <= Math.max(16, afterBytes.length / 10);
 }
+
+/** Names of files that hold source code, scripts or configuration: shown as text even when their bytes say binary. */
+const SOURCE_NAME = /\.(?:[cm]?[jt]sx?|json5?|sh|bash|zsh|fish|ps1|bat|cmd|py|pyw|rb|pl|pm|php|lua|go|rs|c|cc|cpp|h|hpp|java|kt|kts|scala|swift|cs|fs|ex|exs|erl|hs|clj|r|sql|ya?ml|toml|ini|cfg|conf|env|xml|html?|css|scss|vue|svelte|md|txt|mk|gradle|cmake|nix|tf|dockerfile)$|(?:^|\/)(?:[Mm]akefile|Dockerfile|Containerfile|Jenkinsfile|Rakefile|Gemfile|\.[A-Za-z0-9_-]+rc)$/;
 
 function eolName(text: DecodedText): string {
   return text.style.eol === "\r\n" ? "CRLF" : "LF";
