@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Dirent, type Stats } from "node:fs";
 import { join, resolve } from "node:path";
 import { HOME_CREDENTIALS, type Decision } from "./policy.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
@@ -32,6 +32,7 @@ export type NameJudge = (real: string) => Decision;
 export class LinkGuard {
   private secrets: Map<string, string> | null = null;
   private names: Map<string, string[]> | null = null;
+  private denied: Map<string, string> | null = null;
   private readonly maxEntries: number;
 
   constructor(private readonly options: LinkGuardOptions) {
@@ -54,6 +55,12 @@ export class LinkGuard {
         decision: "deny",
         reason: `${shown(real)} is a hard link to ${secret}: the same file under another name, and that file holds credentials. It is never ${access === "read" ? "read" : "written"}; do not look for other ways to reach it.`,
       };
+    }
+    if (access === "read" && options.unprovenRead === "allow") {
+      // Only a refused name can refuse the read: of the workspace's names, only those the policy refuses are looked at.
+      const other = this.deniedIndex(judge).get(key);
+      if (other === undefined || other === real || !sameFile(other, st)) return null;
+      return { decision: "deny", reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${judge(other).reason}` };
     }
     const others = (this.nameIndex().get(key) ?? []).filter((p) => p !== real && sameFile(p, st));
     let strictest: Decision | null = null;
@@ -106,6 +113,21 @@ export class LinkGuard {
     return index;
   }
 
+  /**
+   * The workspace's multiply-linked files whose own name the policy refuses (a
+   * `.env`, a key file, `.git/config`), by `dev:ino`: a walk by names, which opens
+   * only those files, so it costs a directory listing per directory.
+   */
+  private deniedIndex(judge: NameJudge): Map<string, string> {
+    if (this.denied) return this.denied;
+    const index = new Map<string, string>();
+    collect(this.options.root, { left: this.maxEntries }, (p, st) => {
+      if (st.nlink > 1) index.set(`${st.dev}:${st.ino}`, p);
+    }, (p) => judge(p).decision === "deny");
+    this.denied = index;
+    return index;
+  }
+
   /** The names, inside the workspace, of each multiply-linked regular file there. */
   private nameIndex(): Map<string, string[]> {
     if (this.names) return this.names;
@@ -122,22 +144,37 @@ export class LinkGuard {
   }
 }
 
-/** Calls `onFile` for each regular file at or below `path` (links not followed), until the budget runs out. */
-function collect(path: string, budget: { left: number }, onFile: (path: string, st: Stats) => void): void {
+/**
+ * Calls `onFile` for each regular file at or below `path` (links not followed), until
+ * the budget runs out; with `wanted`, only for the files it accepts by path, and
+ * only those are looked at (lstat) at all.
+ */
+function collect(path: string, budget: { left: number }, onFile: (path: string, st: Stats) => void, wanted?: (path: string) => boolean): void {
   const st = statOrNull(path);
-  if (!st || budget.left-- <= 0) return;
+  if (!st) return;
   if (st.isFile()) {
-    onFile(path, st);
+    if (!wanted || wanted(path)) onFile(path, st);
     return;
   }
-  if (!st.isDirectory()) return;
-  let names: string[];
+  if (st.isDirectory()) walkDir(path, budget, onFile, wanted);
+}
+
+function walkDir(dir: string, budget: { left: number }, onFile: (path: string, st: Stats) => void, wanted?: (path: string) => boolean): void {
+  let entries: Dirent[];
   try {
-    names = readdirSync(path);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return;
   }
-  for (const name of names) collect(join(path, name), budget, onFile);
+  for (const e of entries) {
+    if (budget.left-- <= 0) return;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walkDir(p, budget, onFile, wanted);
+    else if (e.isFile() && (!wanted || wanted(p))) {
+      const st = statOrNull(p);
+      if (st?.isFile()) onFile(p, st);
+    }
+  }
 }
 
 function statOrNull(path: string): Stats | null {

@@ -116,11 +116,13 @@ describe("hard links are judged by every name of the file", () => {
   }
 
   test.each(SANDBOXES)("a command does not get the linked secret in its copy (%s)", async (sandbox) => {
-    const l = layout();
+    const l = layout({ ".env": "API_TOKEN=hunter2hunter2\n" });
     linkSync(join(l.home, ".ssh/id_ed25519"), join(l.root, "notes.txt"));
+    linkSync(join(l.root, ".env"), join(l.root, "config.txt"));
     const { exec } = seam(l, scripted(), undefined, sandbox);
-    const out = await exec("run_command", { command: "cat notes.txt; ls" });
+    const out = await exec("run_command", { command: "cat notes.txt config.txt; ls" });
     expect(out).not.toContain("OPENSSH");
+    expect(out).not.toContain("hunter2");
     expect(out).toContain("README.md");
   });
 
