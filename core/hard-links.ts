@@ -57,7 +57,8 @@ export class LinkGuard {
       };
     }
     if (access === "read" && options.unprovenRead === "allow") {
-      // Only a refused name can refuse the read: of the workspace's names, only those the policy refuses are looked at.
+      // A command's copy takes a file whose other names are unknown (pnpm links every dependency from its store),
+      // never one of a known secret (above) or of a name the policy refuses, the only names looked for here.
       const other = this.deniedIndex(judge).get(key);
       if (other === undefined || other === real || !sameFile(other, st)) return null;
       return { decision: "deny", reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${judge(other).reason}` };
@@ -82,8 +83,6 @@ export class LinkGuard {
         reason: `${shown(real)} has ${st.nlink} hard links (names of the same file) and ${unseen === 1 ? "one is" : `${unseen} are`} outside the workspace, where a write through it would land too. Writing it is refused; ask the user to replace it with a plain copy first.`,
       };
     }
-    // A command's copy takes such a file as it is (pnpm links every dependency from its store), but never a known secret above.
-    if (options.unprovenRead === "allow") return null;
     return {
       decision: "ask",
       reason: `${shown(real)} has ${st.nlink} hard links (names of the same file) and ${unseen === 1 ? "one is" : `${unseen} are`} outside the workspace, so it may be another name of a secret file. Reading it needs the user's approval; if refused, do without it.`,
