@@ -87,13 +87,15 @@ describe("edit_file", () => {
     await expect(run(edit, { path: "src/app.ts", old_string: "b = 2", new_string: "b = 3" })).rejects.toThrow(/changed on disk/);
   });
 
-  test("teaches on not found: line-number prefixes, whitespace, case", async () => {
-    const { root, run, ctx } = setup({ "src/indent.ts": "function f() {\n    return 1;\n}\n" });
+  test("not found teaches with the closest lines; prefixes and whitespace-only mismatches are recovered (more in recovery.test.ts)", async () => {
+    const { root, run, ctx, overlay } = setup({ "src/indent.ts": "function f() {\n    return 1;\n}\n" });
     markRead(ctx, join(root, "src/app.ts"), "src/app.ts");
     markRead(ctx, join(root, "src/indent.ts"), "src/indent.ts");
-    await expect(run(edit, { path: "src/app.ts", old_string: "     1\tconst a = 1;", new_string: "x" })).rejects.toThrow(/line-number prefixes.*Without them it matches/);
-    await expect(run(edit, { path: "src/indent.ts", old_string: "function f() {\n\treturn 1;", new_string: "x" })).rejects.toThrow(/differs only in whitespace[\s\S]*    return 1;/);
-    await expect(run(edit, { path: "src/app.ts", old_string: "CONST A = 1", new_string: "x" })).rejects.toThrow(/case is ignored/);
+    expect(await run(edit, { path: "src/app.ts", old_string: "     1\tconst a = 1;", new_string: "     1\tconst a = 5;" })).toMatch(/Staged edit: src\/app.ts.*line-number prefixes/);
+    expect(dec(overlay.readBytes(join(root, "src/app.ts")))).toBe("const a = 5;\nconst b = 2;\n");
+    expect(await run(edit, { path: "src/indent.ts", old_string: "function f() {\n\treturn 1;", new_string: "function f() {\n\treturn 2;" })).toMatch(/tolerant match at line 1/);
+    expect(dec(overlay.readBytes(join(root, "src/indent.ts")))).toBe("function f() {\n    return 2;\n}\n");
+    await expect(run(edit, { path: "src/app.ts", old_string: "CONST B = 2", new_string: "x" })).rejects.toThrow(/line 2[\s\S]*const b = 2;[\s\S]*capitalisation/);
     await expect(run(edit, { path: "src/app.ts", old_string: "nothing like it", new_string: "x" })).rejects.toThrow(/not found/);
   });
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { elisionRefusal } from "../elision.ts";
 import { DEFAULT_STYLE, encodeText } from "../text.ts";
 import { assertWithinCap, originOf, target } from "./staging-helpers.ts";
 import { ToolError, type PencilTool } from "./tool.ts";
@@ -25,6 +26,8 @@ export function createCreateFileTool(): PencilTool<z.infer<typeof input>> {
             : `${display} already exists. Read it with read_file, then use edit_file (or write_file to replace it).`,
         );
       }
+      const refusal = elisionRefusal(display, null, content, "create_file");
+      if (refusal) throw new ToolError(refusal);
       const bytes = encodeText(content, DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
       ctx.fs.writeBytes(resolved.real, bytes, { mode: 0o644, origin: originOf(ctx, "create_file") });

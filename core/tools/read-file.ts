@@ -1,10 +1,9 @@
-import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import type { FileOps } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
 import { isBinary, decodeText } from "../text.ts";
-import { isSecretName, StagedIndex, walk, WalkRules } from "../walk.ts";
-import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
+import { missingPathMessage } from "../path-near-miss.ts";
+import { StagedIndex } from "../walk.ts";
+import { displayPath, resolveInWorkspace } from "../workspace.ts";
 import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 
 const inputSchema = z.object({
@@ -18,9 +17,6 @@ export type ReadFileInput = z.infer<typeof inputSchema>;
 
 /** Files over maxFileBytes are read in slices only up to this many times that limit: beyond it, reading is refused. */
 export const SLICE_CEILING_FACTOR = 32;
-
-// Entries looked at while hunting for a missing file's near misses, so a huge tree cannot stall the answer.
-const NEAR_MISS_BUDGET = 20_000;
 
 /** Creates the `read_file` tool: numbered lines of a file as the staged view has it (deleted → staged → disk). */
 export function createReadFileTool(): PencilTool<ReadFileInput> {
@@ -91,40 +87,9 @@ export function cutLine(line: string, max: number): string {
   return `${line.slice(0, max)}… [line cut: ${fmt(line.length)} chars]`;
 }
 
-/** The "not found" message, with near misses: a case-insensitive match in the directory, or the same name elsewhere. */
+/** The "not found" message, with near misses: the same name in another case or directory, or a name a typo away. */
 function notFound(ctx: ToolContext, real: string, shown: string): string {
-  const name = basename(real);
-  const lower = name.toLowerCase();
-  const seen = new Set<string>();
-  const suggestions: string[] = [];
-  const suggest = (candidate: string) => {
-    if (seen.has(candidate) || suggestions.length >= 5) return;
-    seen.add(candidate);
-    suggestions.push(displayPath(ctx.ws, candidate));
-  };
-  const parent = dirname(real);
-  for (const e of safeReadDir(ctx.fs, parent)) {
-    const candidate = join(parent, e.name);
-    if (e.name.toLowerCase() === lower && !isSecretName(e.name) && ctx.visible(candidate)) suggest(candidate);
-  }
-  if (isInside(ctx.ws.root, real)) {
-    const rules = new WalkRules({ fs: ctx.fs, top: ctx.ws.root, visible: (p) => ctx.visible(p) });
-    let budget = NEAR_MISS_BUDGET;
-    walk(ctx.ws.root, rules, (e) => {
-      if (e.kind === "file" && e.name.toLowerCase() === lower) suggest(e.real);
-      return --budget > 0 && suggestions.length < 5;
-    }, ctx.signal);
-  }
-  const hint = suggestions.length > 0 ? ` Did you mean: ${suggestions.join(", ")}?` : " Use list_files or search to find the right path.";
-  return `${shown} does not exist.${hint}`;
-}
-
-function safeReadDir(fs: FileOps, dir: string) {
-  try {
-    return fs.readDir(dir);
-  } catch {
-    return [];
-  }
+  return missingPathMessage(ctx, real, shown, "Use list_files or search to find the right path.");
 }
 
 function fmt(n: number): string {

@@ -1,5 +1,6 @@
 import type { ChangeOrigin, FileStat } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
+import { missingPathMessage } from "../path-near-miss.ts";
 import { decodeText, type DecodedText } from "../text.ts";
 import { displayPath, resolveInWorkspace, type ResolvedPath } from "../workspace.ts";
 import { ToolError, type ToolContext } from "./tool.ts";
@@ -49,7 +50,7 @@ export function assertFreshRead(ctx: ToolContext, real: string, display: string,
 /** The file's text for an edit, or a ToolError when it is missing, a directory, too large or binary. */
 export function loadTextForChange(ctx: ToolContext, real: string, display: string): { st: FileStat; decoded: DecodedText } {
   const st = ctx.fs.stat(real);
-  if (!st) throw new ToolError(`${display} does not exist. Use create_file to make it, or list_files to find the right path.`);
+  if (!st) throw new ToolError(missingPathMessage(ctx, real, display, "Use create_file to make it, or list_files to find the right path."));
   if (st.kind !== "file") throw new ToolError(`${display} is a directory, not a file. Use list_files to see what is in it.`);
   if (st.size > ctx.limits.maxFileBytes) {
     throw new ToolError(`${display} is ${st.size} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file; it cannot be edited by the agent.`);

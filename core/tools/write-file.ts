@@ -1,12 +1,18 @@
 import { z } from "zod";
+import { elisionRefusal, removedLines } from "../elision.ts";
+import { nearMissRefusal } from "../path-near-miss.ts";
 import { DEFAULT_STYLE, encodeText } from "../text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
-import type { PencilTool } from "./tool.ts";
+import { ToolError, type PencilTool } from "./tool.ts";
 
 const input = z.object({
   path: z.string().describe("Path of the file, relative to the workspace root."),
   content: z.string().describe("The whole new content of the file."),
 });
+
+// A write that removes at least this many lines, and this share of the file, is called out in the answer.
+const LARGE_DELETION_LINES = 20;
+const LARGE_DELETION_SHARE = 0.3;
 
 /** `write_file`: stages a whole-file write; an existing file must have been read first and keeps its line endings, BOM and mode. */
 export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
@@ -18,11 +24,29 @@ export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
     async execute({ path, content }, ctx) {
       const { resolved, display } = target(ctx, path);
       const exists = ctx.fs.stat(resolved.real) !== null;
+      // A new file right beside an existing near-namesake is usually a mistyped path: say so instead of creating it.
+      if (!exists) {
+        const nearMiss = nearMissRefusal(ctx, resolved.real, display, "write_file");
+        if (nearMiss) throw new ToolError(nearMiss);
+      }
       const current = exists ? loadTextForChange(ctx, resolved.real, display) : null;
-      const bytes = encodeText(content.replace(/\r\n/g, "\n"), current?.decoded.style ?? DEFAULT_STYLE);
+      const text = content.replace(/\r\n/g, "\n");
+      const refusal = elisionRefusal(display, current?.decoded.text ?? null, text, "write_file");
+      if (refusal) throw new ToolError(refusal);
+      const bytes = encodeText(text, current?.decoded.style ?? DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
       ctx.fs.writeBytes(resolved.real, bytes, { mode: current?.st.mode ?? 0o644, origin: originOf(ctx, "write_file") });
-      return `Staged write: ${display}`;
+      if (!current) return `Staged write: ${display}`;
+      const lost = removedLines(current.decoded.text, text);
+      const added = lineCount(text) - (lost.total - lost.count);
+      const large = lost.count >= LARGE_DELETION_LINES && lost.count >= lost.total * LARGE_DELETION_SHARE;
+      const warning = large ? ` It removes ${lost.count} of the file's ${lost.total} lines; if that was not meant, read_file and use edit_file instead.` : "";
+      return `Staged write: ${display} (+${added} -${lost.count} lines).${warning}`;
     },
   };
+}
+
+function lineCount(text: string): number {
+  if (text === "") return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
 }
