@@ -5,6 +5,9 @@ import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
 import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
+import { workspaceRelativeHint } from "../core/path-near-miss.ts";
+import { RepeatedFailures } from "./nudges.ts";
+import { invalidReason, lenientSchema } from "./tool-call-repair.ts";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
 import type { EventSink } from "./events.ts";
 
@@ -36,12 +39,14 @@ export interface SeamDeps {
 export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
   const deps: SeamDeps = { ...given, links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }) };
   const asker = new Asker(deps);
+  const repeats = new RepeatedFailures();
   const set: ToolSet = {};
   for (const t of tools) {
     set[t.name] = tool({
       description: t.description,
-      inputSchema: t.inputSchema,
-      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, asker),
+      // Misnamed fields and "true"/"42" strings are read leniently; what still does not fit gets one readable line.
+      inputSchema: lenientSchema(t),
+      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, asker, repeats),
     });
   }
   return set;
@@ -100,14 +105,22 @@ function refusalText(what: string, answer: { reason?: string }): string {
   return `Error: the user refused ${what}.${why} Do not retry it; continue without it.`;
 }
 
-async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<string> {
+async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, repeats: RepeatedFailures): Promise<string> {
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
-  const finish = (ok: boolean, output: string): string => {
+  const finish = (ok: boolean, result: string): string => {
+    const output = repeats.answer(t.name, input, ok, result);
     deps.emit({ type: "tool-result", callId, tool: t.name, ok, output, ms: performance.now() - started });
     return output;
   };
   try {
+    const unusable = invalidReason(input);
+    if (unusable !== null) return finish(false, `Error: ${unusable}`);
+    // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
+    for (const claim of t.claims(input)) {
+      const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
+      if (hint) return finish(false, `Error: ${hint}`);
+    }
     if (t.runCommand) {
       const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, asker);
       if (refusal) return finish(false, refusal);

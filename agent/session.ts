@@ -1,6 +1,7 @@
 import { hasToolCall, stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { modelLabelOf } from "../ai/model-label.ts";
 import { compactToolResults } from "./compaction.ts";
+import { repairToolCall } from "./tool-call-repair.ts";
 import type { ContextMeter, EventSink, TokenUsage } from "./events.ts";
 
 /** Everything one run of the tool loop needs; the same for every mode and both front ends. */
@@ -53,6 +54,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     tools: config.tools,
     stopWhen: config.stopOnTool ? [stepCountIs(config.maxSteps), hasToolCall(config.stopOnTool)] : stepCountIs(config.maxSteps),
     maxRetries: 0,
+    repairToolCall,
     ...(config.signal ? { abortSignal: config.signal } : {}),
     prepareStep: ({ messages: current }) => {
       if (lastContext < config.contextWindow * COMPACT_AT) return undefined;

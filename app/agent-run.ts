@@ -17,6 +17,7 @@ import type { EventSink } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
+import { runWithNudge } from "../agent/nudges.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import type { Runtime } from "./runtime.ts";
 import { toolsFor } from "./toolbox.ts";
@@ -226,7 +227,7 @@ export class AgentRun {
       links: new LinkGuard({ root: this.runtime.ws.root, home: this.runtime.ws.home, pencilHome: this.runtime.pencilHome }),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
-    const outcome = await runSession(
+    const session = (messages: ModelMessage[]) => runSession(
       {
         model: this.models.model,
         modelLabel: () => this.models.current(),
@@ -238,8 +239,10 @@ export class AgentRun {
         ...(hooks.signal ? { signal: hooks.signal } : {}),
         ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
       },
-      this.messages,
+      messages,
     );
+    // Code given in prose with nothing staged gets one nudge to use the tools (agent runs only).
+    const outcome = this.mode === "agent" ? await runWithNudge(session, this.messages, () => this.overlay.list().length === 0) : await session(this.messages);
     this.outcome = outcome;
     this.messages = outcome.messages;
     this.changeset = this.snapshot(revises);

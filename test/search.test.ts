@@ -155,11 +155,11 @@ for (const engine of engines) {
       const root = tree({ "a.ts": "function parseConfig(input) {}\nconst Parse = 1;\n", "b.ts": "return  value;\n" });
       const ci = await run(root, { pattern: "parseconfig" });
       expect(ci).toContain("No matches for /parseconfig/ in the workspace. Case-insensitive, it matches 1 line, e.g.:");
-      expect(ci).toContain("  a.ts:1:function parseConfig(input) {}");
+      expect(ci).toContain("  a.ts:1: function parseConfig(input) {}");
       expect(ci).toContain('Search again with pattern "(?i)parseconfig"');
       const ws = await run(root, { pattern: "return value" });
       expect(ws).toContain("With whitespace relaxed (\\s+), it matches 1 line");
-      expect(ws).toContain("b.ts:1:return  value;");
+      expect(ws).toContain("b.ts:1: return  value;");
       const lit = await run(root, { pattern: "parseConfig(input)" });
       expect(lit).toContain("Taken literally (regex characters escaped), it matches 1 line");
       const none = await run(root, { pattern: "zebra" });

@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { basename, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { findRipgrep, rebaseIgnore, ripgrepArgs, runRipgrep } from "../ripgrep.ts";
-import { compilePattern, escapeRegex, PatternError, quote, relaxWhitespace, type SearchPattern } from "../rust-regex.ts";
+import { compilePattern, escapeRegex, PatternError, quote, type SearchPattern } from "../rust-regex.ts";
+import { missingPathMessage } from "../path-near-miss.ts";
+import { identifiersOf, relaxationsOf } from "../search-relax.ts";
 import { decodeForSearch, displayLine } from "../search-text.ts";
 import { comparePaths, globTest, isSecretName, StagedIndex, walk, WalkRules } from "../walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
@@ -17,6 +19,11 @@ const inputSchema = z.object({
   path: z.string().optional().describe("File or directory to search, relative to the workspace root. Default: the whole workspace."),
   glob: z.string().optional().describe("Only search files matching this glob: `*.ts` matches at any depth, `src/**/*.test.ts` is relative to `path`."),
 });
+
+// Lines shown per near miss when nothing matched the pattern itself.
+const NEAR_MISS_EXAMPLES = 5;
+// A search pattern longer than this is refused with a clear answer (no one greps for a page of text).
+const MAX_PATTERN_CHARS = 4096;
 
 /** Input of the `search` tool. */
 export type SearchInput = z.infer<typeof inputSchema>;
@@ -67,12 +74,15 @@ export function createSearchTool(deps: SearchDeps = {}): PencilTool<SearchInput>
 }
 
 async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | null): Promise<string> {
+  if (input.pattern.length > MAX_PATTERN_CHARS) {
+    throw new ToolError(`The pattern is ${fmt(input.pattern.length)} characters, over the ${fmt(MAX_PATTERN_CHARS)}-character limit. Search for a short distinctive part of the text (one line, or an identifier).`);
+  }
   const pattern = compileOrExplain(input.pattern);
   const resolved = resolveInWorkspace(ctx.ws, input.path ?? ".");
   const root = resolved.real;
   const shown = displayPath(ctx.ws, root);
   const st = ctx.fs.stat(root);
-  if (!st) throw new ToolError(`${shown} does not exist. Search the whole workspace (leave path out), or use list_files to find the directory.`);
+  if (!st) throw new ToolError(missingPathMessage(ctx, root, shown, "Search the whole workspace (leave path out), or use list_files to find the directory."));
   if (!ctx.visible(root) || isSecretName(basename(root))) throw new ToolError(`${shown} may not be searched (the permission rules hide it).`);
   const glob = input.glob?.trim() ? input.glob.trim() : null;
   const max = ctx.limits.searchMaxMatches;
@@ -116,27 +126,27 @@ async function retry(source: string, base: TreeSearch, oneFile: boolean): Promis
   return oneFile ? searchOneFile(base.ctx, pattern, base.root, base.max) : searchTree({ ...base, pattern });
 }
 
-/** The "nothing found" answer: near misses (case, whitespace, literal text) when one of them matches. */
+/** The "nothing found" answer: near misses (case, spacing, numbers, literal text, identifiers alone) when one of them matches. */
 async function noMatches(source: string, scope: string, run: (pattern: string) => Promise<SearchResult | null>): Promise<string> {
-  const variants: { pattern: string; how: string }[] = [];
-  const ci = /[A-Za-z]/.test(source) && !source.startsWith("(?i)") ? `(?i)${source}` : null;
-  const relaxed = relaxWhitespace(source);
-  if (ci) variants.push({ pattern: ci, how: "Case-insensitive" });
-  if (relaxed) variants.push({ pattern: relaxed, how: "With whitespace relaxed (\\s+)" });
-  if (ci && relaxed) variants.push({ pattern: `(?i)${relaxed}`, how: "Case-insensitive with whitespace relaxed" });
-  const literal = escapeRegex(source);
-  if (literal !== source) variants.push({ pattern: literal, how: "Taken literally (regex characters escaped)" });
   const head = `No matches for ${quote(source)} in ${scope}.`;
-  for (const v of variants) {
+  const examples = (found: SearchResult) => found.hits.slice(0, NEAR_MISS_EXAMPLES).map((h) => `  ${h.path}:${h.line}: ${h.text.trim()}`);
+  for (const v of relaxationsOf(source)) {
     const found = await run(v.pattern);
     if (!found || found.total === 0) continue;
-    const examples = found.hits.slice(0, 3).map((h) => `  ${h.path}:${h.line}:${h.text}`);
     return [
       `${head} ${v.how}, it matches ${fmt(found.total)} line${found.total === 1 ? "" : "s"}, e.g.:`,
-      ...examples,
-      `Search again with pattern ${JSON.stringify(v.pattern)} to see them all.`,
+      ...examples(found),
+      `Search again with pattern ${JSON.stringify(v.pattern)} to see them all, or read_file around these lines.`,
     ].join("\n");
   }
+  const alone: string[] = [];
+  for (const id of identifiersOf(source)) {
+    const found = await run(`\\b${escapeRegex(id)}\\b`);
+    if (!found || found.total === 0) continue;
+    alone.push(`Identifier ${id} alone matches ${fmt(found.total)} line${found.total === 1 ? "" : "s"}, e.g.:`, ...examples(found));
+    if (alone.length > 8) break;
+  }
+  if (alone.length > 0) return [head, ...alone, "read_file around these lines to see the exact text."].join("\n");
   return `${head} Check the spelling, search for a shorter part of it, or widen path or glob.`;
 }
 

@@ -1,0 +1,189 @@
+// Small models call tools by other names (`Read_File`, `str_replace_editor`),
+// send JSON with single quotes or trailing commas, misname fields (`file_path`,
+// `oldString`) and send numbers as strings. What can be read one way only is
+// repaired; the rest gets one readable line, never raw validation JSON. A call
+// whose arguments were cut off is never completed by guessing: the model resends.
+
+import { jsonSchema, zodSchema, type Schema, type ToolCallRepairFunction, type ToolSet } from "ai";
+import { jsonrepair } from "jsonrepair";
+import { z } from "zod";
+import type { PencilTool } from "../core/tools/tool.ts";
+
+// Other names models use for Pencil's tools, compared after lower-casing and dropping `_`, `-` and spaces.
+const ALIASES: Record<string, string> = {
+  strreplaceeditor: "edit_file", strreplace: "edit_file", strreplacebasededittool: "edit_file", replaceinfile: "edit_file", edit: "edit_file", editfile: "edit_file", applyedit: "edit_file", modifyfile: "edit_file", searchreplace: "edit_file",
+  read: "read_file", view: "read_file", viewfile: "read_file", openfile: "read_file", cat: "read_file", readfile: "read_file", getfile: "read_file",
+  ls: "list_files", listdir: "list_files", listdirectory: "list_files", glob: "list_files", findfiles: "list_files", listfiles: "list_files",
+  grep: "search", rg: "search", ripgrep: "search", searchfiles: "search", grepsearch: "search", codesearch: "search", searchcode: "search",
+  write: "write_file", writefile: "write_file", overwritefile: "write_file", savefile: "write_file",
+  create: "create_file", createfile: "create_file", newfile: "create_file",
+  delete: "delete_file", deletefile: "delete_file", removefile: "delete_file", rm: "delete_file",
+  bash: "run_command", shell: "run_command", exec: "run_command", run: "run_command", execute: "run_command", executecommand: "run_command", runcommand: "run_command", terminal: "run_command",
+};
+
+// Other names for fields, same comparison; a field is renamed only when the real one is absent.
+const FIELD_ALIASES: Record<string, string[]> = {
+  path: ["filepath", "file", "filename", "targetfile", "pathname", "dir", "directory", "folder"],
+  old_string: ["oldstr", "old", "oldtext", "search", "find", "original", "from"],
+  new_string: ["newstr", "new", "newtext", "replace", "replacement", "to"],
+  content: ["contents", "text", "filecontent", "filetext", "data", "body", "code"],
+  command: ["cmd", "script", "commandline"],
+  pattern: ["regex", "query", "searchpattern", "grep"],
+  replace_all: ["replaceall", "all", "global"],
+};
+
+/** Key under which an unreadable call carries its one-line explanation to the seam. */
+export const UNREADABLE_CALL = "__pencil_unreadable_call";
+
+const squash = (s: string) => s.toLowerCase().replace(/[\s_\-.]/g, "");
+
+/** The real tool a model-given name stands for, or null: same name in another case or style, or a common alias. */
+export function resolveToolName(name: string, available: string[]): string | null {
+  if (available.includes(name)) return name;
+  const wanted = squash(name.replace(/^functions\./, ""));
+  const direct = available.find((a) => squash(a) === wanted);
+  if (direct) return direct;
+  const alias = Object.hasOwn(ALIASES, wanted) ? ALIASES[wanted]! : null;
+  return alias && available.includes(alias) ? alias : null;
+}
+
+/** Arguments text read as a JSON object when only one reading exists; otherwise a one-line reason. */
+export function readArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+  const trimmed = text.trim().replace(/^```(?:json)?\s*/i, "").replace(/\s*```$/, "");
+  if (trimmed === "") return { ok: true, value: {} };
+  const cut = truncation(trimmed);
+  if (cut) return { ok: false, message: `the arguments were cut off (${cut}) after ${trimmed.length.toLocaleString("en-US")} characters. Send the call again complete; split a large change into several smaller calls.` };
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    try {
+      value = JSON.parse(jsonrepair(trimmed));
+    } catch {
+      return { ok: false, message: "the arguments are not valid JSON and could not be read unambiguously. Send a JSON object, e.g. {\"path\": \"src/a.ts\"}." };
+    }
+  }
+  // Double-encoded: a JSON string holding the object.
+  if (typeof value === "string") {
+    const inner = readArguments(value);
+    return inner.ok ? inner : { ok: false, message: "the arguments are a JSON string, not an object. Send a JSON object." };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return { ok: false, message: "the arguments must be a JSON object of named fields." };
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** Where JSON text ends too early: inside a string, or with a value still missing. Null when it is complete up to closing brackets. */
+function truncation(text: string): string | null {
+  let inString: string | null = null;
+  let depth = 0;
+  let last = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === inString) inString = null;
+      continue;
+    }
+    if (c === '"' || c === "'") inString = c;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    if (!/\s/.test(c)) last = c;
+  }
+  if (inString) return "it ends inside a string";
+  if (depth > 0 && (last === ":" || last === ",")) return "it ends before a value";
+  return null;
+}
+
+/**
+ * The repair hook for the AI SDK: maps a misnamed tool to the real one and reads
+ * malformed arguments when unambiguous; an unreadable call goes on to the tool
+ * carrying a short reason, which the seam answers without running anything.
+ */
+export const repairToolCall: ToolCallRepairFunction<ToolSet> = async ({ toolCall, tools }) => {
+  const names = Object.keys(tools);
+  const toolName = resolveToolName(toolCall.toolName, names);
+  if (toolName === null) return null;
+  const read = readArguments(toolCall.input);
+  const input = read.ok ? read.value : { [UNREADABLE_CALL]: `${toolName}: ${read.message}` };
+  return { ...toolCall, toolName, input: JSON.stringify(input) };
+};
+
+/** Inputs found invalid, with the one-line reason the seam answers with. */
+const invalid = new WeakMap<object, string>();
+
+/** The reason an input reaching `execute` was found unusable, or null when it is the tool's valid input. */
+export function invalidReason(input: unknown): string | null {
+  return input !== null && typeof input === "object" ? (invalid.get(input) ?? null) : null;
+}
+
+/**
+ * The tool's schema as the model sees it, with lenient validation: misnamed
+ * fields renamed, "true"/"42" read as the boolean or number the field wants.
+ * An input that still does not fit is passed on marked with a one-line reason
+ * (see invalidReason), so the model reads that rather than raw validation JSON.
+ */
+export function lenientSchema(t: PencilTool): Schema<unknown> {
+  const strict = zodSchema(t.inputSchema);
+  return jsonSchema(() => strict.jsonSchema, {
+    validate: (value) => {
+      const result = normalizeInput(t, value);
+      if (result.ok) return { success: true, value: result.value };
+      const carrier = value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
+      invalid.set(carrier, result.message);
+      return { success: true, value: carrier };
+    },
+  });
+}
+
+/** The input fitted to the tool's schema, or a one-line reason naming the fields it needs. */
+export function normalizeInput(t: PencilTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (value !== null && typeof value === "object" && Object.hasOwn(value, UNREADABLE_CALL)) {
+    return { ok: false, message: String((value as Record<string, unknown>)[UNREADABLE_CALL]) };
+  }
+  const schema = t.inputSchema;
+  const direct = schema.safeParse(value);
+  if (direct.success) return { ok: true, value: direct.data };
+  if (!(schema instanceof z.ZodObject) || value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, message: `${t.name}: ${shortIssues(direct.error)}` };
+  }
+  const shape = schema.shape as Record<string, z.ZodType>;
+  const fixed: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const field of Object.keys(shape)) {
+    if (Object.hasOwn(fixed, field)) continue;
+    const accepted = new Set([squash(field), ...(FIELD_ALIASES[field] ?? [])]);
+    const sources = Object.keys(fixed).filter((k) => !Object.hasOwn(shape, k) && accepted.has(squash(k)));
+    if (sources.length === 1) {
+      fixed[field] = fixed[sources[0]!];
+      delete fixed[sources[0]!];
+    }
+  }
+  for (const [field, fieldSchema] of Object.entries(shape)) {
+    const v = fixed[field];
+    if (typeof v !== "string") continue;
+    const kind = baseType(fieldSchema);
+    if (kind === "boolean" && /^(true|false)$/i.test(v.trim())) fixed[field] = v.trim().toLowerCase() === "true";
+    else if (kind === "number" && /^-?\d+(\.\d+)?$/.test(v.trim())) fixed[field] = Number(v.trim());
+  }
+  const again = schema.safeParse(fixed);
+  if (again.success) return { ok: true, value: again.data };
+  const fields = Object.entries(shape).map(([k, s]) => `${k}${s.safeParse(undefined).success ? "?" : ""} (${baseType(s)})`).join(", ");
+  return { ok: false, message: `${t.name}: ${shortIssues(again.error)}. Its fields: ${fields}.` };
+}
+
+function baseType(schema: z.ZodType): string {
+  let s: z.ZodType = schema;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
+  return s.def.type;
+}
+
+/** Zod issues as one short line: which field, what was wrong. */
+function shortIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => {
+      const field = i.path.length > 0 ? i.path.join(".") : "the arguments";
+      if (i.code === "invalid_type") return i.input === undefined ? `${field} is missing` : `${field} must be a ${i.expected}`;
+      return `${field}: ${i.message}`;
+    })
+    .join("; ");
+}
