@@ -140,6 +140,12 @@ export function normalizeInput(t: PencilTool, value: unknown): { ok: true; value
   if (value !== null && typeof value === "object" && Object.hasOwn(value, UNREADABLE_CALL)) {
     return { ok: false, message: String((value as Record<string, unknown>)[UNREADABLE_CALL]) };
   }
+  // Arguments JSON-encoded twice arrive as a string holding the object.
+  if (typeof value === "string") {
+    const inner = readArguments(value);
+    if (!inner.ok) return { ok: false, message: `${t.name}: ${inner.message}` };
+    value = inner.value;
+  }
   const schema = t.inputSchema;
   const direct = schema.safeParse(value);
   if (direct.success) return { ok: true, value: direct.data };
@@ -181,7 +187,8 @@ function shortIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 3)
     .map((i) => {
-      const field = i.path.length > 0 ? i.path.join(".") : "the arguments";
+      if (i.path.length === 0) return "the arguments must be a JSON object of named fields";
+      const field = i.path.join(".");
       if (i.code === "invalid_type") return i.input === undefined ? `${field} is missing` : `${field} must be a ${i.expected}`;
       return `${field}: ${i.message}`;
     })

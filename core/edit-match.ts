@@ -197,7 +197,7 @@ function notFound(req: EditRequest, v: Variant): string {
     return `${head} Read the part of the file you want to change with read_file and copy a few exact lines into old_string.`;
   }
   const best = closestRegion(fileLines, oldLines);
-  if (best === null) return `${head} Nothing in the file resembles it. Read the file again with read_file (it may have changed) and copy old_string exactly.`;
+  if (best === null) return `${head} Nothing in its ${fileLines.length} lines resembles it. Search for a distinctive word of it with search, then read_file there and copy old_string exactly.`;
   const end = Math.min(fileLines.length, best + Math.max(oldLines.length, 1) + (oldLines.length > 1 ? 1 : 0));
   const region = fileLines.slice(best, Math.min(end, best + SHOWN_REGION_LINES));
   const shown = region.map((l, k) => `${String(best + k + 1).padStart(6)}\t${cut(l)}`);
@@ -260,8 +260,20 @@ function closestRegion(fileLines: string[], oldLines: string[]): number | null {
   return best >= 0 && bestScore >= 0.34 ? best : null;
 }
 
+/** A line's tokens, plus identifiers' sub-words (TAX_RATE → TAX, RATE) and numbers without trailing zeros, so near spellings overlap. */
 function tokenSet(line: string): Set<string> {
-  return new Set(line.match(/[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\s\w]/g) ?? []);
+  const out = new Set<string>();
+  for (const t of tokensOf(line)) {
+    out.add(t);
+    if (/^[A-Za-z_$]/.test(t)) {
+      for (const part of t.split(/_|(?<=[a-z])(?=[A-Z])/)) if (part && part !== t) out.add(part.toLowerCase());
+    } else if (/^\d+\.\d+$/.test(t)) out.add(t.replace(/\.?0+$/, ""));
+  }
+  return out;
+}
+
+function tokensOf(line: string): string[] {
+  return line.match(/[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\s\w]/g) ?? [];
 }
 
 function similarity(a: Set<string>, b: Set<string>): number {
@@ -270,7 +282,9 @@ function similarity(a: Set<string>, b: Set<string>): number {
   let common = 0;
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   for (const t of small) if (large.has(t)) common++;
-  return (2 * common) / (a.size + b.size);
+  const dice = (2 * common) / (a.size + b.size);
+  // old_string may be a fragment of a longer line: how much of it the line contains counts too.
+  return a.size >= 3 ? Math.max(dice, (0.85 * common) / a.size) : dice;
 }
 
 /** Line-by-line, what separates old_string from the region shown (at most 5 points). */
@@ -322,12 +336,13 @@ function lineDifference(oldLine: string, fileLine: string): string {
   const o = oldLine.trim();
   const f = fileLine.trim();
   const pair = `(old_string ${JSON.stringify(cut(o))}, the file ${JSON.stringify(cut(f))})`;
-  const squash = (s: string) => s.replace(/\s+/g, "");
-  if (squash(f).includes(squash(o))) return `spacing differs ${pair}`;
-  if (f.toLowerCase().includes(o.toLowerCase())) return `capitalisation differs ${pair}`;
-  const quotes = (s: string) => squash(s).replace(/\\/g, "").replace(/["'`]/g, '"');
-  if (quotes(f).includes(quotes(o))) return `quotes or escapes differ ${pair}`;
-  const tokens = (s: string) => s.match(/[A-Za-z_$][\w$]*|\d+(?:\.\d+)?|[^\s\w]/g) ?? [];
+  const within = (needle: string[], hay: string[]) => needle.length > 0 && hay.some((_, i) => needle.every((t, k) => hay[i + k] === t));
+  if (within(tokensOf(o), tokensOf(f))) return `spacing differs ${pair}`;
+  const lower = (ts: string[]) => ts.map((t) => t.toLowerCase());
+  if (within(lower(tokensOf(o)), lower(tokensOf(f)))) return `capitalisation differs ${pair}`;
+  const quotes = (s: string) => tokensOf(s.replace(/\\/g, "").replace(/["'`]/g, '"'));
+  if (within(quotes(o), quotes(f))) return `quotes or escapes differ ${pair}`;
+  const tokens = tokensOf;
   const changes = diffArrays(tokens(o), tokens(f));
   const points: string[] = [];
   for (let c = 0; c < changes.length; c++) {
@@ -337,8 +352,10 @@ function lineDifference(oldLine: string, fileLine: string): string {
     const next = changes[c + 1];
     if (change.removed && next?.added) {
       const a = change.value.join(" ");
+      // At the line's edges old_string may be a fragment: only as many file tokens as old_string has are compared.
       const atEnd = c + 1 === changes.length - 1;
-      const b = (atEnd ? next.value.slice(0, change.value.length) : next.value).join(" ");
+      const n = change.value.length;
+      const b = (atEnd ? next.value.slice(0, n) : c === 0 ? next.value.slice(-n) : next.value).join(" ");
       const numbers = /^[\d.]+$/.test(a) && /^[\d.]+$/.test(b);
       points.push(`${numbers ? "a value differs" : "a word differs"}: ${JSON.stringify(a)} in old_string, ${JSON.stringify(b)} in the file`);
       c++;

@@ -69,7 +69,8 @@ export function elisionRefusal(display: string, before: string | null, after: st
   if (lost.count === 0) return null;
   const lines = splitLines(before);
   const ranges = lost.ranges.slice(0, 5).map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
-  const sample = lost.ranges.slice(0, 2).map(([a]) => `  ${String(a).padStart(6)}\t${(lines[a - 1] ?? "").slice(0, 200)}`);
+  const lostLines = lost.ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => a + k)).filter((n) => (lines[n - 1] ?? "").trim() !== "");
+  const sample = lostLines.slice(0, 8).map((n) => `${String(n).padStart(6)}\t${(lines[n - 1] ?? "").slice(0, 200)}`);
   return [
     `${tool} refused: the content has a placeholder for omitted code (${where}), so ${lost.count} line${lost.count === 1 ? "" : "s"} of ${display} would be lost (lines ${ranges}${lost.ranges.length > 5 ? ", …" : ""}), e.g.:`,
     ...sample,

@@ -30,12 +30,11 @@ export function relaxationsOf(source: string): Relaxation[] {
   return out;
 }
 
-/** The identifiers of a literal-looking pattern worth searching alone (longest first, at most 3). */
+/** The identifiers in a pattern worth searching alone (longest first, at most 3; escapes like \\b are not words). */
 export function identifiersOf(source: string): string[] {
-  const literal = literalText(source);
-  if (literal === null) return [];
-  const ids = [...new Set(literal.match(/[A-Za-z_$][\w$]{2,}/g) ?? [])];
-  if (ids.length < 1 || (ids.length === 1 && ids[0] === literal.trim())) return [];
+  const words = source.replace(/\\[A-Za-z]/g, " ").replace(/\(\?[a-z]+\)/g, " ");
+  const ids = [...new Set(words.match(/[A-Za-z_$][\w$]{2,}/g) ?? [])];
+  if (ids.length === 0 || (ids.length === 1 && ids[0] === source.trim())) return [];
   return ids.sort((a, b) => b.length - a.length).slice(0, 3);
 }
 
