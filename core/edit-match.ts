@@ -46,7 +46,8 @@ export function planEdit(req: EditRequest): EditPlan {
 }
 
 function variantsOf(req: EditRequest): Variant[] {
-  const out: Variant[] = [{ oldString: req.oldString, newString: stripNewOnly(req.oldString, req.newString), note: null }];
+  const newString = stripNewOnly(req.oldString, req.newString);
+  const out: Variant[] = [{ oldString: req.oldString, newString, note: newString === req.newString ? null : "read_file's line-number prefixes removed from new_string" }];
   const stripped = stripLinePrefixes(req.oldString, req.newString);
   if (stripped) out.push({ ...stripped, note: "line-number prefixes removed" });
   for (const base of [...out]) {

@@ -4,14 +4,16 @@
 // own lines start with numbers is not mistaken for prefixed text.
 
 const STYLES: RegExp[] = [/^ *(\d+)\t/, /^ *(\d+): /, /^ *(\d+) ?\| ?/];
+// read_file's own prefix exactly: the number right-aligned in six columns, then a tab (a TSV row's "12\t" is not one).
+const READ_FORMAT = /^(?=[ \d]{6}\t) *(\d+)\t/;
 
 /**
  * old_string and new_string with read_file-style line-number prefixes removed,
  * or null when old_string's first line carries none. new_string loses prefixes
- * of the same style only. `readFormatOnly` accepts read_file's own tab format alone.
+ * of the same style only. `readFormatOnly` accepts only read_file's exact six-column format.
  */
 export function stripLinePrefixes(oldString: string, newString: string, options: { readFormatOnly?: boolean } = {}): { oldString: string; newString: string } | null {
-  const styles = options.readFormatOnly ? STYLES.slice(0, 1) : STYLES;
+  const styles = options.readFormatOnly ? [READ_FORMAT] : STYLES;
   for (const style of styles) {
     const old = stripStyle(oldString, style);
     if (old === null) continue;
