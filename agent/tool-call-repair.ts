@@ -189,7 +189,7 @@ function shortIssues(error: z.ZodError): string {
     .map((i) => {
       if (i.path.length === 0) return "the arguments must be a JSON object of named fields";
       const field = i.path.join(".");
-      if (i.code === "invalid_type") return i.input === undefined ? `${field} is missing` : `${field} must be a ${i.expected}`;
+      if (i.code === "invalid_type") return /received undefined/.test(i.message) ? `${field} is missing` : `${field} must be a ${i.expected}`;
       return `${field}: ${i.message}`;
     })
     .join("; ");
