@@ -197,7 +197,7 @@ function notFound(req: EditRequest, v: Variant): string {
   if (oldLines.length > FUZZY_MAX_OLD_LINES || fileLines.length > FUZZY_MAX_FILE_LINES) {
     return `${head} Read the part of the file you want to change with read_file and copy a few exact lines into old_string.`;
   }
-  const best = closestRegion(fileLines, oldLines);
+  const best = closestRegion(req.text, fileLines, oldLines);
   if (best === null) return `${head} Nothing in its ${fileLines.length} lines resembles it. Search for a distinctive word of it with search, then read_file there and copy old_string exactly.`;
   const end = Math.min(fileLines.length, best + Math.max(oldLines.length, 1) + (oldLines.length > 1 ? 1 : 0));
   const region = fileLines.slice(best, Math.min(end, best + SHOWN_REGION_LINES));
@@ -227,38 +227,108 @@ function alreadyApplied(req: EditRequest, v: Variant): string | null {
   return `new_string is already there, at line ${line}: ${JSON.stringify(cut(text.trim()))}. The edit looks applied already (by you earlier, or by someone else); read_file to check before changing anything.`;
 }
 
-/** 0-based start of the file window most similar to `oldLines` (token overlap, a line missing or extra allowed), or null when nothing is close. */
-function closestRegion(fileLines: string[], oldLines: string[]): number | null {
-  const oldTokens = oldLines.map(tokenSet);
-  // At most 30 sampled lines of old_string are scored, so a long old_string stays cheap.
+/**
+ * 0-based start of the file window most similar to `oldLines` (token overlap, a
+ * line missing or extra allowed), or null when nothing is close. Windows are
+ * first found cheaply (old lines found verbatim, then a few distinctive words
+ * looked up), and only those candidates are scored, so a 10,000-line file stays fast.
+ */
+function closestRegion(text: string, fileLines: string[], oldLines: string[]): number | null {
+  // At most 30 sampled lines of old_string are used, so a long old_string stays cheap.
   const step = Math.max(1, Math.ceil(oldLines.length / 30));
   const sampled: number[] = [];
   for (let k = 0; k < oldLines.length; k += step) sampled.push(k);
-  const cache = new Map<number, Set<string>>();
-  const fileTokens = (i: number): Set<string> => {
+  const votes = new Map<number, number>();
+  const vote = (start: number, weight: number) => {
+    const s = Math.max(0, Math.min(start, fileLines.length - 1));
+    votes.set(s, (votes.get(s) ?? 0) + weight);
+  };
+  const byLine = new Map<string, number[]>();
+  for (let i = 0; i < fileLines.length; i++) {
+    const t = fileLines[i]!.trim();
+    if (t.length < 3) continue;
+    const list = byLine.get(t);
+    if (list) list.push(i);
+    else byLine.set(t, [i]);
+  }
+  const unanchored: number[] = [];
+  for (const k of sampled) {
+    const hits = byLine.get(oldLines[k]!.trim());
+    if (hits && hits.length <= MAX_ANCHOR_HITS) for (const h of hits) vote(h - k, 1);
+    else unanchored.push(k);
+  }
+  if (unanchored.length > 0) {
+    const words = new Map<string, number[]>();
+    for (const k of unanchored) for (const t of tokensOf(oldLines[k]!)) if (t.length >= 3 && /\w/.test(t)) words.set(t, [...(words.get(t) ?? []), k]);
+    const chosen = [...words.keys()].sort((a, b) => b.length - a.length).slice(0, MAX_WORD_LOOKUPS);
+    const starts = lineStarts(text);
+    const lookUp = (haystack: string, fold: (w: string) => string) => {
+      for (const word of chosen) {
+        const needle = fold(word);
+        const found: number[] = [];
+        for (let at = haystack.indexOf(needle); at !== -1 && found.length <= MAX_WORD_HITS; at = haystack.indexOf(needle, at + needle.length)) found.push(lineOf(starts, at));
+        if (found.length > MAX_WORD_HITS) continue;
+        for (const line of new Set(found)) for (const k of words.get(word)!) vote(line - k, 0.5);
+      }
+    };
+    lookUp(text, (w) => w);
+    // Nothing found as written: the capitalisation may be what differs.
+    if (votes.size === 0) lookUp(text.toLowerCase(), (w) => w.toLowerCase());
+  }
+  if (votes.size === 0) return null;
+  const candidates = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, MAX_CANDIDATES).map(([start]) => start);
+  const oldTokens = new Map<number, Set<string>>();
+  const fileTokens = new Map<number, Set<string>>();
+  const tokensAt = (cache: Map<number, Set<string>>, lines: string[], i: number) => {
     let t = cache.get(i);
-    if (!t) cache.set(i, (t = tokenSet(fileLines[i] ?? "")));
+    if (!t) cache.set(i, (t = tokenSet(lines[i] ?? "")));
     return t;
   };
   let best = -1;
   let bestScore = 0;
-  const last = Math.max(0, fileLines.length - oldLines.length);
-  for (let i = 0; i <= last; i++) {
-    let score = 0;
-    for (const k of sampled) {
-      const o = oldTokens[k]!;
-      let s = similarity(o, fileTokens(i + k));
-      if (s < 1 && k > 0) s = Math.max(s, similarity(o, fileTokens(i + k - 1)) * 0.9);
-      if (s < 1 && i + k + 1 < fileLines.length) s = Math.max(s, similarity(o, fileTokens(i + k + 1)) * 0.9);
-      score += s;
-    }
-    score /= sampled.length;
-    if (score > bestScore) {
-      bestScore = score;
-      best = i;
+  for (const candidate of candidates) {
+    for (const i of [candidate - 1, candidate, candidate + 1]) {
+      if (i < 0 || i >= fileLines.length) continue;
+      let score = 0;
+      for (const k of sampled) {
+        const o = tokensAt(oldTokens, oldLines, k);
+        let s = similarity(o, tokensAt(fileTokens, fileLines, i + k));
+        if (s < 1 && k > 0) s = Math.max(s, similarity(o, tokensAt(fileTokens, fileLines, i + k - 1)) * 0.9);
+        if (s < 1 && i + k + 1 < fileLines.length) s = Math.max(s, similarity(o, tokensAt(fileTokens, fileLines, i + k + 1)) * 0.9);
+        score += s;
+      }
+      score /= sampled.length;
+      if (score > bestScore || (score === bestScore && i < best)) {
+        bestScore = score;
+        best = i;
+      }
     }
   }
   return best >= 0 && bestScore >= 0.34 ? best : null;
+}
+
+// Bounds of the candidate search: a line found verbatim more often than this is no anchor; a word on more lines is too common to look up.
+const MAX_ANCHOR_HITS = 50;
+const MAX_WORD_LOOKUPS = 8;
+const MAX_WORD_HITS = 200;
+const MAX_CANDIDATES = 12;
+
+function lineStarts(text: string): number[] {
+  const out = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) out.push(i + 1);
+  return out;
+}
+
+/** 0-based line of a character offset, by binary search over line starts. */
+function lineOf(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** A line's tokens, plus identifiers' sub-words (TAX_RATE → TAX, RATE) and numbers without trailing zeros, so near spellings overlap. */
