@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { asSchema, zodSchema } from "ai";
 import { nobodyApprover } from "../agent/approver.ts";
 import { looksLikeCodeInProse, RepeatedFailures, USE_TOOLS_NUDGE } from "../agent/nudges.ts";
-import { normalizeInput, readArguments, resolveToolName } from "../agent/tool-call-repair.ts";
+import { lenientSchema, normalizeInput, readArguments, resolveToolName } from "../agent/tool-call-repair.ts";
 import { lastToolResults, ScriptedModel, type ScriptedTurn } from "../ai/scripted-model.ts";
 import { AgentRun } from "../app/agent-run.ts";
 import { createRuntime } from "../app/runtime.ts";
@@ -13,7 +14,7 @@ import { createEditFileTool } from "../core/tools/edit-file.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
 import { createSearchTool } from "../core/tools/search.ts";
-import type { ToolContext } from "../core/tools/tool.ts";
+import type { PencilTool, ToolContext } from "../core/tools/tool.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
 import { failure, toolContext } from "./support/tool-context.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
@@ -254,6 +255,12 @@ describe("tool-call repair", () => {
   ] as const) {
     test(`tool name ${given} → ${real}`, () => expect(resolveToolName(given, tools)).toBe(real));
   }
+
+  test("the model is still shown each tool's own schema", async () => {
+    for (const t of [edit, readTool, write, search] as PencilTool[]) {
+      expect(await asSchema(lenientSchema(t)).jsonSchema).toEqual(await zodSchema(t.inputSchema).jsonSchema);
+    }
+  });
 
   test("a name maps only to a tool the run has (a plan run has no edit_file)", () => {
     expect(resolveToolName("str_replace_editor", ["read_file", "search"])).toBeNull();
