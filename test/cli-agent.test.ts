@@ -125,10 +125,10 @@ describe("pencil agent, end to end", () => {
     expect(read("a.txt")).toBe("alpha\n");
   });
 
-  test("malformed tool arguments go back to the model as an error it can fix", async () => {
+  test("tool arguments cut off go back to the model as an error it can fix (never completed by guessing)", async () => {
     const { workspace, groq, env } = await setup();
     groq.enqueue(
-      toolCallReply([{ name: "read_file", arguments: '{"path": "a.txt"' }]),
+      toolCallReply([{ name: "read_file", arguments: '{"path": "a.t' }]),
       toolCallReply([call("read_file", { path: "a.txt" })]),
       textReply("a.txt says alpha."),
     );
@@ -136,7 +136,7 @@ describe("pencil agent, end to end", () => {
     expect(result.code).toBe(0);
     const second = groq.requests[1]!.body as { messages: { role: string; content: unknown }[] };
     const toolMessages = second.messages.filter((m) => m.role === "tool").map((m) => JSON.stringify(m.content));
-    expect(toolMessages.join("\n")).toMatch(/invalid|error/i);
+    expect(toolMessages.join("\n")).toMatch(/error.*cut off/i);
     expect(groq.requests[2]!.raw).toContain("alpha");
   });
 
