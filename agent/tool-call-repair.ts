@@ -91,6 +91,8 @@ function truncation(text: string): string | null {
   }
   if (inString) return "it ends inside a string";
   if (depth > 0 && (last === ":" || last === ",")) return "it ends before a value";
+  // A number or word at an unclosed end may itself be cut ("5" of "50"): only a closed string or bracket ends safely.
+  if (depth > 0 && !`"'}]`.includes(last)) return "it ends inside a value";
   return null;
 }
 

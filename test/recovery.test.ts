@@ -279,6 +279,7 @@ describe("tool-call repair", () => {
   for (const [text, says] of [
     ['{"path": "a.ts", "content": "half', "cut off"],
     ['{"path": "a.ts", "content":', "cut off"],
+    ['{"path": "a.ts", "offset": 5', "cut off"],
     ["[1, 2]", "JSON object"],
   ] as const) {
     test(`arguments ${JSON.stringify(text)} get one readable line`, () => {
