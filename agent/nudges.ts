@@ -3,6 +3,7 @@
 // nudge; neither changes what a tool does or what the owner reviews.
 
 import type { ModelMessage } from "ai";
+import { sha256 } from "../core/hash.ts";
 import type { SessionOutcome } from "./session.ts";
 
 /** The message a run gets when the model stopped with code in its reply and nothing staged. */
@@ -47,7 +48,8 @@ export class RepeatedFailures {
   /** The tool answer to give: `output` unchanged, or with a nudge appended on the third identical failure. */
   answer(tool: string, input: unknown, ok: boolean, output: string): string {
     if (ok) return output;
-    const key = `${tool}\0${stableJson(input)}`;
+    // Hashed: a failing call can carry megabytes of arguments.
+    const key = sha256(`${tool}\0${stableJson(input)}`);
     const n = (this.counts.get(key) ?? 0) + 1;
     this.counts.set(key, n);
     if (n !== FAILURES_BEFORE_NUDGE) return output;
