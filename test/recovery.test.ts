@@ -356,6 +356,19 @@ describe("nudges in the loop", () => {
     expect(r.answer("read_file", { path: "a" }, true, "ok")).toBe("ok");
   });
 
+  test("a 20 MB old_string through the loop gets the size answer, and the file is untouched", async () => {
+    const huge = "x".repeat(20 * 1024 * 1024);
+    const { run, model } = await play("agent", { "a.ts": "const a = 1;\n" }, [
+      { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
+      { toolCalls: [{ name: "edit_file", input: { path: "a.ts", old_string: huge, new_string: "y" } }] },
+      { text: "ok" },
+    ]);
+    const [result] = lastToolResults(model.prompts[2]!);
+    expect(result!.output).toContain("old_string is 20,971,520 characters, over the 2,097,152-character limit");
+    expect(result!.output).not.toMatch(/regular expression/i);
+    expect(run.overlay.list()).toEqual([]);
+  });
+
   test("a leading / that names a denied workspace file gets no hint: the policy answers as before", async () => {
     const { model } = await play("agent", { ".env": "SECRET=1\n" }, [{ toolCalls: [{ name: "read_file", input: { path: "/.env" } }] }, { text: "ok" }]);
     const [result] = lastToolResults(model.prompts[1]!);
