@@ -37,7 +37,7 @@ async function setup(files: Record<string, string> = { "a.txt": "alpha\n", "b.tx
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
-const PROMPT = "reject with feedback: ";
+const PROMPT = "[s]teps ";
 
 describe("pencil agent, end to end", () => {
   test("review in a terminal: approve one, reject one with a reason the model then reads, approve all of the revision", async () => {
@@ -58,7 +58,8 @@ describe("pencil agent, end to end", () => {
       env,
       steps: [
         { expect: PROMPT, send: "y\r" },
-        { expect: PROMPT, send: "keep beta lowercase, add a comment instead\r" },
+        { expect: PROMPT, send: "r" },
+        { expect: "Reason", send: "keep beta lowercase, add a comment instead\r" },
         { expect: PROMPT, send: "y\r" },
         { expect: PROMPT, send: "a\r" },
         { expect: "[y/N]", send: "y\r" },
@@ -72,6 +73,28 @@ describe("pencil agent, end to end", () => {
     // The reason reached the model in the request that produced the revision.
     expect(groq.requests[3]!.raw).toContain("keep beta lowercase, add a comment instead");
     expect(groq.requests[2]!.raw).not.toContain("keep beta lowercase");
+  });
+
+  test("in a real terminal, typing lgtm approves only after one more key, and sends nothing to the agent", async () => {
+    const { workspace, groq, env, read } = await setup();
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      toolCallReply([call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" })]),
+      textReply("Done."),
+    );
+    const { code, output } = await runCliPty(["agent", "shout", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: PROMPT, send: "\r" },
+        { expect: "", send: "lgtm\r" },
+        { expect: "[y/N]", send: "y" },
+      ],
+    });
+    expect(output).toContain('Take "lgtm" as approve a.txt?');
+    expect(code).toBe(0);
+    expect(read("a.txt")).toBe("ALPHA\n");
+    expect(groq.requests).toHaveLength(3);
   });
 
   test("without a terminal: nothing is applied, the changeset is saved, exit 3", async () => {

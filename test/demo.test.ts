@@ -26,12 +26,12 @@ test("demo without a terminal prints the summary and diffs, applies nothing, exi
 
 test("demo in a terminal applies what is approved in the copy and shows git diff", async () => {
   const env = demoEnv();
-  const prompt = "reject with feedback: ";
+  const prompt = "[s]teps ";
   const { code, output } = await runCliPty(["demo"], {
     cwd: env.HOME!,
     env,
     steps: [
-      { expect: prompt, send: "Yes\r" }, // README.md: words work as well as letters
+      { expect: prompt, send: "Yes\r" }, // README.md: the word works as well as the key
       { expect: prompt, send: "n\r" }, // src/slugify.ts
       { expect: prompt, send: "y\r" }, // the new test
     ],
@@ -47,13 +47,14 @@ test("demo in a terminal applies what is approved in the copy and shows git diff
 
 test("in the demo, a rejection with a reason gets an honest answer instead of a crash", async () => {
   const env = demoEnv();
-  const prompt = "reject with feedback: ";
+  const prompt = "[s]teps ";
   const { code, output } = await runCliPty(["demo"], {
     cwd: env.HOME!,
     env,
     steps: [
       { expect: prompt, send: "y\r" },
-      { expect: prompt, send: "please keep the old signature\r" },
+      { expect: prompt, send: "r" },
+      { expect: "Reason", send: "please keep the old signature\r" },
       { expect: prompt, send: "y\r" },
     ],
   });

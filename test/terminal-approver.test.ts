@@ -1,26 +1,6 @@
 import { expect, test } from "bun:test";
-import { createColors } from "picocolors";
-import type { CliIO } from "../modes/cli/io.ts";
 import { terminalApprover } from "../modes/cli/terminal-approver.ts";
-
-/** A terminal whose typed lines come from a list, one per prompt, and whose screen is a string. */
-function scriptedTerminal(lines: string[]) {
-  let screen = "";
-  const io: CliIO = {
-    out: (t) => void (screen += t),
-    err: (t) => void (screen += t),
-    interactive: true,
-    color: false,
-    colors: createColors(false),
-    columns: 100,
-    prompt: async (q) => {
-      screen += q;
-      await Bun.sleep(5);
-      return lines.shift() ?? null;
-    },
-  };
-  return { io, screen: () => screen };
-}
+import { scriptedTerminal } from "./support/fake-terminal.ts";
 
 test("questions asked at the same moment are answered one at a time, one line each", async () => {
   const { io, screen } = scriptedTerminal(["y", "n"]);
@@ -32,7 +12,7 @@ test("questions asked at the same moment are answered one at a time, one line ea
   expect(first).toEqual({ kind: "yes" });
   expect(second).toEqual({ kind: "no" });
   // The second question was printed only after the first one's prompt.
-  expect(screen().indexOf("make deploy")).toBeGreaterThan(screen().indexOf("to refuse: "));
+  expect(screen().indexOf("make deploy")).toBeGreaterThan(screen().indexOf("[r]eason: "));
 });
 
 test("a subject with escape sequences is shown escaped, never raw", async () => {
@@ -45,9 +25,19 @@ test("a subject with escape sequences is shown escaped, never raw", async () => 
 });
 
 test("a question that may only cover this call offers no 'always', and 'a' is not taken as one", async () => {
-  const { io, screen } = scriptedTerminal(["a", "YES"]);
+  const { io, screen } = scriptedTerminal(["a", "\r", "YES\r"]);
   const approver = terminalApprover(io, () => {});
   const answer = await approver.ask({ tool: "run_command", access: "run", subject: "make", reason: "NO SANDBOX: …", once: true });
   expect(answer).toEqual({ kind: "yes" });
   expect(screen()).not.toContain("[a]lways");
+});
+
+test("a word that sounds like yes is asked about once, a reason needs r, and Enter alone answers nothing", async () => {
+  const { io, screen } = scriptedTerminal(["\r", "l", "g", "t", "m", "\r", "y", "r", "no shell pipes please\r"]);
+  const approver = terminalApprover(io, () => {});
+  const first = await approver.ask({ tool: "run_command", access: "run", subject: "make", reason: "asks" });
+  expect(first).toEqual({ kind: "yes" });
+  expect(screen()).toContain('Take "lgtm" as yes? [y/N]');
+  const second = await approver.ask({ tool: "run_command", access: "run", subject: "curl x | sh", reason: "asks" });
+  expect(second).toEqual({ kind: "no", reason: "no shell pipes please" });
 });

@@ -1,5 +1,5 @@
 import { createColors } from "picocolors";
-import { createInterface } from "node:readline";
+import { KeyInput } from "./key-input.ts";
 import type { Env } from "../../app/runtime.ts";
 
 /** The terminal as a command sees it: where to write, whether a human can answer, and whether to colour. */
@@ -12,6 +12,12 @@ export interface CliIO {
   colors: ReturnType<typeof createColors>;
   /** Asks one line; resolves null when input ended (EOF, Ctrl-D) or was interrupted. */
   prompt: (question: string) => Promise<string | null>;
+  /**
+   * Asks for one key of `keys` (single keypress on a terminal, one per line from a pipe;
+   * Enter alone does nothing). Resolves the lower-cased key, or the whole word when more
+   * than one character was typed, or null when input ended or Ctrl-C was pressed.
+   */
+  key: (question: string, keys: string) => Promise<string | null>;
   columns: number;
 }
 
@@ -25,27 +31,15 @@ export function processIO(env: Env): CliIO {
     interactive,
     color,
     colors: createColors(color),
-    prompt: (question) => askLine(question),
+    prompt: (question) => keyInput().line(question),
+    key: (question, keys) => keyInput().key(question, keys),
     columns: process.stdout.columns ?? 100,
   };
 }
 
-/** One line from stdin; null on end of input or Ctrl-C, never a guess. */
-function askLine(question: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: Boolean(process.stdin.isTTY) });
-    let settled = false;
-    const done = (value: string | null) => {
-      if (settled) return;
-      settled = true;
-      rl.close();
-      resolve(value);
-    };
-    rl.on("SIGINT", () => {
-      process.stdout.write("\n");
-      done(null);
-    });
-    rl.on("close", () => done(null));
-    rl.question(question, (answer) => done(answer));
-  });
+let input: KeyInput | null = null;
+/** One reader for the whole process, so type-ahead is never lost between questions. */
+function keyInput(): KeyInput {
+  input ??= new KeyInput(process.stdin, (text) => void process.stdout.write(text));
+  return input;
 }

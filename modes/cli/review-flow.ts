@@ -6,7 +6,7 @@ import { formatSummary } from "../../render/summary.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import { answerWord } from "./answer-words.ts";
+import { wordMeaning } from "./answer-words.ts";
 import type { CliIO } from "./io.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
@@ -16,38 +16,91 @@ export interface ReviewDecision {
   quit: boolean;
 }
 
-const PROMPT = "[y] approve  [n] reject  [a] approve all remaining  [q] reject the rest — or type a reason to reject with feedback: ";
+/** Hooks a review may be given; without one, its key says plainly that it is not there. */
+export interface ReviewHooks {
+  /** The checkpoints (model steps) that staged `path`, rendered for the terminal. */
+  steps?: (cs: Changeset, path: string) => string;
+  /** Opens the staged file in an editor; resolves the file to review in its place, or null when left unchanged. */
+  edit?: (cs: Changeset, file: FileChange) => Promise<FileChange | null>;
+}
+
+/** The per-file question: within 60 columns (contract A6's keys, spelled short; `?` explains them). */
+export const REVIEW_PROMPT = "Approve? [y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps ";
+const REVIEW_KEYS = "ynaqres?h";
+const KEY_HELP = [
+  "y  approve this file",
+  "n  reject it",
+  "a  approve all remaining (shows their diffs, then asks once)",
+  "q  reject this file and the rest",
+  "r  reject with a reason (a line of text the agent reads)",
+  "e  edit the staged file before deciding",
+  "s  the steps that staged it",
+  "Words like ok or lgtm are asked about before they count.",
+];
 
 /** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
-export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewDecision> {
+export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
   const c = io.colors;
   io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
   io.out(formatSummary(cs, { color: io.color }));
   const approved: string[] = [];
   const rejected: Rejection[] = [];
-  const files = cs.files;
+  const files = [...cs.files];
+  const quit: ReviewDecision = { approved: [], rejected: [], quit: true };
   for (let i = 0; i < files.length; i++) {
     const file = files[i]!;
     showDiff(io, file, i, files.length);
     for (;;) {
-      const line = await io.prompt(PROMPT);
-      if (line === null) return { approved: [], rejected: [], quit: true };
-      const answer = line.trim();
-      const word = answerWord(answer);
-      if (word === "yes") {
+      let key = await io.key(REVIEW_PROMPT, REVIEW_KEYS);
+      if (key === null) return quit;
+      if (key.length > 1) {
+        const meaning = wordMeaning(key);
+        if (meaning.kind === "key") key = meaning.key;
+        else if (meaning.kind === "sounds-like") {
+          const verb = meaning.key === "y" ? "approve" : "reject";
+          const sure = await io.key(`Take "${visible(key)}" as ${verb} ${visible(file.path)}? [y/N] `, "yn");
+          if (sure === null) return quit;
+          if (sure !== "y") continue;
+          key = meaning.key;
+        } else {
+          io.out(`"${visible(key)}" is not a key: nothing decided. To send it to the agent, press r, then type it. ? lists the keys.\n`);
+          continue;
+        }
+      }
+      if (key === "y") {
         approved.push(file.path);
-      } else if (word === "no") {
+      } else if (key === "n") {
         rejected.push({ path: file.path, reason: "" });
-      } else if (word === "quit") {
+      } else if (key === "q") {
         for (const rest of files.slice(i)) rejected.push({ path: rest.path, reason: "" });
         return { approved, rejected, quit: false };
-      } else if (word === "all") {
+      } else if (key === "r") {
+        const reason = await io.prompt("Reason (Enter on an empty line to go back): ");
+        if (reason === null) return quit;
+        if (reason.trim() === "") continue;
+        rejected.push({ path: file.path, reason: reason.trim() });
+      } else if (key === "s") {
+        io.out(hooks.steps ? hooks.steps(cs, file.path) : "No steps are recorded for this changeset yet.\n");
+        continue;
+      } else if (key === "e") {
+        if (!hooks.edit) {
+          io.out("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.\n");
+          continue;
+        }
+        const edited = await hooks.edit(cs, file);
+        if (edited) {
+          files[i] = edited;
+          i--;
+          break;
+        }
+        continue;
+      } else if (key === "a") {
         // Approving the rest never skips their diffs: show every one, then confirm.
         const rest = files.slice(i + 1);
         for (const [k, other] of rest.entries()) showDiff(io, other, i + 1 + k, files.length);
-        const confirm = await io.prompt(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}? [y/N] `);
-        if (confirm === null) return { approved: [], rejected: [], quit: true };
-        if (answerWord(confirm) !== "yes") {
+        const confirm = await io.key(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}? [y/N] `, "yn");
+        if (confirm === null) return quit;
+        if (confirm !== "y") {
           io.out("Not approved; deciding file by file.\n");
           showDiff(io, file, i, files.length);
           continue;
@@ -58,16 +111,15 @@ export async function reviewChangeset(io: CliIO, cs: Changeset): Promise<ReviewD
             approved.push(f.path);
             continue;
           }
-          const own = await io.prompt(c.red(c.bold(`${visible(f.path)} is a binary change${f.flags.includes("became-binary") ? " (it was text)" : ""}`)) + ` — approve all does not cover it. Approve ${visible(f.path)} itself? [y/N] `);
-          if (own === null) return { approved: [], rejected: [], quit: true };
-          if (answerWord(own) === "yes") approved.push(f.path);
+          io.out(`${c.red(c.bold(`${visible(f.path)} is a binary change${f.flags.includes("became-binary") ? " (it was text)" : ""}`))} — approve all does not cover it.\n`);
+          const own = await io.key(`Approve ${visible(f.path)} itself? [y/N] `, "yn");
+          if (own === null) return quit;
+          if (own === "y") approved.push(f.path);
           else rejected.push({ path: f.path, reason: "" });
         }
         return { approved, rejected, quit: false };
-      } else if (answer.length > 1) {
-        rejected.push({ path: file.path, reason: answer });
       } else {
-        io.out("Type y, n, a, q, or a reason.\n");
+        io.out(KEY_HELP.map((l) => `  ${l}\n`).join(""));
         continue;
       }
       break;
@@ -91,14 +143,14 @@ export type ReviewExit = 0 | 3 | 4;
  * Reviews, applies, and — when files were rejected with reasons and a live run
  * exists — sends them back for revision, up to MAX_REVISION_ROUNDS.
  */
-export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null): Promise<ReviewExit> {
+export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null, reviewHooks: ReviewHooks = {}): Promise<ReviewExit> {
   let cs: Changeset | null = first;
   let conflicted = false;
   while (cs) {
     // Files already decided (say, from the phone) are not asked about again.
     const undecided = cs.files.filter((f) => !cs!.decisions?.[f.path]);
     if (undecided.length === 0) break;
-    const decision = await reviewChangeset(io, { ...cs, files: undecided });
+    const decision = await reviewChangeset(io, { ...cs, files: undecided }, reviewHooks);
     if (decision.quit) {
       io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: pencil review ${cs.id}\n`);
       return 3;

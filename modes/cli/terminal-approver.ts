@@ -1,11 +1,11 @@
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
 import { visible } from "../../render/visible-text.ts";
-import { answerWord } from "./answer-words.ts";
+import { wordMeaning } from "./answer-words.ts";
 import type { CliIO } from "./io.ts";
 
 /**
- * Asks permission questions at the terminal: [y]es / [n]o / [a]lways, or a reason
- * that goes back to the model. Questions are asked one at a time: the tool calls of
+ * Asks permission questions at the terminal, one key each: [y]es / [n]o / [a]lways,
+ * or [r] and a reason that goes back to the model. Questions are asked one at a time: the tool calls of
  * one model step run in parallel, and a single keystroke must never answer two.
  */
 export function terminalApprover(io: CliIO, beforeAsk: () => void): Approver {
@@ -28,16 +28,31 @@ async function askOne(io: CliIO, question: PermissionQuestion, beforeAsk: () => 
     question.access === "run" ? `Run \`${subject}\`` : question.access === "send" ? `Send ${subject}` : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
   io.out(`\n${c.yellow("?")} ${c.bold(what)} (${visible(question.tool)})\n  ${c.dim(visible(question.reason))}\n`);
   const scope = question.access === "run" ? "command" : question.access === "send" ? "destination" : "path";
-  const always = question.once ? "" : ` / [a]lways for this ${scope}`;
+  const keys = question.once ? "ynr" : "ynar";
+  const always = question.once ? "" : ` [a]lways for this ${scope}`;
   for (;;) {
-    const line = await io.prompt(`  [y]es / [n]o${always} — or type a reason to refuse: `);
-    if (line === null) return { kind: "no", reason: "The user gave no answer." };
-    const answer = line.trim();
-    const word = answerWord(answer);
-    if (word === "yes") return { kind: "yes" };
-    if (word === "all" && !question.once) return { kind: "always" };
-    if (word === "no") return { kind: "no" };
-    if (word === null && answer.length > 1) return { kind: "no", reason: answer };
-    io.out(question.once ? "  Type y, n, or a reason.\n" : "  Type y, n, a, or a reason.\n");
+    let key = await io.key(`  [y]es [n]o${always} [r]eason: `, keys);
+    if (key === null) return { kind: "no", reason: "The user gave no answer." };
+    if (key.length > 1) {
+      const meaning = wordMeaning(key);
+      if (meaning.kind === "key") key = meaning.key;
+      else if (meaning.kind === "sounds-like") {
+        const sure = await io.key(`  Take "${visible(key)}" as ${meaning.key === "y" ? "yes" : "no"}? [y/N] `, "yn");
+        if (sure === null) return { kind: "no", reason: "The user gave no answer." };
+        if (sure !== "y") continue;
+        key = meaning.key;
+      } else {
+        io.out(`  "${visible(key)}" is not a key: nothing decided. To refuse with a reason, press r, then type it.\n`);
+        continue;
+      }
+    }
+    if (key === "y") return { kind: "yes" };
+    if (key === "a" && !question.once) return { kind: "always" };
+    if (key === "n") return { kind: "no" };
+    if (key === "r") {
+      const reason = await io.prompt("  Reason (Enter on an empty line to go back): ");
+      if (reason === null) return { kind: "no", reason: "The user gave no answer." };
+      if (reason.trim()) return { kind: "no", reason: reason.trim() };
+    }
   }
 }
