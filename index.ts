@@ -12,15 +12,24 @@ delete process.env.PENCIL_CALLER_CWD;
 if (callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
 
 const argv = process.argv.slice(2);
+
+/** Writes to stdout; a reader that went away (`pencil --help | head -1`) ends the program quietly, exit 0. */
+async function print(text: string): Promise<void> {
+  try {
+    await Bun.write(Bun.stdout, text);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "EPIPE") throw error;
+  }
+}
 const first = argv[0];
 
 // Bun.write, not process.stdout: touching process.stdout sets up Node's stream machinery,
 // which costs more than the rest of --help together.
 if (first === "--version" || first === "-v") {
-  await Bun.write(Bun.stdout, `pencil ${pkg.version}\n`);
+  await print(`pencil ${pkg.version}\n`);
 } else if (first === undefined || first === "-h" || first === "--help" || first === "help") {
   const { HELP } = await import("./modes/cli/help.ts");
-  await Bun.write(Bun.stdout, HELP);
+  await print(HELP);
 } else {
   const { main } = await import("./modes/cli/main.ts");
   process.exitCode = await main(argv);

@@ -27,7 +27,7 @@ async function withModel(files: Record<string, string> = { "a.txt": "alpha\n" })
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
-const PROMPT = "reject with feedback: ";
+const PROMPT = "[s]teps ";
 
 describe("usage and configuration errors", () => {
   test("--version and --help", async () => {
@@ -145,7 +145,7 @@ describe("undo and log", () => {
 });
 
 describe("during a run", () => {
-  test("a read outside the workspace asks; a typed reason goes back to the model", async () => {
+  test("a read outside the workspace asks; r and a typed reason go back to the model", async () => {
     const outside = tempDir("pencil-outside-");
     writeFileSync(join(outside, "notes.txt"), "outside notes\n");
     const { workspace, groq, env } = await withModel();
@@ -153,7 +153,10 @@ describe("during a run", () => {
     const { code, output } = await runCliPty(["agent", "read my notes", "-w", workspace], {
       cwd: workspace,
       env,
-      steps: [{ expect: "[a]lways for this path", send: "not those notes, they are private\r" }],
+      steps: [
+        { expect: "[a]lways for this path", send: "r" },
+        { expect: "Reason", send: "not those notes, they are private\r" },
+      ],
     });
     expect(code).toBe(0);
     expect(output).toContain(`Read ${join(outside, "notes.txt")}`);

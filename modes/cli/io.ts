@@ -19,15 +19,23 @@ export interface CliIO {
    */
   key: (question: string, keys: string) => Promise<string | null>;
   columns: number;
+  /** `--json`: stdout carries exactly one JSON document; progress and messages go to stderr, and nothing is asked. */
+  machine?: boolean;
+}
+
+/** The terminal for a `--json` run: progress to stderr, no questions (each is answered no), stdout left for the document. */
+export function machineIO(io: CliIO): CliIO {
+  return { ...io, machine: true, interactive: false };
 }
 
 /** The real process terminal. Colour only on a terminal and never with NO_COLOR. */
 export function processIO(env: Env): CliIO {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const color = Boolean(process.stdout.isTTY) && env.NO_COLOR === undefined && env.TERM !== "dumb";
+  quietOnClosedPipe();
   return {
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
+    out: (text) => guarded(() => process.stdout.write(text)),
+    err: (text) => guarded(() => process.stderr.write(text)),
     interactive,
     color,
     colors: createColors(color),
@@ -42,4 +50,31 @@ let input: KeyInput | null = null;
 function keyInput(): KeyInput {
   input ??= new KeyInput(process.stdin, (text) => void process.stdout.write(text));
   return input;
+}
+
+/** True for the error a write gets when the reader went away (`pencil log | head`). */
+export function isClosedPipe(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "EPIPE";
+}
+
+/** A reader that stopped reading is not a failure: the command ends quietly, exit 0. */
+function guarded(write: () => unknown): void {
+  try {
+    write();
+  } catch (error) {
+    if (isClosedPipe(error)) process.exit(0);
+    throw error;
+  }
+}
+
+let pipesGuarded = false;
+function quietOnClosedPipe(): void {
+  if (pipesGuarded) return;
+  pipesGuarded = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error) => {
+      if (isClosedPipe(error)) process.exit(0);
+      throw error;
+    });
+  }
 }

@@ -4,7 +4,7 @@ import { ConfigError } from "../../core/policy.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
 import { HELP } from "./help.ts";
-import { processIO, type CliIO } from "./io.ts";
+import { machineIO, processIO, type CliIO } from "./io.ts";
 import type { Env } from "../../app/runtime.ts";
 
 /** What every command receives. */
@@ -47,7 +47,7 @@ export async function main(argv: string[], env: Env = process.env, io: CliIO = p
       throw new UsageError(`Unknown command "${args.command}". Run \`pencil --help\` for the list.`);
     }
     const command = await COMMANDS[args.command]!();
-    return await command.run({ args, env, io });
+    return await command.run({ args, env, io: args.json ? machineIO(io) : io });
   } catch (error) {
     return reportFailure(io, error);
   }

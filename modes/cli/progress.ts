@@ -32,6 +32,9 @@ export class ProgressView {
     private readonly options: { streamText?: boolean } = {},
   ) {}
 
+  /** Where progress goes: the screen, or stderr when stdout is reserved for a JSON document. */
+  private readonly write = (text: string): void => (this.io.machine ? this.io.err(text) : this.io.out(text));
+
   /** The event sink to hand to a run. */
   readonly sink = (event: SessionEvent): void => {
     const c = this.io.colors;
@@ -44,7 +47,7 @@ export class ProgressView {
         if (this.options.streamText === false) break;
         this.stopSpinner();
         this.textOpen = true;
-        this.io.out(visibleLines(event.delta));
+        this.write(visibleLines(event.delta));
         break;
       case "tool-call":
         this.closeText();
@@ -58,13 +61,13 @@ export class ProgressView {
         const mark = event.ok ? c.green("✓") : c.red("✗");
         const subject = describeInput(this.callInput.get(event.callId));
         const detail = event.ok ? firstLine(event.output) : c.red(firstLine(event.output));
-        this.io.out(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(event.ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}\n`);
+        this.write(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(event.ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}\n`);
         break;
       }
       case "policy":
         if (event.decision === "deny" && event.answeredBy === "rule") {
           this.stopSpinner();
-          this.io.out(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(event.reason)}\n`);
+          this.write(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(event.reason)}\n`);
         }
         break;
       case "step-end":
@@ -72,14 +75,14 @@ export class ProgressView {
         this.closeText();
         this.totals.inputTokens += event.usage.inputTokens;
         this.totals.outputTokens += event.usage.outputTokens;
-        this.io.out(c.dim(`  · ${formatContext(event.context)} · ${event.model}\n`));
+        this.write(c.dim(`  · ${formatContext(event.context)} · ${event.model}\n`));
         break;
       case "compacted":
-        this.io.out(c.dim(`  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window\n`));
+        this.write(c.dim(`  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window\n`));
         break;
       case "model-fallback":
         this.stopSpinner();
-        this.io.out(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}\n`));
+        this.write(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}\n`));
         break;
       case "error":
         this.stopSpinner();
@@ -109,7 +112,7 @@ export class ProgressView {
     if (!this.io.interactive || this.spinner) return;
     this.spinner = setInterval(() => {
       this.frame = (this.frame + 1) % SPINNER.length;
-      this.io.out(`\r\x1b[2K${this.io.colors.cyan(SPINNER[this.frame]!)} ${this.status}`);
+      this.write(`\r\x1b[2K${this.io.colors.cyan(SPINNER[this.frame]!)} ${this.status}`);
     }, 80);
   }
 
@@ -117,13 +120,13 @@ export class ProgressView {
     if (!this.spinner) return;
     clearInterval(this.spinner);
     this.spinner = null;
-    this.io.out("\r\x1b[2K");
+    this.write("\r\x1b[2K");
   }
 
   private closeText(): void {
     if (!this.textOpen) return;
     this.textOpen = false;
-    this.io.out("\n");
+    this.write("\n");
   }
 }
 

@@ -22,7 +22,7 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
   const hooks: RunHooks = { approver, emit: view.sink, signal: controller.signal };
   try {
     const run = await AgentRun.start(runtime, mode, goal, hooks, options);
-    io.out(view.closingLine());
+    (io.machine ? io.err : io.out)(view.closingLine());
     // Revisions get their own stop button; the first run's was used or is spent.
     return { run, hooks: { approver, emit: view.sink } };
   } finally {

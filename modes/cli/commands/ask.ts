@@ -16,7 +16,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { run, hooks } = await runWithProgress(io, runtime, "ask", question, {}, view);
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
-    io.err(io.colors.red(`The question could not be answered: ${outcome.error}\n`));
+    if (ctx.args.json) io.out(`${JSON.stringify({ question, error: `The question could not be answered: ${outcome.error}` })}\n`);
+    else io.err(io.colors.red(`The question could not be answered: ${outcome.error}\n`));
     return 1;
   }
   const answer = outcome.text.trim();

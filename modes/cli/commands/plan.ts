@@ -17,11 +17,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { run } = await runWithProgress(io, runtime, "plan", goal, {}, new ProgressView(io, { streamText: false }));
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
-    io.err(io.colors.red(`Planning failed: ${outcome.error}\n`));
+    if (ctx.args.json) io.out(`${JSON.stringify({ error: `Planning failed: ${outcome.error}` })}\n`);
+    else io.err(io.colors.red(`Planning failed: ${outcome.error}\n`));
     return 1;
   }
   const chosenPlan = run.plan;
   if (!chosenPlan) {
+    if (ctx.args.json) {
+      io.out(`${JSON.stringify({ error: "The model finished without submitting a plan.", text: outcome.text })}\n`);
+      return 1;
+    }
     io.err("The model finished without submitting a plan. Its last words:\n");
     io.out(`${renderMarkdown(io, outcome.text || "_(nothing)_")}\n`);
     return 1;

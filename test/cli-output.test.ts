@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { INDEX } from "./support/cli.ts";
+import { runCli } from "./support/cli.ts";
+import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
+
+// What a script sees: --json leaves exactly one JSON document on stdout, and a reader
+// that goes away (`| head`) ends the command quietly.
+
+const servers: FakeOpenAIServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+});
+
+function baseEnv(): Record<string, string> {
+  const home = tempDir("pencil-home-");
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
+
+async function withModel() {
+  const workspace = tempDir("pencil-ws-");
+  writeTree(workspace, { "a.txt": "alpha\n" });
+  const groq = await startFakeOpenAIServer();
+  servers.push(groq);
+  const env = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
+  return { workspace, groq, env };
+}
+
+describe("--json", () => {
+  test("ask --json: stdout is one JSON document, the progress went to stderr", async () => {
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(toolCallReply([call("read_file", { path: "a.txt" })]), textReply("It says alpha."));
+    const result = await runCli(["ask", "what is in a.txt?", "--json", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ question: "what is in a.txt?", answer: "It says alpha." });
+    expect(result.stderr).toContain("read_file");
+  });
+
+  test("plan --json: stdout is the plan alone", async () => {
+    const { workspace, groq, env } = await withModel();
+    const plan = { summary: "Do it.", steps: [{ id: "s1", title: "One", detail: "Edit a.txt.", files: ["a.txt"] }], risks: [], openQuestions: [] };
+    groq.enqueue(toolCallReply([call("read_file", { path: "a.txt" })]), toolCallReply([call("submit_plan", plan)]));
+    const result = await runCli(["plan", "uppercase", "--json", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).summary).toBe("Do it.");
+  });
+});
+
+describe("a closed pipe", () => {
+  // The reader closes its end at once, long before Pencil has started, so every write meets EPIPE.
+  async function intoClosedPipe(args: string[]) {
+    const env = baseEnv();
+    const proc = Bun.spawn(["bash", "-c", '"$0" "$@" 2>"$HOME/err" | (exec 0<&-; sleep 0.3); echo "${PIPESTATUS[0]}"; cat "$HOME/err"', process.execPath, INDEX, ...args], {
+      cwd: env.HOME!,
+      env,
+      stdout: "pipe",
+    });
+    const text = await new Response(proc.stdout).text();
+    await proc.exited;
+    const [code, ...stderr] = text.split("\n");
+    return { code: Number(code), stderr: stderr.join("\n") };
+  }
+
+  for (const args of [["log"], ["doctor"], ["--help"], ["log", "--json"]]) {
+    test(`pencil ${args.join(" ")} | head: exit 0, no stack trace`, async () => {
+      const { code, stderr } = await intoClosedPipe(args);
+      expect(stderr).not.toContain("EPIPE");
+      expect(stderr).not.toMatch(/\bat \S+ \(/);
+      expect(code).toBe(0);
+    });
+  }
+});
