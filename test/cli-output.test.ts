@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { INDEX } from "./support/cli.ts";
 import { runCli } from "./support/cli.ts";
-import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
+import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
 
 // What a script sees: --json leaves exactly one JSON document on stdout, and a reader
@@ -72,4 +72,30 @@ describe("a closed pipe", () => {
       expect(code).toBe(0);
     });
   }
+});
+
+describe("what the person reads", () => {
+  test("a model failure is reported once, with no empty totals line", async () => {
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(errorReply(400, "bad request from the fake", "invalid_request_error"));
+    const result = await runCli(["agent", "do it", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(1);
+    const all = result.stdout + result.stderr;
+    expect(all.match(/bad request from the fake/g)?.length).toBe(1);
+    expect(all).not.toMatch(/^error:/m);
+    expect(all).not.toContain("turns 1 · calls 0 · tokens 0");
+  });
+
+  test("a refused read shows the reason for the person, not the instructions for the model", async () => {
+    const { workspace, groq, env } = await withModel();
+    writeTree(workspace, { ".env": "X=1\n" });
+    groq.enqueue(toolCallReply([call("read_file", { path: ".env" })]), textReply("Cannot read it."));
+    const result = await runCli(["agent", "read the env", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("read .env denied: Reading .env files is never allowed");
+    expect(result.stdout).not.toContain("Ask the user");
+    expect(result.stdout.match(/\.env/g)?.length).toBe(2);
+    // The model still got its instructions.
+    expect(groq.requests[1]!.raw).toContain("Ask the user to paste");
+  });
 });

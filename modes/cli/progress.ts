@@ -1,4 +1,5 @@
 import { compact, formatContext, type SessionEvent } from "../../agent/events.ts";
+import { forPerson } from "../../render/person-text.ts";
 import { visible, visibleLines } from "../../render/visible-text.ts";
 import type { CliIO } from "./io.ts";
 
@@ -25,6 +26,8 @@ export class ProgressView {
   private readonly started = performance.now();
   readonly totals: RunTotals = { turns: 0, calls: 0, inputTokens: 0, outputTokens: 0 };
   private readonly callInput = new Map<string, unknown>();
+  /** Calls a rule refused: their ⊘ line said it, so their failed result adds nothing for the person. */
+  private readonly refused = new Set<string>();
 
   /** `streamText: false` keeps the model's text for the caller to render (ask's Markdown answer). */
   constructor(
@@ -58,16 +61,18 @@ export class ProgressView {
       case "tool-result": {
         this.stopSpinner();
         this.closeText();
+        if (this.refused.delete(event.callId)) break;
         const mark = event.ok ? c.green("✓") : c.red("✗");
         const subject = describeInput(this.callInput.get(event.callId));
-        const detail = event.ok ? firstLine(event.output) : c.red(firstLine(event.output));
+        const detail = event.ok ? firstLine(event.output) : c.red(firstLine(forPerson(event.output)));
         this.write(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(event.ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}\n`);
         break;
       }
       case "policy":
         if (event.decision === "deny" && event.answeredBy === "rule") {
           this.stopSpinner();
-          this.write(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(event.reason)}\n`);
+          this.refused.add(event.callId);
+          this.write(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(forPerson(event.reason))}\n`);
         }
         break;
       case "step-end":
@@ -85,9 +90,9 @@ export class ProgressView {
         this.write(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}\n`));
         break;
       case "error":
+        // Not printed here: the command that started the run reports its failure, once.
         this.stopSpinner();
         this.closeText();
-        this.io.err(c.red(`error: ${event.message}\n`));
         break;
     }
   };
@@ -98,11 +103,13 @@ export class ProgressView {
     this.closeText();
   }
 
-  /** `turns 4 · calls 9 · tokens 3.1k in / 420 out · 5.2s` */
+  /** `turns 4 · calls 9 · tokens 3.1k in / 420 out · 5.2s`, or nothing when nothing was used. */
   closingLine(): string {
     this.stopSpinner();
     this.closeText();
     const t = this.totals;
+    // A run that failed before the model said anything has no totals worth a line.
+    if (t.calls === 0 && t.inputTokens === 0 && t.outputTokens === 0) return "";
     const secs = ((performance.now() - this.started) / 1000).toFixed(1);
     return this.io.colors.dim(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s\n`);
   }

@@ -1,4 +1,5 @@
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
+import { forPerson } from "../../render/person-text.ts";
 import { visible } from "../../render/visible-text.ts";
 import { wordMeaning } from "./answer-words.ts";
 import type { CliIO } from "./io.ts";
@@ -26,7 +27,9 @@ async function askOne(io: CliIO, question: PermissionQuestion, beforeAsk: () => 
   const subject = visible(question.subject);
   const what =
     question.access === "run" ? `Run \`${subject}\`` : question.access === "send" ? `Send ${subject}` : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
-  io.out(`\n${c.yellow("?")} ${c.bold(what)} (${visible(question.tool)})\n  ${c.dim(visible(question.reason))}\n`);
+  // Policy reasons are written for the model; a send question's reason is written for the person.
+  const why = question.access === "send" ? question.reason : forPerson(question.reason);
+  io.out(`\n${c.yellow("?")} ${c.bold(what)} (${visible(question.tool)})\n  ${c.dim(visible(why))}\n`);
   const scope = question.access === "run" ? "command" : question.access === "send" ? "destination" : "path";
   const keys = question.once ? "ynr" : "ynar";
   const always = question.once ? "" : ` [a]lways for this ${scope}`;
