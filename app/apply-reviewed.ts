@@ -1,5 +1,7 @@
 import { applyChangeset, type ApplyResult } from "../core/apply.ts";
-import type { Changeset } from "../core/changeset.ts";
+import { changesetDigest, rebaseFileChange, type BaseState, type Changeset } from "../core/changeset.ts";
+import { DiskFileOps } from "../core/file-ops.ts";
+import { sha256 } from "../core/hash.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { specialBitsRefusal } from "../core/overlay.ts";
 import { decide } from "../core/policy.ts";
@@ -32,7 +34,11 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
   const decisions: Record<string, "approved" | "rejected"> = { ...(changeset.decisions ?? {}) };
   for (const p of approved) decisions[p] = "approved";
   for (const p of rejected) decisions[p] = "rejected";
+  // A conflicted file was not written, so it is not approved: it stays pending, rebuilt on
+  // today's disk so that the next review shows what approving it would now do.
+  for (const c of result.conflicts) delete decisions[c.path];
   changeset.decisions = decisions;
+  rebaseOnDisk(runtime, changeset, written.conflicts.map((c) => c.path));
   if (result.applyId) changeset.applyIds = [...(changeset.applyIds ?? []), result.applyId];
   // A changeset may be decided over several calls (one card, then the next): count across all of them.
   const applied = new Set([...(changeset.applied ?? []), ...result.applied]);
@@ -43,6 +49,35 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
   changeset.status = statusFromDecisions(changeset);
   runtime.store.save(changeset);
   return result;
+}
+
+/** Rebuilds the given files of `changeset` on what the disk holds now (digests included); files that cannot be are left as they were. */
+function rebaseOnDisk(runtime: Runtime, changeset: Changeset, paths: string[]): void {
+  if (paths.length === 0) return;
+  const disk = new DiskFileOps();
+  const readDisk = (real: string): Uint8Array | null => {
+    try {
+      return disk.readBytes(real);
+    } catch {
+      return null;
+    }
+  };
+  const targets = new Set(paths);
+  const files = changeset.files.flatMap((file) => {
+    if (!targets.has(file.path)) return [file];
+    const st = disk.stat(file.real);
+    if (st && st.kind !== "file") return [file];
+    const bytes = st ? readDisk(file.real) : null;
+    if (st && !bytes) return [file];
+    const base: BaseState = st && bytes ? { exists: true, hash: sha256(bytes), size: bytes.length, mode: st.mode } : { exists: false, hash: null, size: 0, mode: null };
+    const rebased = rebaseFileChange(runtime.ws, file, base, readDisk);
+    if (rebased) return [rebased];
+    // Nothing left to do (it was to be deleted, and it is gone): settled as rejected, nothing written.
+    changeset.decisions = { ...(changeset.decisions ?? {}), [file.path]: "rejected" };
+    return [file];
+  });
+  changeset.files = files;
+  changeset.digest = changesetDigest(files);
 }
 
 /** A changeset's status from its decisions and what was applied: pending until every file is decided. */

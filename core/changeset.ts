@@ -134,6 +134,17 @@ export function newChangesetId(now = new Date()): string {
   return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
+/**
+ * The same staged result rebuilt on a new base (today's disk, after a conflict), so the
+ * review shows what approving it would now do. Null when nothing is left to change (a
+ * delete of a file that is already gone).
+ */
+export function rebaseFileChange(ws: Workspace, file: FileChange, base: BaseState, readDisk: (real: string) => Uint8Array | null): FileChange | null {
+  if (!base.exists && file.after === null) return null;
+  const after = file.after ? { bytes: file.after.bytes, mode: file.after.mode } : null;
+  return buildFileChange(ws, { real: file.real, base, after, origins: file.origins, models: file.models, stagedAt: 0 }, readDisk);
+}
+
 function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: string) => Uint8Array | null): FileChange {
   const path = displayPath(ws, entry.real);
   const inside = isInside(ws.root, entry.real);

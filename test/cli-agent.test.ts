@@ -106,7 +106,7 @@ describe("pencil agent, end to end", () => {
     );
     const result = await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(3);
-    expect(result.stdout).toMatch(/pencil review \S+/);
+    expect(result.stdout).toMatch(/bun \S*index\.ts review \S+/);
     expect(read("a.txt")).toBe("alpha\n");
     const [cs] = await log();
     expect(cs.status).toBe("pending");
@@ -141,7 +141,7 @@ describe("pencil agent, end to end", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("groq:openai/gpt-oss-120b");
     expect(result.stderr).toContain("openrouter:openai/gpt-oss-120b");
-    expect(result.stderr).toMatch(/saved as \S+; review it with: pencil review/);
+    expect(result.stderr).toMatch(/saved as \S+; review it with: bun \S*index\.ts review/);
     expect(existsSync(join(workspace, "new.txt"))).toBe(false);
     const [cs] = await log();
     expect(cs.files.map((f: { path: string }) => f.path)).toEqual(["new.txt"]);

@@ -257,7 +257,7 @@ describe("the review shows everything it asks about", () => {
     groq.enqueue(toolCallReply([call("create_file", { path: "n.txt", content: "n\n" })]), textReply("Done."));
     const saved = await runCli(["agent", "make", "-w", workspace], { cwd: workspace, env });
     expect(saved.code).toBe(3);
-    const id = saved.stdout.match(/pencil review (\S+)/)![1]!;
+    const id = saved.stdout.match(/index\.ts review (\S+)/)![1]!;
     const other = tempDir("pencil-other-ws-");
     const result = await runCli(["review", id, "-w", other], { cwd: other, env });
     expect(result.code).toBe(2);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { INDEX } from "./support/cli.ts";
-import { runCli } from "./support/cli.ts";
+import { runCli, runCliPty } from "./support/cli.ts";
 import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
 
@@ -97,5 +98,31 @@ describe("what the person reads", () => {
     expect(result.stdout.match(/\.env/g)?.length).toBe(2);
     // The model still got its instructions.
     expect(groq.requests[1]!.raw).toContain("Ask the user to paste");
+  });
+});
+
+describe("after a conflict", () => {
+  test("the conflicted file stays pending, log says conflict, and a new review shows it against today's disk", async () => {
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      toolCallReply([call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" })]),
+      textReply("Done."),
+    );
+    expect((await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env })).code).toBe(3);
+    writeTree(workspace, { "a.txt": "alpha\nmine, written meanwhile\n" });
+    const first = await runCliPty(["review", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[s]teps ", send: "y" }] });
+    expect(first.code).toBe(4);
+    expect(first.output).toContain("They stay pending");
+    const log = JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
+    expect(log[0].status).toBe("pending");
+    expect(log[0].files[0].decision).toBe("conflict");
+    const text = await runCli(["log", "-w", workspace], { cwd: workspace, env });
+    expect(text.stdout).toMatch(/a\.txt \+\d+ -\d+ conflict/);
+    // Reviewed again: the diff is against the file as it is now, so approving visibly drops the owner's line.
+    const again = await runCliPty(["review", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[s]teps ", send: "n" }] });
+    expect(again.output).toContain("-mine, written meanwhile");
+    expect(again.code).toBe(0);
+    expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("alpha\nmine, written meanwhile\n");
   });
 });

@@ -42,3 +42,17 @@ test("a workspace's .env cannot pretend to be the launcher", () => {
   const checks = JSON.parse(result.stdout) as { name: string; detail: string }[];
   expect(checks.find((c) => c.name === "workspace")!.detail).toBe(repo);
 });
+
+test("hints print the command the way the person started Pencil", () => {
+  const { repo, env } = hostileRepo();
+  writeFileSync(join(repo, ".env"), "");
+  // Started as a path (./bin/pencil from a clone): the hint uses that path, not a `pencil` that is not on PATH.
+  const byPath = spawnSync(LAUNCHER, ["log"], { cwd: repo, env, encoding: "utf8" });
+  expect(byPath.stdout).toContain(`Try: ${LAUNCHER} demo`);
+  // Found on PATH (npm link): plain `pencil`.
+  const onPath = spawnSync("pencil", ["log"], { cwd: repo, env: { ...env, PATH: `${join(import.meta.dir, "../bin")}:${env.PATH}` }, encoding: "utf8" });
+  expect(onPath.stdout).toContain("Try: pencil demo");
+  // Bun started directly on index.ts.
+  const direct = spawnSync(process.execPath, [INDEX, "log"], { cwd: join(import.meta.dir, ".."), env: { ...env, PENCIL_HOME: join(env.HOME, ".pencil") }, encoding: "utf8" });
+  expect(direct.stdout).toContain("Try: bun index.ts demo");
+});

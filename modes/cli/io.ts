@@ -1,4 +1,5 @@
 import { createColors } from "picocolors";
+import { relative } from "node:path";
 import { KeyInput } from "./key-input.ts";
 import type { Env } from "../../app/runtime.ts";
 
@@ -19,6 +20,8 @@ export interface CliIO {
    */
   key: (question: string, keys: string) => Promise<string | null>;
   columns: number;
+  /** How the person started Pencil (`pencil`, `./bin/pencil`, `bun index.ts`): hints print commands that way. */
+  invocation?: string;
   /** `--json`: stdout carries exactly one JSON document; progress and messages go to stderr, and nothing is asked. */
   machine?: boolean;
 }
@@ -42,7 +45,30 @@ export function processIO(env: Env): CliIO {
     prompt: (question) => keyInput().line(question),
     key: (question, keys) => keyInput().key(question, keys),
     columns: process.stdout.columns ?? 100,
+    invocation: invocationOf(env),
   };
+}
+
+/** A command to suggest, spelled the way this Pencil was started: `hint(io, "review ID")`. */
+export function hint(io: CliIO, rest: string): string {
+  return `${io.invocation ?? "pencil"} ${rest}`;
+}
+
+/**
+ * How the person started this process, so that a suggested command works when pasted:
+ * the launcher passes its $0 (`pencil` when found on PATH, else the path as typed);
+ * `npm run` starts in Pencil's directory, where `./bin/pencil` works; else `bun <index>`.
+ */
+export function invocationOf(env: Env, argv1: string = process.argv[1] ?? "index.ts", cwd: string = process.cwd()): string {
+  const launcher = env.PENCIL_INVOKED_AS;
+  if (launcher) return launcher === "pencil" ? "pencil" : quoteIfNeeded(launcher);
+  if (env.npm_lifecycle_event) return "./bin/pencil";
+  const rel = relative(cwd, argv1);
+  return `bun ${quoteIfNeeded(rel && !rel.startsWith("..") ? rel : argv1)}`;
+}
+
+function quoteIfNeeded(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 let input: KeyInput | null = null;

@@ -7,7 +7,7 @@ import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } fro
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { wordMeaning } from "./answer-words.ts";
-import type { CliIO } from "./io.ts";
+import { hint, type CliIO } from "./io.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
 export interface ReviewDecision {
@@ -152,19 +152,20 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     if (undecided.length === 0) break;
     const decision = await reviewChangeset(io, { ...cs, files: undecided }, reviewHooks);
     if (decision.quit) {
-      io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: pencil review ${cs.id}\n`);
+      io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: ${hint(io, `review ${cs.id}`)}\n`);
       return 3;
     }
     const result = applyReviewed(runtime, cs, decision.approved, decision.rejected.map((r) => r.path));
     reportApply(io, result, decision.rejected);
     if (result.conflicts.length > 0) {
       conflicted = true;
-      io.out(io.colors.red(`${result.conflicts.length} approved file(s) changed on disk since the agent read them and were not written.\n`));
+      io.out(io.colors.red(`${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`));
+      io.out(`They stay pending; review them again against the disk as it is now: ${hint(io, `review ${cs.id}`)}\n`);
     }
     const reasons = decision.rejected.filter((r) => r.reason !== "");
     if (reasons.length === 0 || !run || !hooks) break;
     if (run.rounds >= MAX_REVISION_ROUNDS) {
-      io.out(`Stopping after ${MAX_REVISION_ROUNDS} revision rounds; run pencil agent again with a sharper goal.\n`);
+      io.out(`Stopping after ${MAX_REVISION_ROUNDS} revision rounds; run ${hint(io, "agent")} again with a sharper goal.\n`);
       break;
     }
     io.out(io.colors.cyan(`\nSending ${reasons.length} reason(s) back to the agent…\n`));

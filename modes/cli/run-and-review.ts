@@ -3,7 +3,7 @@ import type { RunMode } from "../../agent/prompts.ts";
 import { AgentRun, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { formatSummary } from "../../render/summary.ts";
-import type { CliIO } from "./io.ts";
+import { hint, type CliIO } from "./io.ts";
 import { ProgressView } from "./progress.ts";
 import { reviewLoop } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
@@ -45,7 +45,7 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
   const cs = run.changeset;
   if (outcome.stopped === "error") {
     io.err(io.colors.red(`The run failed: ${outcome.error}\n`));
-    if (cs) io.err(`The work staged before the failure is saved as ${cs.id}; review it with: pencil review ${cs.id}\n`);
+    if (cs) io.err(`The work staged before the failure is saved as ${cs.id}; review it with: ${hint(io, `review ${cs.id}`)}\n`);
     return 1;
   }
   if (outcome.stopped === "step-limit") io.err(io.colors.yellow("The run hit its step limit; review what it staged.\n"));
@@ -55,7 +55,7 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
   }
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
-    io.out(`\nNo terminal to review on, so nothing was applied. Changeset ${cs.id} is saved.\nReview it with: pencil review ${cs.id}   (or print it: pencil review ${cs.id} --patch)\n`);
+    io.out(`\nNo terminal to review on, so nothing was applied. Changeset ${cs.id} is saved.\nReview it with: ${hint(io, `review ${cs.id}`)}   (or print it: ${hint(io, `review ${cs.id} --patch`)})\n`);
     return 3;
   }
   return reviewLoop(io, runtime, cs, run, hooks);

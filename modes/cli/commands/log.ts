@@ -1,3 +1,4 @@
+import { hint } from "../io.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -13,14 +14,15 @@ export async function run(ctx: CommandContext): Promise<number> {
     models: cs.models,
     status: cs.status,
     workspace: cs.workspace,
-    files: cs.files.map((f) => ({ path: f.path, kind: f.kind, added: f.added, removed: f.removed, models: f.models, decision: cs.decisions?.[f.path] ?? null })),
+    // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
+    files: cs.files.map((f) => ({ path: f.path, kind: f.kind, added: f.added, removed: f.removed, models: f.models, decision: cs.decisions?.[f.path] ?? (cs.conflicts?.includes(f.path) ? "conflict" : null) })),
   }));
   if (ctx.args.json) {
     io.out(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
   if (rows.length === 0) {
-    io.out(`No changesets yet under ${runtime.store.dir}. Try: pencil demo\n`);
+    io.out(`No changesets yet under ${runtime.store.dir}. Try: ${hint(io, "demo")}\n`);
     return 0;
   }
   const c = io.colors;
@@ -28,7 +30,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.out(`${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}  ${c.dim(row.models.join(", ") || "-")}\n`);
     io.out(`  ${row.goal.split("\n", 1)[0]!.slice(0, 100)}\n`);
     for (const f of row.files) {
-      io.out(`  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`);
+      io.out(`  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`);
     }
   }
   return 0;

@@ -1,3 +1,4 @@
+import { hint } from "../io.ts";
 import { planToGoal } from "../../../core/plan-schema.ts";
 import { formatPlanMarkdown } from "../../../render/plan-markdown.ts";
 import { UsageError } from "../args.ts";
@@ -37,7 +38,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   io.out(`\n${renderMarkdown(io, formatPlanMarkdown(chosenPlan))}\n`);
   if (!io.interactive) {
-    io.out("No terminal, so no steps are run. Run pencil plan in a terminal to pick steps and proceed.\n");
+    io.out(`No terminal, so no steps are run. Run ${hint(io, "plan")} in a terminal to pick steps and proceed.\n`);
     return 0;
   }
   const steps = chosenPlan.steps;

@@ -1,3 +1,4 @@
+import { hint } from "../io.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
 import { exportPatch } from "../../../render/patch-export.ts";
@@ -15,7 +16,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const id = ctx.args.positionals[0];
   const cs = id ? runtime.store.load(id) : runtime.store.latestPending(runtime.ws.root);
   if (!cs) {
-    io.out(`No pending changeset for ${runtime.ws.root}. See all with: pencil log\n`);
+    io.out(`No pending changeset for ${runtime.ws.root}. See all with: ${hint(io, "log")}\n`);
     return 0;
   }
   assertSameWorkspace(runtime, cs);
@@ -31,7 +32,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
-    io.out(`\nNo terminal to review on, so nothing was applied. Run pencil review ${cs.id} in a terminal, or print it with --patch.\n`);
+    io.out(`\nNo terminal to review on, so nothing was applied. Run ${hint(io, `review ${cs.id}`)} in a terminal, or print it with --patch.\n`);
     return 3;
   }
   // Reopened as a run, so a rejection with a reason can still go back to the agent.
