@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { INDEX } from "./support/cli.ts";
 import { runCli, runCliPty } from "./support/cli.ts";
 import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
@@ -124,5 +125,28 @@ describe("after a conflict", () => {
     expect(again.output).toContain("-mine, written meanwhile");
     expect(again.code).toBe(0);
     expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("alpha\nmine, written meanwhile\n");
+  });
+});
+
+describe("commands the agent runs", () => {
+  const script = `for i in $(seq 1 20); do echo "line $i"; done\nexit 3\n`;
+  test.skipIf(!sandboxAvailable())("a failed command shows its exit status, its own time, and the first and last lines; --verbose and the log have all", async () => {
+    const { workspace, groq, env } = await withModel();
+    writeTree(workspace, { "fail.sh": script });
+    const turn = () => [toolCallReply([call("run_command", { command: "sh fail.sh" })]), textReply("It failed.")];
+    groq.enqueue(...turn());
+    const result = await runCli(["agent", "run it", "--allow", "Run(sh fail.sh)", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/✗ \$ sh fail\.sh {2}exit 3 · \d+\.\d\ds/);
+    expect(result.stdout).toContain("│ line 1\n");
+    expect(result.stdout).toContain("│ line 20\n");
+    expect(result.stdout).not.toContain("line 10\n");
+    expect(result.stdout).toContain("… 14 more lines (--verbose, or the run's log)");
+    const log = /run's log \(every output in full\): (\S+)/.exec(result.stdout)?.[1];
+    expect(log).toBeDefined();
+    expect(readFileSync(log!, "utf8")).toContain("line 10\n");
+    groq.enqueue(...turn());
+    const verbose = await runCli(["agent", "run it", "--verbose", "--allow", "Run(sh fail.sh)", "-w", workspace], { cwd: workspace, env });
+    expect(verbose.stdout).toContain("│ line 10\n");
   });
 });

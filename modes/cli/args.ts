@@ -10,6 +10,7 @@ export interface CliArgs {
   model?: string;
   json: boolean;
   patch: boolean;
+  verbose: boolean;
   help: boolean;
   image?: string;
 }
@@ -34,6 +35,7 @@ export function parseCli(argv: string[]): CliArgs {
         model: { type: "string" },
         json: { type: "boolean" },
         patch: { type: "boolean" },
+        verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         image: { type: "string" },
       },
@@ -52,6 +54,7 @@ export function parseCli(argv: string[]): CliArgs {
     ...(v.model !== undefined ? { model: v.model } : {}),
     json: v.json ?? false,
     patch: v.patch ?? false,
+    verbose: v.verbose ?? false,
     help: v.help ?? false,
     ...(v.image !== undefined ? { image: v.image } : {}),
   };

@@ -28,6 +28,8 @@ Options:
       --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
       --json             machine-readable output (log, doctor, plan, ask)
       --patch            with review: print the changeset as a unified diff
+      --verbose          show commands' whole output (else the first and last lines;
+                         the run's log file under $PENCIL_HOME/logs has all of it)
   -h, --help             this help
       --version          print the version
 

@@ -20,6 +20,8 @@ export interface CliIO {
    */
   key: (question: string, keys: string) => Promise<string | null>;
   columns: number;
+  /** `--verbose`: command output in full instead of its first and last lines. */
+  verbose?: boolean;
   /** How the person started Pencil (`pencil`, `./bin/pencil`, `bun index.ts`): hints print commands that way. */
   invocation?: string;
   /** `--json`: stdout carries exactly one JSON document; progress and messages go to stderr, and nothing is asked. */

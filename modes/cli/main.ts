@@ -47,7 +47,9 @@ export async function main(argv: string[], env: Env = process.env, io: CliIO = p
       throw new UsageError(`Unknown command "${args.command}". Run \`pencil --help\` for the list.`);
     }
     const command = await COMMANDS[args.command]!();
-    return await command.run({ args, env, io: args.json ? machineIO(io) : io });
+    const commandIO = args.json ? machineIO(io) : io;
+    if (args.verbose) commandIO.verbose = true;
+    return await command.run({ args, env, io: commandIO });
   } catch (error) {
     return reportFailure(io, error);
   }

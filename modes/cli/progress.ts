@@ -1,7 +1,12 @@
-import { compact, formatContext, type SessionEvent } from "../../agent/events.ts";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { compact, formatContext, type ContextMeter, type SessionEvent } from "../../agent/events.ts";
+import { formatCommandReport, parseCommandReport } from "../../render/command-result.ts";
 import { forPerson } from "../../render/person-text.ts";
-import { visible, visibleLines } from "../../render/visible-text.ts";
+import { visible } from "../../render/visible-text.ts";
+import { wrapText } from "../../render/wrap.ts";
 import type { CliIO } from "./io.ts";
+import { renderMarkdown } from "./markdown.ts";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -13,30 +18,67 @@ export interface RunTotals {
   outputTokens: number;
 }
 
+/** How a ProgressView shows a run. */
+export interface ProgressOptions {
+  /** False keeps the model's text for the caller to render (ask's Markdown answer, plan's plan). */
+  streamText?: boolean;
+  /** Where every tool call's whole output is appended; named where output is collapsed. */
+  logPath?: string;
+}
+
 /**
- * Renders session events as terminal progress: a spinner while the model thinks
- * (terminals only), the model's text as it streams, a line per tool call with its
- * duration, the context meter after each step, and a closing line.
+ * Renders session events as terminal progress: a spinner with elapsed seconds while
+ * the model works (terminals only), the model's text as Markdown once each block is
+ * complete, a line per tool call (commands with exit status, own duration and their
+ * output's first and last lines), a context line when it changes meaningfully, and a
+ * closing line. Everything is wrapped to the terminal's width.
  */
 export class ProgressView {
   private spinner: ReturnType<typeof setInterval> | null = null;
   private frame = 0;
   private status = "";
-  private textOpen = false;
   private readonly started = performance.now();
   readonly totals: RunTotals = { turns: 0, calls: 0, inputTokens: 0, outputTokens: 0 };
   private readonly callInput = new Map<string, unknown>();
   /** Calls a rule refused: their ⊘ line said it, so their failed result adds nothing for the person. */
   private readonly refused = new Set<string>();
+  /** Model text not yet shown: it is rendered as Markdown a whole block at a time. */
+  private pending = "";
+  private lastContext: { model: string; bucket: number } | null = null;
+  /** Time spent waiting for the person's answer, per call, so a tool's time is its own. */
+  private readonly waited = new Map<string, number>();
+  private pausedAt: number | null = null;
+  private logReady = false;
 
-  /** `streamText: false` keeps the model's text for the caller to render (ask's Markdown answer). */
   constructor(
     private readonly io: CliIO,
-    private readonly options: { streamText?: boolean } = {},
+    private readonly options: ProgressOptions = {},
   ) {}
+
+  /** The run's log file, when it has one (every tool output in full). */
+  get logPath(): string | undefined {
+    return this.options.logPath;
+  }
 
   /** Where progress goes: the screen, or stderr when stdout is reserved for a JSON document. */
   private readonly write = (text: string): void => (this.io.machine ? this.io.err(text) : this.io.out(text));
+
+  private get width(): number {
+    return Math.max(20, this.io.columns);
+  }
+
+  /** One or more lines, wrapped to the terminal, continuation lines indented under the text. */
+  private line(text: string, indent = "    "): void {
+    this.write(`${wrapText(text, this.width, indent)}\n`);
+  }
+
+  /** `pencil agent · groq:… → openrouter:… · ~/code/app`, printed before the first request. */
+  header(mode: string, models: string[], workspace: string, home?: string): void {
+    const c = this.io.colors;
+    const where = home && (workspace === home || workspace.startsWith(`${home}/`)) ? `~${workspace.slice(home.length)}` : workspace;
+    this.line(`${c.bold(`pencil ${mode}`)} ${c.dim("·")} ${c.cyan(models.map(visible).join(" → ") || "no model")} ${c.dim("·")} ${visible(where)}`);
+    this.startSpinner("waiting for the model");
+  }
 
   /** The event sink to hand to a run. */
   readonly sink = (event: SessionEvent): void => {
@@ -48,79 +90,139 @@ export class ProgressView {
         break;
       case "text":
         if (this.options.streamText === false) break;
-        this.stopSpinner();
-        this.textOpen = true;
-        this.write(visibleLines(event.delta));
+        this.pending += event.delta;
+        this.flushBlocks(false);
+        if (this.pending) this.startSpinner("writing");
         break;
       case "tool-call":
-        this.closeText();
+        this.flushBlocks(true);
         this.totals.calls += 1;
         this.callInput.set(event.callId, event.input);
         this.startSpinner(`${event.tool} ${describeInput(event.input)}`);
         break;
       case "tool-result": {
         this.stopSpinner();
-        this.closeText();
+        this.flushBlocks(true);
+        this.log(event);
         if (this.refused.delete(event.callId)) break;
+        if (event.tool === "run_command") {
+          const report = parseCommandReport(event.output);
+          if (report) {
+            const text = formatCommandReport(report, {
+              color: this.io.color,
+              verbose: this.io.verbose === true,
+              ...(this.options.logPath ? { logPath: this.options.logPath } : {}),
+            });
+            this.write(`${wrapText(text.replace(/\n$/, ""), this.width, "  │   ")}\n`);
+            break;
+          }
+        }
         const mark = event.ok ? c.green("✓") : c.red("✗");
         const subject = describeInput(this.callInput.get(event.callId));
+        const ms = Math.max(0, event.ms - (this.waited.get(event.callId) ?? 0));
+        this.waited.delete(event.callId);
         const detail = event.ok ? firstLine(event.output) : c.red(firstLine(forPerson(event.output)));
-        this.write(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(event.ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}\n`);
+        this.line(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}`);
         break;
       }
       case "policy":
+        if (event.answeredBy === "user" && this.pausedAt !== null) {
+          this.waited.set(event.callId, (this.waited.get(event.callId) ?? 0) + performance.now() - this.pausedAt);
+          this.pausedAt = null;
+        }
         if (event.decision === "deny" && event.answeredBy === "rule") {
           this.stopSpinner();
           this.refused.add(event.callId);
-          this.write(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(forPerson(event.reason))}\n`);
+          this.line(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(forPerson(event.reason))}`);
         }
         break;
       case "step-end":
         this.stopSpinner();
-        this.closeText();
+        this.flushBlocks(true);
         this.totals.inputTokens += event.usage.inputTokens;
         this.totals.outputTokens += event.usage.outputTokens;
-        this.write(c.dim(`  · ${formatContext(event.context)} · ${event.model}\n`));
+        if (this.contextChanged(event.model, event.context)) this.line(c.dim(`  · ${formatContext(event.context)} · ${event.model}`));
         break;
       case "compacted":
-        this.write(c.dim(`  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window\n`));
+        this.line(c.dim(`  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window`));
         break;
       case "model-fallback":
         this.stopSpinner();
-        this.write(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}\n`));
+        this.line(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}`));
         break;
       case "error":
         // Not printed here: the command that started the run reports its failure, once.
         this.stopSpinner();
-        this.closeText();
+        this.flushBlocks(true);
         break;
     }
   };
 
-  /** Pauses the spinner so a question can be asked cleanly. */
+  /** Pauses the spinner so a question can be asked cleanly; the wait is not counted in the tool's time. */
   pause(): void {
     this.stopSpinner();
-    this.closeText();
+    this.flushBlocks(true);
+    this.pausedAt = performance.now();
   }
 
   /** `turns 4 · calls 9 · tokens 3.1k in / 420 out · 5.2s`, or nothing when nothing was used. */
   closingLine(): string {
     this.stopSpinner();
-    this.closeText();
+    this.flushBlocks(true);
     const t = this.totals;
     // A run that failed before the model said anything has no totals worth a line.
     if (t.calls === 0 && t.inputTokens === 0 && t.outputTokens === 0) return "";
     const secs = ((performance.now() - this.started) / 1000).toFixed(1);
-    return this.io.colors.dim(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s\n`);
+    const log = this.logReady && this.options.logPath ? `\nrun's log (every output in full): ${this.options.logPath}` : "";
+    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s${log}`, this.width, "  "))}\n`;
+  }
+
+  /** The context line is worth a line when the model changed or the meter moved by a tenth of the window. */
+  private contextChanged(model: string, meter: ContextMeter): boolean {
+    const bucket = meter.window > 0 ? Math.floor((meter.used / meter.window) * 10) : 0;
+    const last = this.lastContext;
+    this.lastContext = { model, bucket };
+    return !last || last.model !== model || last.bucket !== bucket;
+  }
+
+  /** Shows the complete Markdown blocks of the pending text (all of it when `all`). */
+  private flushBlocks(all: boolean): void {
+    if (!this.pending) return;
+    const cut = all ? this.pending.length : lastBlockEnd(this.pending);
+    if (cut <= 0) return;
+    const block = this.pending.slice(0, cut);
+    this.pending = this.pending.slice(cut);
+    if (block.trim() === "") return;
+    this.stopSpinner();
+    const rendered = renderMarkdown(this.io, block).replace(/\n+$/, "");
+    this.write(`${rendered}\n`);
+  }
+
+  private log(event: Extract<SessionEvent, { type: "tool-result" }>): void {
+    const path = this.options.logPath;
+    if (!path) return;
+    try {
+      if (!this.logReady) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const input = this.callInput.get(event.callId);
+      appendFileSync(path, `## ${event.tool} ${JSON.stringify(input ?? {})} (${event.ok ? "ok" : "failed"}, ${Math.round(event.ms)} ms)\n${event.output}\n\n`, { mode: 0o600 });
+      this.logReady = true;
+    } catch {
+      // A log that cannot be written costs the full output on disk, not the run.
+    }
   }
 
   private startSpinner(label: string): void {
     this.status = label;
-    if (!this.io.interactive || this.spinner) return;
-    this.spinner = setInterval(() => {
+    if (!this.io.interactive || this.io.machine || this.spinner) return;
+    const draw = () => {
       this.frame = (this.frame + 1) % SPINNER.length;
-      this.write(`\r\x1b[2K${this.io.colors.cyan(SPINNER[this.frame]!)} ${this.status}`);
-    }, 80);
+      const secs = Math.floor((performance.now() - this.started) / 1000);
+      const text = `${SPINNER[this.frame]} ${this.status} · ${secs}s · Ctrl-C to stop`;
+      const shown = [...text].length > this.width - 1 ? `${[...text].slice(0, this.width - 2).join("")}…` : text;
+      this.write(`\r\x1b[2K${this.io.colors.cyan(shown)}`);
+    };
+    draw();
+    this.spinner = setInterval(draw, 80);
   }
 
   private stopSpinner(): void {
@@ -129,12 +231,28 @@ export class ProgressView {
     this.spinner = null;
     this.write("\r\x1b[2K");
   }
+}
 
-  private closeText(): void {
-    if (!this.textOpen) return;
-    this.textOpen = false;
-    this.write("\n");
+/**
+ * Where the complete Markdown blocks of streamed text end: after the last blank line
+ * outside a code fence (0 when no block is complete yet).
+ */
+export function lastBlockEnd(text: string): number {
+  let end = 0;
+  let fence = false;
+  let offset = 0;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length - 1; i++) {
+    const line = lines[i]!;
+    offset += line.length + 1;
+    if (/^\s*(```|~~~)/.test(line)) {
+      fence = !fence;
+      if (!fence) end = offset; // a closed fence is a complete block
+      continue;
+    }
+    if (!fence && line.trim() === "") end = offset;
   }
+  return end;
 }
 
 /** A short description of a tool input for one progress line: its path, pattern, url or command. */

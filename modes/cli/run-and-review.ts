@@ -1,6 +1,7 @@
 import { nobodyApprover } from "../../agent/approver.ts";
 import type { RunMode } from "../../agent/prompts.ts";
-import { AgentRun, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
+import { join } from "node:path";
+import { AgentRun, chooseModels, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { hint, type CliIO } from "./io.ts";
@@ -9,7 +10,7 @@ import { reviewLoop } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
 
 /** A run with terminal progress; Ctrl-C stops it and keeps what was staged. */
-export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode, goal: string, options: RunOptions = {}, view = new ProgressView(io)): Promise<{ run: AgentRun; hooks: RunHooks }> {
+export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode, goal: string, options: RunOptions = {}, view = new ProgressView(io, { logPath: runLogPath(runtime) })): Promise<{ run: AgentRun; hooks: RunHooks }> {
   const controller = new AbortController();
   const onInterrupt = () => {
     if (controller.signal.aborted) process.exit(130);
@@ -21,7 +22,10 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
   const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
   const hooks: RunHooks = { approver, emit: view.sink, signal: controller.signal };
   try {
-    const run = await AgentRun.start(runtime, mode, goal, hooks, options);
+    // Built here, so the header can name the model before the first request goes out.
+    const models = options.models ?? chooseModels(runtime, { emit: (event) => view.sink(event) });
+    view.header(mode, models.labels, runtime.ws.root, runtime.ws.home);
+    const run = await AgentRun.start(runtime, mode, goal, hooks, { ...options, models });
     (io.machine ? io.err : io.out)(view.closingLine());
     // Revisions get their own stop button; the first run's was used or is spent.
     return { run, hooks: { approver, emit: view.sink } };
@@ -59,4 +63,9 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
     return 3;
   }
   return reviewLoop(io, runtime, cs, run, hooks);
+}
+
+/** `$PENCIL_HOME/logs/<time>-<pid>.log`: where a run's tool outputs are kept whole. */
+export function runLogPath(runtime: Runtime, now = new Date()): string {
+  return join(runtime.pencilHome, "logs", `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${process.pid}.log`);
 }

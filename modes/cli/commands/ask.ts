@@ -3,7 +3,7 @@ import type { CommandContext } from "../main.ts";
 import { renderMarkdown } from "../markdown.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
-import { runWithProgress } from "../run-and-review.ts";
+import { runLogPath, runWithProgress } from "../run-and-review.ts";
 import { reviewLoop } from "../review-flow.ts";
 
 /** `pencil ask "<question>"`: answers from the code with read-only tools; saving the answer is a staged write. */
@@ -12,7 +12,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!question) throw new UsageError('ask needs a question, e.g. pencil ask "where is the config loaded?"');
   const { io } = ctx;
   const runtime = openRuntime(ctx);
-  const view = new ProgressView(io, { streamText: false });
+  const view = new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) });
   const { run, hooks } = await runWithProgress(io, runtime, "ask", question, {}, view);
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {

@@ -7,6 +7,7 @@ import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
 import { reviewLoop } from "../review-flow.ts";
+import { runLogPath } from "../run-and-review.ts";
 import { terminalApprover } from "../terminal-approver.ts";
 
 /** `pencil review [ID] [--patch]`: reviews a pending changeset (the workspace's latest when no ID). */
@@ -37,7 +38,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   // Reopened as a run, so a rejection with a reason can still go back to the agent.
   const agentRun = AgentRun.resume(runtime, cs);
-  const view = new ProgressView(io);
+  const view = new ProgressView(io, { logPath: runLogPath(runtime) });
   const hooks = { approver: terminalApprover(io, () => view.pause()), emit: view.sink };
   return reviewLoop(io, runtime, cs, agentRun, hooks);
 }
