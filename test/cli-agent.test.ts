@@ -224,7 +224,8 @@ describe("pencil plan and ask, end to end", () => {
       cwd: workspace,
       env,
       steps: [
-        { expect: "Save this answer to a file?", send: "notes/answer.md\r" },
+        { expect: "[Enter] done", send: "s" },
+        { expect: "Save to", send: "notes/answer.md\r" },
         { expect: PROMPT, send: "y\r" },
       ],
     });

@@ -150,3 +150,25 @@ describe("commands the agent runs", () => {
     expect(verbose.stdout).toContain("│ line 10\n");
   });
 });
+
+describe("progress in a terminal", () => {
+  test("a header and a spinner with elapsed seconds and Ctrl-C to stop from the start; text as Markdown; the context line only when it moves", async () => {
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      textReply("It holds `alpha` and **nothing else**.\n\nThat is all."),
+    );
+    const { code, output } = await runCliPty(["ask", "what is in a.txt?", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[Enter] done", send: "\r" }] });
+    expect(code).toBe(0);
+    const header = output.indexOf("pencil ask · groq:openai/gpt-oss-120b");
+    expect(header).toBeGreaterThanOrEqual(0);
+    expect(output).toMatch(/waiting for the model · \d+s · Ctrl-C to stop/);
+    expect(output).toContain("It holds alpha and nothing else.");
+    expect(output).not.toContain("`alpha`");
+    // Enter at the footer is the default: nothing saved, nothing to review.
+    expect(output).not.toContain("[s]teps");
+    // Three steps at the same fill of the context window: one context line, not three.
+    expect(output.match(/· ctx /g)?.length).toBe(1);
+  });
+});

@@ -146,6 +146,8 @@ describe("telegram bot: the owner's full flow", () => {
     const progress = fake.messagesIn(OWNER).find((m) => textOf(fake, m).includes("Agent: create a and b"))!;
     expect(textOf(fake, progress)).toContain("Done");
     expect(textOf(fake, progress)).toContain("2 files staged");
+    // While the model worked, the chat showed "typing…".
+    expect(fake.callsOf("sendChatAction").map((c) => c.payload)).toContainEqual(expect.objectContaining({ chat_id: OWNER, action: "typing" }));
 
     const from = fake.calls.length;
     expect(await press(fake, "📄 Diff 1", card)).toBe("Diff sent.");

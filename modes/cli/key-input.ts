@@ -50,7 +50,8 @@ export class KeyInput {
   /**
    * One answer at a key prompt: a single key from `keys` (lower-cased) when it came
    * alone, else the whole word typed or piped with it (the rest of its line, edited
-   * and echoed). Null when input ended or the person pressed Ctrl-C / Ctrl-D.
+   * and echoed). Enter alone is skipped unless `keys` holds "\n" (then it answers
+   * "\n", a default). Null when input ended or the person pressed Ctrl-C / Ctrl-D.
    */
   async key(question: string, keys: string): Promise<string | null> {
     this.echo(question);
@@ -58,7 +59,12 @@ export class KeyInput {
       for (;;) {
         const ch = await this.next();
         if (ch === null || ch === CTRL_C || ch === CTRL_D) return this.done(null);
-        if (isEnter(ch)) continue; // an Enter alone does nothing
+        if (isEnter(ch)) {
+          // An Enter alone does nothing, unless the question takes it ("\n" among the keys) as its default.
+          if (!keys.includes("\n")) continue;
+          if (ch === "\r" && this.buffer[0] === "\n") this.buffer = this.buffer.slice(1);
+          return this.done("\n");
+        }
         if (ch === ESC) {
           this.dropEscape();
           continue;

@@ -40,6 +40,15 @@ export class Outbox {
     }
   }
 
+  /** Shows "typing…" in the chat for about five seconds; a failure is logged, never thrown. */
+  async typing(chatId: number): Promise<void> {
+    try {
+      await this.api.sendChatAction(chatId, "typing");
+    } catch (error) {
+      this.log(`could not send the typing action: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   /** Sends text as a document named `filename` with an HTML caption. */
   async document(chatId: number, filename: string, content: string | Uint8Array, captionHtml: string): Promise<Message.DocumentMessage> {
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;

@@ -31,6 +31,9 @@ export interface LauncherDeps {
   progressIntervalMs?: number;
 }
 
+/** Telegram's typing status lasts about five seconds; renewed a little before it lapses. */
+const TYPING_RENEW_MS = 4500;
+
 const KIND_LABEL: Record<ActiveRun["kind"], string> = { agent: "Agent", plan: "Plan", ask: "Ask", revise: "Revising" };
 
 /**
@@ -105,10 +108,21 @@ export class RunLauncher {
 
   private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): Promise<void> {
     const started = Date.now();
+    let typingTimer: ReturnType<typeof setInterval> | undefined;
     const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}`, this.deps.progressIntervalMs);
     try {
       await progress.start();
-      const hooks: RunHooks = { approver: this.deps.questions.approver(), emit: progress.sink, signal: active.controller.signal };
+      // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.
+      const typing = () => void this.deps.outbox.typing(this.deps.ownerId);
+      const emit: RunHooks["emit"] = (event) => {
+        if (event.type === "step-start") {
+          typing();
+          clearInterval(typingTimer);
+          typingTimer = setInterval(typing, TYPING_RENEW_MS);
+        } else if (event.type === "step-end" || event.type === "error") clearInterval(typingTimer);
+        progress.sink(event);
+      };
+      const hooks: RunHooks = { approver: this.deps.questions.approver(), emit, signal: active.controller.signal };
       let run: AgentRun;
       try {
         run = await body(hooks);
@@ -119,6 +133,7 @@ export class RunLauncher {
       await progress.finish(summaryLine(run, Date.now() - started));
       await this.deliver(active, run, run.plan);
     } finally {
+      clearInterval(typingTimer);
       this.deps.gate.end(active);
     }
   }

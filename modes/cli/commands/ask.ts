@@ -27,7 +27,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   io.out(`\n${renderMarkdown(io, answer || "_(no answer)_")}\n`);
   if (!io.interactive || !answer) return 0;
-  const path = (await io.prompt("Save this answer to a file? Type a path, or press Enter to skip: "))?.trim();
+  // Saving is the exception: a key in the footer, and anything but s (Enter first of all) is no.
+  const key = await io.key(io.colors.dim("[s] save this answer to a file · [Enter] done "), "s\n");
+  if (key !== "s") return 0;
+  const path = (await io.prompt("Save to (a path in the workspace; Enter to cancel): "))?.trim();
   if (!path) return 0;
   try {
     const cs = run.stageUserFile(path, `${answer}\n`);
