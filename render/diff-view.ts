@@ -19,6 +19,12 @@ export interface DiffViewOptions {
   lineNumbers?: boolean;
   /** Body lines rendered at most; the rest is counted in a closing marker (default 2,000). */
   maxLines?: number;
+  /**
+   * Wrap lines longer than `width` onto continuation lines instead of cutting them:
+   * nothing is left out, and each continuation line keeps the gutter (blank numbers,
+   * the same +/- sign), so the diff's columns hold on a narrow terminal.
+   */
+  wrap?: boolean;
 }
 
 /** A rendered file diff; `fallback` is true when no line diff was computed and a plain before/after view is shown. */
@@ -57,6 +63,28 @@ function safeLine(line: string, budget: number, c: Colors): { text: string; cut:
   const reserve = cutMarker(line.length).length;
   const cut = take(line, Math.max(MIN_KEPT_CHARS, budget - reserve), c);
   return { text: cut.text + c.dim(cutMarker(line.length - cut.taken)), cut: true };
+}
+
+/**
+ * One content line made safe and split into pieces of at most `budget` columns,
+ * breaking after a space near the end of a piece when there is one. Nothing is dropped.
+ */
+function wrapPieces(line: string, budget: number, c: Colors): string[] {
+  const pieces: string[] = [];
+  let rest = line;
+  for (;;) {
+    const whole = take(rest, budget, c);
+    if (whole.taken >= rest.length) {
+      pieces.push(whole.text);
+      return pieces;
+    }
+    // Prefer to break after a space in the last quarter of the piece.
+    const space = rest.lastIndexOf(" ", whole.taken - 1);
+    const at = space >= Math.floor(whole.taken * 0.75) ? space + 1 : whole.taken;
+    const piece = take(rest.slice(0, at), budget, c);
+    pieces.push(piece.text);
+    rest = rest.slice(Math.max(1, piece.taken));
+  }
 }
 
 function cutMarker(rest: number): string {
@@ -154,7 +182,7 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
     const lines = splitLines(after!.text);
     if (lines.length === 0) note("empty file");
     const w = lineNumbers ? digits(lines.length) : 0;
-    plainLines(body, lines, "+", w, width(w && w + 1), c);
+    plainLines(body, lines, "+", w, width(w && w + 1), c, options.wrap === true);
     noNewlineMarker(body, after!.text, c);
   } else if (change.kind === "delete") {
     if (!before) {
@@ -165,7 +193,7 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
     const shown = lines.length > DELETE_FULL_LINES ? lines.slice(0, DELETE_PREVIEW_LINES) : lines;
     if (shown.length < lines.length) note(`deleted: all ${count(lines.length)} lines; the first ${shown.length} follow`);
     const w = lineNumbers ? digits(lines.length) : 0;
-    plainLines(body, shown, "-", w, width(w && w + 1), c);
+    plainLines(body, shown, "-", w, width(w && w + 1), c, options.wrap === true);
     if (shown.length < lines.length) body.omitted += lines.length - shown.length;
     else noNewlineMarker(body, before.text, c);
   } else if (!before) {
@@ -174,7 +202,7 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
     body.shortened++; // what the change replaces is not shown
     const lines = splitLines(after!.text);
     const w = lineNumbers ? digits(lines.length) : 0;
-    plainLines(body, lines, "+", w, width(w && w + 1), c);
+    plainLines(body, lines, "+", w, width(w && w + 1), c, options.wrap === true);
   } else {
     fallback = modifyBody(body, before, after!, options, lineNumbers, width, c, note);
   }
@@ -206,18 +234,18 @@ function modifyBody(
       });
   if (!patch) {
     note(tooLarge ? "too large to diff: plain before/after view" : `diff gave up after ${timeoutMs} ms: plain before/after view`);
-    plainBeforeAfter(body, before.text, after.text, lineNumbers, width, c);
+    plainBeforeAfter(body, before.text, after.text, lineNumbers, width, c, options.wrap === true);
     return true;
   }
   const w = digits(Math.max(lineCount(before.text), lineCount(after.text)));
   const gutter = lineNumbers ? 2 * w + 2 : 0;
   const budget = width(gutter);
-  for (const hunk of patch.hunks) renderHunk(body, hunk, lineNumbers ? w : 0, budget, c);
+  for (const hunk of patch.hunks) renderHunk(body, hunk, lineNumbers ? w : 0, budget, c, options.wrap === true);
   return false;
 }
 
 /** One hunk: a cyan `@@` header, then context, removed (red) and added (green) lines with old/new numbers. */
-function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: number, c: Colors): void {
+function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: number, c: Colors, wrap: boolean): void {
   body.push(c.cyan(hunkHeader(hunk)));
   let oldNo = hunk.oldStart;
   let newNo = hunk.newStart;
@@ -232,10 +260,15 @@ function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: nu
     const oldShown = sign === "+" ? null : oldNo++;
     const newShown = sign === "-" ? null : newNo++;
     const gutter = w ? c.dim(`${num(oldShown)} ${num(newShown)} `) : "";
+    const paint = (text: string) => (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text);
+    if (wrap) {
+      const blank = w ? " ".repeat(2 * w + 2) : "";
+      wrapPieces(content, budget, c).forEach((piece, k) => body.push((k === 0 ? gutter : blank) + paint(`${sign}${piece}`)));
+      continue;
+    }
     const safe = safeLine(content, budget, c);
     if (safe.cut) body.shortened++;
-    const text = `${sign}${safe.text}`;
-    body.push(gutter + (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text));
+    body.push(gutter + paint(`${sign}${safe.text}`));
   }
 }
 
@@ -247,23 +280,23 @@ export function hunkHeader(hunk: StructuredPatchHunk): string {
 }
 
 /** The labelled whole-before then whole-after view, each half of the line cap so the new content is always seen. */
-function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lineNumbers: boolean, width: (gutter: number) => number, c: Colors): void {
+function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lineNumbers: boolean, width: (gutter: number) => number, c: Colors, wrap: boolean): void {
   const before = splitLines(beforeText);
   const after = splitLines(afterText);
   const w = lineNumbers ? digits(Math.max(before.length, after.length)) : 0;
   const half = Math.max(1, Math.floor((body.room - 2) / 2));
   body.push(c.bold(`--- before (${count(before.length)} lines)`));
-  plainLines(body, before.slice(0, half), "-", w, width(w && w + 1), c);
+  plainLines(body, before.slice(0, half), "-", w, width(w && w + 1), c, wrap);
   if (before.length > half) {
     body.shortened += before.length - half;
     body.push(c.dim(`… ${count(before.length - half)} more lines of the old content not shown`));
   }
   body.push(c.bold(`+++ after (${count(after.length)} lines)`));
-  plainLines(body, after, "+", w, width(w && w + 1), c);
+  plainLines(body, after, "+", w, width(w && w + 1), c, wrap);
 }
 
 /** Lines that are all added or all removed, numbered from 1 in a `w`-digit gutter (none when `w` is 0). */
-function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, budget: number, c: Colors): void {
+function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, budget: number, c: Colors, wrap = false): void {
   const paint = sign === "+" ? c.green : c.red;
   for (let i = 0; i < lines.length; i++) {
     if (body.room === 0) {
@@ -271,6 +304,11 @@ function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, bud
       return;
     }
     const gutter = w ? c.dim(`${String(i + 1).padStart(w)} `) : "";
+    if (wrap) {
+      const blank = w ? " ".repeat(w + 1) : "";
+      wrapPieces(lines[i]!, budget, c).forEach((piece, k) => body.push((k === 0 ? gutter : blank) + paint(sign + piece)));
+      continue;
+    }
     const safe = safeLine(lines[i]!, budget, c);
     if (safe.cut) body.shortened++;
     body.push(gutter + paint(sign + safe.text));

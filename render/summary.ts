@@ -1,6 +1,7 @@
 import pc from "picocolors";
 import type { ChangeFlag, Changeset, FileChange } from "../core/changeset.ts";
 import { visible } from "./visible-text.ts";
+import { wrapText } from "./wrap.ts";
 
 /** One file of a changeset summary: what changed, how much, why to look twice, who wrote it and what it read first. */
 export interface FileSummary {
@@ -73,10 +74,10 @@ export function summarizeChangeset(cs: Changeset): ChangesetSummary {
 
 /**
  * The terminal summary: a totals line, then one line per file with kind, path,
- * `+N -M`, flags, model(s) and "read before: …" provenance. All text from files
- * and models is escaped, so nothing in it can drive the terminal.
+ * `+N -M`, flags, model(s) and "read before: …" provenance, wrapped to `width` when
+ * given. All text from files and models is escaped, so nothing in it can drive the terminal.
  */
-export function formatSummary(cs: Changeset, options: { color: boolean }): string {
+export function formatSummary(cs: Changeset, options: { color: boolean; width?: number }): string {
   const c = pc.createColors(options.color);
   const s = summarizeChangeset(cs);
   const t = s.totals;
@@ -91,7 +92,9 @@ export function formatSummary(cs: Changeset, options: { color: boolean }): strin
       (t.flagged ? c.yellow(`, ${t.flagged} flagged`) : ""),
   ];
   const shownPaths = s.files.map((f) => visible(f.path));
-  const pathWidth = Math.min(PATH_COLUMN_MAX, Math.max(0, ...shownPaths.map((p) => p.length)));
+  // On a narrow terminal the path column gives way: a line then wraps under its path.
+  const widest = options.width ? Math.max(12, Math.floor(options.width / 2)) : PATH_COLUMN_MAX;
+  const pathWidth = Math.min(PATH_COLUMN_MAX, widest, Math.max(0, ...shownPaths.map((p) => p.length)));
   const counts = s.files.map((f) => (f.binary ? "binary" : `+${f.added} -${f.removed}`));
   const countWidth = Math.max(0, ...counts.map((x) => x.length));
   s.files.forEach((f, i) => {
@@ -103,7 +106,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean }): strin
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
     lines.push(parts.join("  "));
   });
-  return lines.join("\n") + "\n";
+  const text = lines.join("\n");
+  return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
 }
 
 /**

@@ -10,8 +10,8 @@ export function displayWidth(text: string): number {
 
 /**
  * Wraps each line of `text` to `width` columns at spaces. Continuation lines start with
- * `indent` (a hanging indent: the gutter stays a gutter). A word wider than a line is
- * never cut. Colour codes count for nothing.
+ * `indent` (a hanging indent: the gutter stays a gutter). Only a word wider than a
+ * whole line is cut, at the edge. Colour codes count for nothing.
  */
 export function wrapText(text: string, width: number, indent = ""): string {
   return text
@@ -52,10 +52,25 @@ function wrapLine(line: string, width: number, indent: string): string {
       used += w;
       continue;
     }
-    // A word wider than a line (a path, a URL) goes whole on its own line: cut, it could not be copied.
-    if (used > displayWidth(indent)) flush();
-    current += token;
-    used += w;
+    if (w <= width - displayWidth(indent)) {
+      if (used > displayWidth(indent)) flush();
+      current += token;
+      used += w;
+      continue;
+    }
+    // A word wider than a whole line (a long path): cut at the edge, as the terminal itself would.
+    let rest = [...token];
+    while (rest.length > 0) {
+      const space = limit - used;
+      if (space <= 0) {
+        flush();
+        continue;
+      }
+      current += rest.slice(0, space).join("");
+      used += Math.min(space, rest.length);
+      rest = rest.slice(space);
+      if (rest.length > 0) flush();
+    }
   }
   out.push(current.replace(/ +$/, ""));
   return out.join("\n");

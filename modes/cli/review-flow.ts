@@ -3,6 +3,7 @@ import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";
 import { formatSummary } from "../../render/summary.ts";
+import { wrapText } from "../../render/wrap.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
@@ -41,8 +42,8 @@ const KEY_HELP = [
 /** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
 export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
   const c = io.colors;
-  io.out(`\n${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
-  io.out(formatSummary(cs, { color: io.color }));
+  io.out(`\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
+  io.out(formatSummary(cs, { color: io.color, width: io.columns }));
   const approved: string[] = [];
   const rejected: Rejection[] = [];
   const files = [...cs.files];
@@ -63,7 +64,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
           if (sure !== "y") continue;
           key = meaning.key;
         } else {
-          io.out(`"${visible(key)}" is not a key: nothing decided. To send it to the agent, press r, then type it. ? lists the keys.\n`);
+          io.out(`${wrapText(`"${visible(key)}" is not a key: nothing decided. To send it to the agent, press r, then type it. ? lists the keys.`, io.columns)}\n`);
           continue;
         }
       }
@@ -84,7 +85,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
         continue;
       } else if (key === "e") {
         if (!hooks.edit) {
-          io.out("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.\n");
+          io.out(`${wrapText("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.", io.columns)}\n`);
           continue;
         }
         const edited = await hooks.edit(cs, file);
@@ -98,7 +99,8 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
         // Approving the rest never skips their diffs: show every one, then confirm.
         const rest = files.slice(i + 1);
         for (const [k, other] of rest.entries()) showDiff(io, other, i + 1 + k, files.length);
-        const confirm = await io.key(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}? [y/N] `, "yn");
+        io.out(`${wrapText(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}?`, io.columns, "  ")}\n`);
+        const confirm = await io.key("Approve them all? [y/N] ", "yn");
         if (confirm === null) return quit;
         if (confirm !== "y") {
           io.out("Not approved; deciding file by file.\n");
@@ -131,9 +133,10 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
 /** Prints what an apply did, conflicts included. */
 export function reportApply(io: CliIO, result: ApplyResult, rejected: Rejection[]): void {
   const c = io.colors;
-  for (const path of result.applied) io.out(`${c.green("applied")}  ${visible(path)}\n`);
-  for (const r of rejected) io.out(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}\n`);
-  for (const conflict of result.conflicts) io.out(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}\n`);
+  const line = (text: string) => io.out(`${wrapText(text, io.columns, "  ")}\n`);
+  for (const path of result.applied) line(`${c.green("applied")}  ${visible(path)}`);
+  for (const r of rejected) line(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}`);
+  for (const conflict of result.conflicts) line(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}`);
 }
 
 /** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */
@@ -178,8 +181,10 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
 
 function showDiff(io: CliIO, file: FileChange, index: number, total: number): void {
   // A decision follows what was shown, so the review never cuts: no line is shortened and none is left out
-  // (the terminal wraps long lines). A hidden payload after 600 spaces is on screen like everything else.
-  const view = renderFileDiff(file, { color: io.color, width: Number.MAX_SAFE_INTEGER, maxLines: Number.MAX_SAFE_INTEGER });
-  io.out(`\n${io.colors.bold(`[${index + 1}/${total}]`)} ${view.text}\n`);
+  // (long lines wrap under their gutter). A hidden payload after 600 spaces is on screen like everything else.
+  const view = renderFileDiff(file, { color: io.color, width: io.columns, wrap: true, maxLines: Number.MAX_SAFE_INTEGER });
+  // The header line (path, kind, counts) wraps like text; the body wrapped itself under its gutter.
+  const [head = "", ...body] = view.text.split("\n");
+  io.out(`\n${wrapText(`${io.colors.bold(`[${index + 1}/${total}]`)} ${head}`, io.columns, "  ")}\n${body.join("\n")}\n`);
   if (view.fallback) io.out(io.colors.yellow("(diff too complex to compute quickly: showing before and after in full)\n"));
 }

@@ -12,6 +12,11 @@ export interface CliResult {
 
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]/g;
 
+/** The lines a screen shows: a carriage return starts a line over, escape sequences take no room. */
+export function screenLines(raw: string): string[] {
+  return raw.replace(ANSI, "").split(/\r\n|\n|\r/);
+}
+
 /** Drops terminal escape sequences and carriage returns, for matching on what a person would read. */
 export function plain(text: string): string {
   return text.replace(ANSI, "").replace(/\r/g, "");
@@ -41,8 +46,8 @@ export interface PtyStep {
 /** A program driven through a pseudo-terminal, as a person at a terminal would. */
 export async function runCliPty(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number },
-): Promise<{ code: number; output: string }> {
+  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number },
+): Promise<{ code: number; output: string; raw: string }> {
   let raw = "";
   let cursor = 0;
   let wake: (() => void) | null = null;
@@ -51,7 +56,7 @@ export async function runCliPty(
     cwd: options.cwd,
     env: options.env,
     terminal: {
-      cols: 160,
+      cols: options.cols ?? 160,
       rows: 50,
       data(_term, data) {
         raw += decoder.decode(data, { stream: true });
@@ -87,7 +92,7 @@ export async function runCliPty(
     const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(1000, deadline - Date.now()));
     const code = await proc.exited;
     clearTimeout(timer);
-    return { code, output: plain(raw) };
+    return { code, output: plain(raw), raw };
   } finally {
     proc.terminal?.close();
   }
