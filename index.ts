@@ -7,6 +7,7 @@ import pkg from "./package.json" with { type: "json" };
 // bin/pencil starts Bun in Pencil's own directory (so Bun reads Pencil's .env, not a
 // workspace's); the caller's directory is where the command really runs. Only a start
 // in Pencil's directory may say so: a workspace's .env must not move Pencil around.
+const startDir = process.cwd(); // where Bun read its .env files
 const callerCwd = process.env.PENCIL_CALLER_CWD;
 delete process.env.PENCIL_CALLER_CWD;
 if (callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
@@ -32,5 +33,5 @@ if (first === "--version" || first === "-v") {
   await print(HELP);
 } else {
   const { main } = await import("./modes/cli/main.ts");
-  process.exitCode = await main(argv);
+  process.exitCode = await main(argv, process.env, undefined, startDir);
 }

@@ -27,7 +27,7 @@ async function withModel() {
   writeTree(workspace, { "a.txt": "alpha\n" });
   const groq = await startFakeOpenAIServer();
   servers.push(groq);
-  const env = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
+  const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
   return { workspace, groq, env };
 }
 
@@ -201,5 +201,36 @@ describe("a 60-column terminal", () => {
     expect(first).toBeGreaterThan(-1);
     expect(lines[first + 1]).toMatch(/^ {2}\+\S/);
     expect(output.replace(/\n {2}\+/g, "")).toContain(longLine);
+  });
+});
+
+describe("configuration where the user is", () => {
+  test("$PENCIL_HOME/.env is read and named by doctor; a workspace's .env is not read; it cannot move PENCIL_HOME", async () => {
+    const { workspace, groq, env } = await withModel();
+    const { GROQ_API_KEY, GROQ_BASE_URL, ...bare } = env;
+    const userEnv = join(env.PENCIL_HOME!, ".env");
+    writeTree(env.PENCIL_HOME!, { ".env": `GROQ_API_KEY=${GROQ_API_KEY}\nGROQ_BASE_URL=${GROQ_BASE_URL}\nPENCIL_HOME=/elsewhere\n` });
+    writeTree(workspace, { ".env": "OPENROUTER_API_KEY=from-the-workspace\n" });
+    // Started elsewhere (as the launcher starts Bun in Pencil's directory), run on the workspace.
+    const doctor = await runCli(["doctor", "--json", "-w", workspace], { cwd: bare.HOME!, env: bare });
+    const checks = JSON.parse(doctor.stdout) as { name: string; status: string; detail: string }[];
+    expect(checks.find((c) => c.name === "configuration")!.detail).toContain(`read ${userEnv}`);
+    expect(checks.find((c) => c.name === "configuration")!.detail).not.toContain(join(workspace, ".env"));
+    expect(checks.find((c) => c.name.startsWith("primary model"))!.status).toBe("ok");
+    expect(checks.some((c) => c.name.startsWith("fallback model"))).toBe(false);
+    expect(checks.find((c) => c.name === "state")!.detail).toBe(env.PENCIL_HOME!);
+    groq.enqueue(textReply("Hello."));
+    const result = await runCli(["agent", "say hello", "-w", workspace], { cwd: bare.HOME!, env: bare });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Hello.");
+  });
+
+  test("doctor's fix agrees with its detail when only LOCAL_LLM_MODEL is missing", async () => {
+    const env: Record<string, string> = { ...baseEnv(), LOCAL_LLM_BASE_URL: "http://127.0.0.1:9/v1" };
+    const doctor = await runCli(["doctor", "--json"], { cwd: env.HOME!, env });
+    const model = (JSON.parse(doctor.stdout) as { name: string; detail: string; fix: string }[]).find((c) => c.name === "model")!;
+    expect(model.detail).toContain("LOCAL_LLM_MODEL is not");
+    expect(model.fix).toMatch(/^set LOCAL_LLM_MODEL /);
+    expect(model.fix).not.toContain("GROQ_API_KEY");
   });
 });

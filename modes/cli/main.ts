@@ -3,6 +3,7 @@ import { UnknownChangesetError } from "../../core/errors.ts";
 import { ConfigError } from "../../core/policy.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
+import { loadConfig, type ConfigSources } from "./config-files.ts";
 import { HELP } from "./help.ts";
 import { machineIO, processIO, type CliIO } from "./io.ts";
 import type { Env } from "../../app/runtime.ts";
@@ -12,6 +13,8 @@ export interface CommandContext {
   args: CliArgs;
   env: Env;
   io: CliIO;
+  /** The configuration files read at start (doctor names them). */
+  config?: ConfigSources;
 }
 
 /** A command module: runs and returns the process exit code (contract A2). */
@@ -36,7 +39,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
-export async function main(argv: string[], env: Env = process.env, io: CliIO = processIO(env)): Promise<number> {
+export async function main(argv: string[], env: Env = process.env, io?: CliIO, startDir: string = process.cwd()): Promise<number> {
+  // The user's $PENCIL_HOME/.env fills in what the environment and Pencil's .env leave unset.
+  const config = loadConfig(env, startDir);
+  io ??= processIO(env);
   try {
     const args = parseCli(argv);
     if (args.help || args.command === "") {
@@ -49,7 +55,7 @@ export async function main(argv: string[], env: Env = process.env, io: CliIO = p
     const command = await COMMANDS[args.command]!();
     const commandIO = args.json ? machineIO(io) : io;
     if (args.verbose) commandIO.verbose = true;
-    return await command.run({ args, env, io: commandIO });
+    return await command.run({ args, env, io: commandIO, config });
   } catch (error) {
     return reportFailure(io, error);
   }

@@ -24,8 +24,9 @@ const DEFAULT_BASE: Record<string, string> = {
 /** `pencil doctor [--json]`: what is configured and what is missing, with the fix for each. Exit 2 when something needed fails. */
 export async function run(ctx: CommandContext): Promise<number> {
   const checks: Check[] = [];
+  checks.push(checkConfigFiles(ctx));
   checks.push(...checkWorkspace(ctx));
-  checks.push(...(await checkModels(ctx.env, ctx.args.model)));
+  checks.push(...(await checkModels(ctx.env, ctx.args.model, configPlaces(ctx))));
   checks.push(checkRipgrep());
   checks.push(checkSandbox());
   checks.push(...checkStore(ctx.env));
@@ -39,7 +40,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     for (const check of checks) {
       const mark = check.status === "ok" ? c.green("✓") : check.status === "warn" ? c.yellow("!") : c.red("✗");
       io.out(`${mark} ${c.bold(check.name)}: ${check.detail}\n`);
-      if (check.fix) io.out(`  ${c.dim("fix:")} ${check.fix}\n`);
+      if (check.fix) io.out(`  ${c.dim("fix:")} ${check.fix.replace(/\bpencil (?=[a-z])/g, `${io.invocation ?? "pencil"} `)}\n`);
     }
   }
   return checks.some((c) => c.status === "fail") ? 2 : 0;
@@ -62,12 +63,41 @@ function checkWorkspace(ctx: CommandContext): Check[] {
   }
 }
 
-async function checkModels(env: Env, override?: string): Promise<Check[]> {
+/** Every configuration file read at start, by name, and the ones that could have been. */
+function checkConfigFiles(ctx: CommandContext): Check {
+  const sources = ctx.config;
+  if (!sources) return { name: "configuration", status: "ok", detail: "the environment only" };
+  const read = [...sources.bun, ...(sources.user.read ? [sources.user.path] : [])];
+  const detail =
+    (read.length ? `read ${read.join(", ")}` : "read no .env file") +
+    ` (also looked for ${[...sources.bunMissing, ...(sources.user.read ? [] : [sources.user.path])].join(", ")}); a workspace's .env is never read`;
+  if (sources.user.error) return { name: "configuration", status: "warn", detail: `${sources.user.path}: ${sources.user.error}`, fix: `make ${sources.user.path} a readable KEY=value file` };
+  return { name: "configuration", status: "ok", detail };
+}
+
+/** Where a variable can be put so that Pencil reads it. */
+function configPlaces(ctx: CommandContext): string {
+  const own = ctx.config?.bun[0] ?? ctx.config?.bunMissing[0];
+  const user = ctx.config?.user.path;
+  return [own, user].filter(Boolean).join(" or ") || ".env";
+}
+
+async function checkModels(env: Env, override: string | undefined, places: string): Promise<Check[]> {
   let specs: ModelSpec[];
   try {
     specs = modelSpecs(env, override);
   } catch (error) {
-    return [{ name: "model", status: "fail", detail: (error as Error).message, fix: "set GROQ_API_KEY (or OPENROUTER_API_KEY, or LOCAL_LLM_BASE_URL + LOCAL_LLM_MODEL) in .env; pencil demo needs none" }];
+    // The message says what is wrong, then what to do: the detail and the fix, never two different stories.
+    const message = (error as Error).message;
+    const split = /^(.*?)(?:: |\. )(.*)$/s.exec(message);
+    const detail = split ? split[1]! : message;
+    if (/^No model is configured/.test(message)) {
+      return [{ name: "model", status: "fail", detail: `${detail} (none of GROQ_API_KEY, OPENROUTER_API_KEY, LOCAL_LLM_BASE_URL is set)`, fix: `set GROQ_API_KEY (or OPENROUTER_API_KEY, or LOCAL_LLM_BASE_URL + LOCAL_LLM_MODEL) in the environment or in ${places}; pencil demo needs none` }];
+    }
+    // "X is set but Y is not: set it to …" — the fix names Y, as the detail does.
+    const named = detail.match(/\b[A-Z][A-Z0-9_]{2,}\b/g)?.at(-1);
+    const todo = (split ? split[2]! : "set the variable named above").replace(/\.$/, "").replace(/^set it\b/, named ? `set ${named}` : "set it");
+    return [{ name: "model", status: "fail", detail, fix: `${todo} (in the environment, or in ${places})` }];
   }
   return Promise.all(specs.map((spec, i) => reachModel(spec, i === 0 ? "primary model" : "fallback model")));
 }
