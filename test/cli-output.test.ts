@@ -234,3 +234,30 @@ describe("configuration where the user is", () => {
     expect(model.fix).not.toContain("GROQ_API_KEY");
   });
 });
+
+describe("small things", () => {
+  test("a mistyped command gets a guess; an unknown flag a clean message; a command's --help is its own", async () => {
+    const env = baseEnv();
+    const typo = await runCli(["agnet", "x"], { cwd: env.HOME!, env });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Unknown command "agnet". Did you mean agent?');
+    const flag = await runCli(["agent", "x", "--verbos"], { cwd: env.HOME!, env });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("Unknown option --verbos. Did you mean --verbose?");
+    expect(flag.stderr).not.toContain("'");
+    expect(flag.stderr).toContain("agent --help");
+    const help = await runCli(["agent", "--help"], { cwd: env.HOME!, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: .*index\.ts agent "<goal>"/);
+    expect(help.stdout).not.toContain("Commands:");
+  });
+
+  test("undo with nothing to undo says so and exits 0", async () => {
+    const env = baseEnv();
+    const workspace = tempDir("pencil-ws-");
+    const result = await runCli(["undo", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Nothing to undo");
+    expect(result.stderr).toBe("");
+  });
+});

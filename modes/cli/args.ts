@@ -20,28 +20,33 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** Parses argv (without `bun index.ts`) with node's own parser: strict, so a mistyped flag is an error, not ignored. */
-export function parseCli(argv: string[]): CliArgs {
+const OPTIONS = {
+  workspace: { type: "string", short: "w" },
+  allow: { type: "string", multiple: true },
+  deny: { type: "string", multiple: true },
+  model: { type: "string" },
+  json: { type: "boolean" },
+  patch: { type: "boolean" },
+  verbose: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  image: { type: "string" },
+} as const;
+
+/**
+ * Parses argv (without `bun index.ts`) with node's own parser: strict, so a mistyped
+ * flag is an error, not ignored. Errors say it in Pencil's words, with a guess.
+ */
+export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: {
-        workspace: { type: "string", short: "w" },
-        allow: { type: "string", multiple: true },
-        deny: { type: "string", multiple: true },
-        model: { type: "string" },
-        json: { type: "boolean" },
-        patch: { type: "boolean" },
-        verbose: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        image: { type: "string" },
-      },
+      options: OPTIONS,
     });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}. Run \`pencil --help\` for the options.`);
+    throw new UsageError(usageMessage(error as Error & { code?: string }, argv, invocation));
   }
   const [command = "", ...positionals] = parsed.positionals;
   const v = parsed.values;
@@ -58,4 +63,49 @@ export function parseCli(argv: string[]): CliArgs {
     help: v.help ?? false,
     ...(v.image !== undefined ? { image: v.image } : {}),
   };
+}
+
+function usageMessage(error: Error & { code?: string }, argv: string[], invocation: string): string {
+  const command = argv.find((a) => !a.startsWith("-")) ?? "";
+  const help = command ? `${invocation} ${command} --help` : `${invocation} --help`;
+  // Node's messages quote the flag oddly ('--x'); name it plainly instead.
+  const flag = /'(-[^']*)'/.exec(error.message)?.[1];
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && flag) {
+    const name = flag.replace(/=.*$/, "");
+    const guess = name.startsWith("--") ? closest(name.slice(2), Object.keys(OPTIONS)) : null;
+    return `Unknown option ${name}.${guess ? ` Did you mean --${guess}?` : ""} Run \`${help}\` for the options.`;
+  }
+  if (error.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && flag) {
+    const option = /--[\w-]+/.exec(flag)?.[0] ?? flag.split(/[ ,]/)[0];
+    return `The option ${option} ${/argument missing/.test(error.message) ? "needs a value" : "takes no value"}. Run \`${help}\` for the options.`;
+  }
+  return `${error.message.replace(/\.$/, "")}. Run \`${help}\` for the options.`;
+}
+
+/** The candidate within two edits of `word` (a typo), or null. */
+export function closest(word: string, candidates: string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = 3;
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance with adjacent swaps counted as one edit (agnet → agent). */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }

@@ -36,3 +36,88 @@ Options:
 Exit codes: 0 done · 1 runtime error · 2 usage or configuration error ·
 3 changes left pending (saved for review) · 4 approved changes not applied (files changed on disk)
 `;
+
+const COMMON = `
+Common options:
+  -w, --workspace DIR    workspace (default: current directory)
+      --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
+      --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
+      --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
+  -h, --help             this help`;
+
+const RUN_OPTIONS = `Options:
+      --verbose          show commands' whole output (else first and last lines)`;
+
+/** `pencil <command> --help`: what one command does, its arguments and its options. */
+export const COMMAND_HELP: Record<string, string> = {
+  agent: `Usage: pencil agent "<goal>" [options]
+
+Runs the agent on the workspace. Every change it makes is staged; at the end each
+file's diff is reviewed, one key per file: [y]es [n]o [a]ll [q]uit [r]eason [e]dit
+[s]teps. Without a terminal nothing is applied: the changeset is saved (exit 3).
+
+${RUN_OPTIONS}
+${COMMON}`,
+  plan: `Usage: pencil plan "<goal>" [options]
+
+Makes a structured plan with read-only tools, lets you pick steps, and optionally
+runs them as an agent run.
+
+${RUN_OPTIONS}
+      --json             print the plan as one JSON document (nothing is asked)
+${COMMON}`,
+  ask: `Usage: pencil ask "<question>" [options]
+
+Answers from the code with read-only tools. The answer's footer offers [s] to save
+it to a file (a staged write, reviewed); Enter ends.
+
+${RUN_OPTIONS}
+      --json             print {question, answer, models} as one JSON document
+${COMMON}`,
+  review: `Usage: pencil review [ID] [options]
+
+Reviews a pending changeset (this workspace's latest when no ID).
+
+Options:
+      --patch            print it as a unified diff that git apply accepts
+${COMMON}`,
+  undo: `Usage: pencil undo [ID] [options]
+
+Reverts an applied changeset (this workspace's latest when no ID), leaving alone any
+file changed since (exit 4 then). With nothing to undo it says so (exit 0).
+
+${COMMON}`,
+  log: `Usage: pencil log [options]
+
+Lists changesets, newest first: id, time, goal, model, status, files (a file whose
+approval met a conflict says conflict).
+
+Options:
+      --json             one JSON document
+${COMMON}`,
+  recover: `Usage: pencil recover [finish|rollback ID] [options]
+
+Lists applies that were interrupted (crash, kill -9), or finishes or rolls one back.
+
+${COMMON}`,
+  demo: `Usage: pencil demo
+
+Runs a scripted agent on a fresh copy of examples/demo, offline, no keys needed.`,
+  doctor: `Usage: pencil doctor [options]
+
+What is configured and what is missing, with the fix for each: the configuration
+files read, keys, models reachable, ripgrep, sandbox, state, bot.
+
+Options:
+      --json             one JSON document
+${COMMON}`,
+  telegram: `Usage: pencil telegram
+
+Starts the Telegram bot (TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID; see the README).`,
+  wakeup: `Usage: pencil wakeup
+
+The banner, then choose CLI or Telegram.`,
+  brain: `Usage: pencil brain dump|ask|list|reindex
+
+The second brain: not in this version.`,
+};

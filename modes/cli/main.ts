@@ -2,9 +2,9 @@ import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
 import { UnknownChangesetError } from "../../core/errors.ts";
 import { ConfigError } from "../../core/policy.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
-import { parseCli, UsageError, type CliArgs } from "./args.ts";
+import { closest, parseCli, UsageError, type CliArgs } from "./args.ts";
 import { loadConfig, type ConfigSources } from "./config-files.ts";
-import { HELP } from "./help.ts";
+import { COMMAND_HELP, HELP } from "./help.ts";
 import { machineIO, processIO, type CliIO } from "./io.ts";
 import type { Env } from "../../app/runtime.ts";
 
@@ -44,13 +44,19 @@ export async function main(argv: string[], env: Env = process.env, io?: CliIO, s
   const config = loadConfig(env, startDir);
   io ??= processIO(env);
   try {
-    const args = parseCli(argv);
+    const inv = io.invocation ?? "pencil";
+    const args = parseCli(argv, inv);
+    if (args.help && Object.hasOwn(COMMAND_HELP, args.command)) {
+      io.out(`${COMMAND_HELP[args.command]!.replaceAll("pencil ", `${inv} `)}\n`);
+      return 0;
+    }
     if (args.help || args.command === "") {
       io.out(HELP);
       return 0;
     }
     if (!Object.hasOwn(COMMANDS, args.command)) {
-      throw new UsageError(`Unknown command "${args.command}". Run \`pencil --help\` for the list.`);
+      const guess = closest(args.command, Object.keys(COMMANDS));
+      throw new UsageError(`Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`);
     }
     const command = await COMMANDS[args.command]!();
     const commandIO = args.json ? machineIO(io) : io;

@@ -1,4 +1,6 @@
 import { undoInWorkspace } from "../../../app/undo-changeset.ts";
+import { findEntry } from "../../../core/journal.ts";
+import { hint } from "../io.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -7,7 +9,13 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const c = io.colors;
-  const result = undoInWorkspace(runtime, ctx.args.positionals[0]);
+  const ref = ctx.args.positionals[0];
+  // Nothing applied here is not a failure: say so, exit 0.
+  if (ref === undefined && !findEntry(runtime.journalDir, (e) => e.workspace === runtime.ws.root && (e.state === "applied" || e.state === "partially-undone"))) {
+    io.out(`Nothing to undo: no changeset applied in ${runtime.ws.root} is left to revert. See them all with: ${hint(io, "log")}\n`);
+    return 0;
+  }
+  const result = undoInWorkspace(runtime, ref);
   for (const path of result.reverted) io.out(`${c.green("reverted")} ${path}\n`);
   for (const refused of result.refused) io.out(`${c.red("kept")}     ${refused.path}: ${refused.reason}\n`);
   io.out(`Undo of ${result.changesetId} (apply ${result.applyId}): ${result.state}.\n`);
