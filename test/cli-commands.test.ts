@@ -45,7 +45,7 @@ describe("usage and configuration errors", () => {
     const flag = await runCli(["agent", "x", "--frobnicate"], { cwd: env.HOME!, env });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--frobnicate");
-    expect(flag.stderr).toContain("pencil --help");
+    expect(flag.stderr).toContain("agent --help");
     const command = await runCli(["fly"], { cwd: env.HOME!, env });
     expect(command.code).toBe(2);
     expect(command.stderr).toContain('Unknown command "fly"');
