@@ -1,7 +1,10 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";
+import { findDependencies, splitDependencies } from "../../render/dependencies.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { wrapText } from "../../render/wrap.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
@@ -39,11 +42,34 @@ const KEY_HELP = [
   "Words like ok or lgtm are asked about before they count.",
 ];
 
-/** Shows the summary, then each file's diff, and collects a decision per file (contract A6). */
+/**
+ * Shows the summary, then each file's diff, and collects a decision per file (contract
+ * A6). Files that import each other are named first; a decision that would write a
+ * file without one it imports is put to the owner once more before it stands.
+ */
 export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
   const c = io.colors;
   io.out(`\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
   io.out(formatSummary(cs, { color: io.color, width: io.columns }));
+  const deps = findDependencies(cs, diskReader(cs));
+  for (const d of deps) io.out(`${wrapText(c.cyan(`${visible(d.from)} imports ${visible(d.to)}: decide them together.`), io.columns, "  ")}\n`);
+  for (;;) {
+    const decision = await decideFiles(io, cs, hooks);
+    if (decision.quit) return decision;
+    const broken = splitDependencies(deps, decision.approved, decision.rejected.map((r) => r.path));
+    if (broken.length === 0) return decision;
+    io.out("\n");
+    for (const d of broken) {
+      io.out(`${wrapText(c.yellow(`! ${visible(d.from)} (approved) imports ${visible(d.to)} (rejected): written alone, it may leave the code failing.`), io.columns, "  ")}\n`);
+    }
+    const go = await io.key("Apply as decided? [y] yes  [n] decide again ", "yn");
+    if (go === null) return { approved: [], rejected: [], quit: true };
+    if (go === "y") return decision;
+    io.out("Deciding again, file by file.\n");
+  }
+}
+
+async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promise<ReviewDecision> {
   const approved: string[] = [];
   const rejected: Rejection[] = [];
   const files = [...cs.files];
@@ -130,13 +156,18 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
   return { approved, rejected, quit: false };
 }
 
-/** Prints what an apply did, conflicts included. */
-export function reportApply(io: CliIO, result: ApplyResult, rejected: Rejection[]): void {
+/** Prints what an apply did, conflicts included, and which written files import files that were not written. */
+export function reportApply(io: CliIO, result: ApplyResult, rejected: Rejection[], cs?: Changeset): void {
   const c = io.colors;
   const line = (text: string) => io.out(`${wrapText(text, io.columns, "  ")}\n`);
   for (const path of result.applied) line(`${c.green("applied")}  ${visible(path)}`);
   for (const r of rejected) line(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}`);
   for (const conflict of result.conflicts) line(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}`);
+  if (!cs) return;
+  const notWritten = [...rejected.map((r) => r.path), ...result.conflicts.map((x) => x.path)];
+  for (const d of splitDependencies(findDependencies(cs, diskReader(cs)), result.applied, notWritten)) {
+    line(c.yellow(`note: ${visible(d.from)} was written, but ${visible(d.to)}, which it imports, was not.`));
+  }
 }
 
 /** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */
@@ -159,7 +190,7 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
       return 3;
     }
     const result = applyReviewed(runtime, cs, decision.approved, decision.rejected.map((r) => r.path));
-    reportApply(io, result, decision.rejected);
+    reportApply(io, result, decision.rejected, cs);
     if (result.conflicts.length > 0) {
       conflicted = true;
       io.out(io.colors.red(`${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`));
@@ -187,4 +218,17 @@ function showDiff(io: CliIO, file: FileChange, index: number, total: number): vo
   const [head = "", ...body] = view.text.split("\n");
   io.out(`\n${wrapText(`${io.colors.bold(`[${index + 1}/${total}]`)} ${head}`, io.columns, "  ")}\n${body.join("\n")}\n`);
   if (view.fallback) io.out(io.colors.yellow("(diff too complex to compute quickly: showing before and after in full)\n"));
+}
+
+/** Reads an unchanged workspace file (for following imports); null outside the workspace, when unreadable, or when large. */
+function diskReader(cs: Changeset): (path: string) => string | null {
+  return (path) => {
+    if (path.startsWith("/") || path.startsWith("..") || /(^|\/)\.env(\.|$)/.test(path)) return null;
+    try {
+      const full = join(cs.workspace, path);
+      return statSync(full).size <= 256 * 1024 ? readFileSync(full, "utf8") : null;
+    } catch {
+      return null;
+    }
+  };
 }
