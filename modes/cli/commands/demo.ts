@@ -45,7 +45,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
     for (const file of cs.files) io.out(`\n${renderFileDiff(file, { color: io.color }).text}\n`);
-    io.out(`\nNothing was applied: there is no terminal to review on. Run ${c.bold("npm run demo")} (or bun index.ts demo) in a terminal to approve or reject each file.\n`);
+    io.out(`\nNothing was applied: there is no terminal to review on. Run ${c.bold("npm run demo")} (or ./bin/pencil demo) in a terminal to approve or reject each file.\n`);
     return 0;
   }
   const code = await reviewLoop(io, runtime, cs, run, hooks);
