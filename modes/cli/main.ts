@@ -70,6 +70,9 @@ export async function main(argv: string[], env: Env = process.env, io?: CliIO, s
 /** Prints a failure the way a user can act on it and returns its exit code. */
 export function reportFailure(io: CliIO, error: unknown): number {
   const c = io.colors;
+  // Messages from the layers below suggest `pencil <command>`: spell it the way this Pencil was started.
+  const inv = io.invocation ?? "pencil";
+  const say = (text: string) => io.err(inv === "pencil" ? text : text.replace(/(^|[\s`(])pencil (?=[a-z-])/g, `$1${inv} `));
   if (
     error instanceof UsageError ||
     error instanceof ModelConfigError ||
@@ -77,15 +80,15 @@ export function reportFailure(io: CliIO, error: unknown): number {
     error instanceof WorkspaceMismatchError ||
     error instanceof UnknownChangesetError
   ) {
-    io.err(`${c.red("error:")} ${error.message}\n`);
+    say(`${c.red("error:")} ${error.message}\n`);
     return 2;
   }
   if (error instanceof ConfigError) {
-    io.err(`${c.red("configuration error")} in ${error.file}${error.rule ? ` (rule ${error.rule})` : ""}: ${error.message}\n`);
+    say(`${c.red("configuration error")} in ${error.file}${error.rule ? ` (rule ${error.rule})` : ""}: ${error.message}\n`);
     return 2;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.err(`${c.red("error:")} ${message}\n`);
+  say(`${c.red("error:")} ${message}\n`);
   if (process.env.PENCIL_DEBUG && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
   return 1;
 }
