@@ -70,6 +70,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
 }
 
 async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promise<ReviewDecision> {
+  const c = io.colors;
   const approved: string[] = [];
   const rejected: Rejection[] = [];
   const files = [...cs.files];
