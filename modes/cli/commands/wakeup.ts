@@ -14,7 +14,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     return 0;
   }
   for (;;) {
-    const choice = (await io.prompt("[c] CLI  [t] Telegram  [x] exit: "))?.trim().toLowerCase();
+    const choice = (await io.key("[c] CLI  [t] Telegram  [x] exit: ", "ctx"))?.trim().toLowerCase();
     if (choice === undefined || choice === "x" || choice === "exit") return 0;
     if (choice === "c" || choice === "cli") {
       const goal = (await io.prompt("What should Pencil do? "))?.trim();
