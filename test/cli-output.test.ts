@@ -51,6 +51,27 @@ describe("--json", () => {
   });
 });
 
+describe("--json for agent, and where it does not apply", () => {
+  test("agent --json: one document with the staged changeset, nothing applied, exit 3; review --json is a usage error", async () => {
+    const { workspace, groq, env } = await withModel();
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      toolCallReply([call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" })]),
+      textReply("Done."),
+    );
+    const result = await runCli(["agent", "shout", "--json", "-w", workspace], { cwd: workspace, env });
+    expect(result.code).toBe(3);
+    const doc = JSON.parse(result.stdout);
+    expect(doc.changeset.status).toBe("pending");
+    expect(doc.changeset.files.map((f: { path: string }) => f.path)).toEqual(["a.txt"]);
+    expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("alpha\n");
+    const review = await runCli(["review", "--json", "-w", workspace], { cwd: workspace, env });
+    expect(review.code).toBe(2);
+    expect(review.stdout).toBe("");
+    expect(review.stderr).toContain("--json is for");
+  });
+});
+
 describe("a closed pipe", () => {
   // The reader closes its end at once, long before Pencil has started, so every write meets EPIPE.
   async function intoClosedPipe(args: string[]) {

@@ -26,7 +26,7 @@ Options:
       --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
       --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
       --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
-      --json             machine-readable output (log, doctor, plan, ask)
+      --json             one JSON document on stdout (agent, plan, ask, log, doctor)
       --patch            with review: print the changeset as a unified diff
       --verbose          show commands' whole output (else the first and last lines;
                          the run's log file under $PENCIL_HOME/logs has all of it)
@@ -57,6 +57,8 @@ file's diff is reviewed, one key per file: [y]es [n]o [a]ll [q]uit [r]eason [e]d
 [s]teps. Without a terminal nothing is applied: the changeset is saved (exit 3).
 
 ${RUN_OPTIONS}
+      --json             one JSON document: the run and its staged changeset (nothing
+                         is asked or applied; exit 3 when something is staged)
 ${COMMON}`,
   plan: `Usage: pencil plan "<goal>" [options]
 

@@ -38,6 +38,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   brain: () => import("./commands/brain.ts"),
 };
 
+/** Commands whose --json output is one JSON document on stdout. */
+const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor"]);
+
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(argv: string[], env: Env = process.env, io?: CliIO, startDir: string = process.cwd()): Promise<number> {
   // The user's $PENCIL_HOME/.env fills in what the environment and Pencil's .env leave unset.
@@ -57,6 +60,9 @@ export async function main(argv: string[], env: Env = process.env, io?: CliIO, s
     if (!Object.hasOwn(COMMANDS, args.command)) {
       const guess = closest(args.command, Object.keys(COMMANDS));
       throw new UsageError(`Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`);
+    }
+    if (args.json && !JSON_COMMANDS.has(args.command)) {
+      throw new UsageError(`--json is for ${[...JSON_COMMANDS].join(", ")}; ${args.command} has no machine-readable output.`);
     }
     const command = await COMMANDS[args.command]!();
     const commandIO = args.json ? machineIO(io) : io;

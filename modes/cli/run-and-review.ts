@@ -3,7 +3,7 @@ import type { RunMode } from "../../agent/prompts.ts";
 import { join } from "node:path";
 import { AgentRun, chooseModels, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import { formatSummary } from "../../render/summary.ts";
+import { formatSummary, summarizeChangeset } from "../../render/summary.ts";
 import { hint, type CliIO } from "./io.ts";
 import { ProgressView } from "./progress.ts";
 import { reviewLoop } from "./review-flow.ts";
@@ -47,6 +47,18 @@ export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, op
 export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun, hooks: RunHooks): Promise<number> {
   const outcome = run.outcome!;
   const cs = run.changeset;
+  if (io.machine) {
+    // --json: one document. Nothing is applied without a person, so a staged changeset stays pending (exit 3).
+    const doc = {
+      stopped: outcome.stopped,
+      text: outcome.text,
+      models: outcome.models,
+      ...(outcome.stopped === "error" ? { error: outcome.error } : {}),
+      changeset: cs ? { ...summarizeChangeset(cs), status: cs.status } : null,
+    };
+    io.out(`${JSON.stringify(doc, null, 2)}\n`);
+    return outcome.stopped === "error" ? 1 : cs ? 3 : 0;
+  }
   if (outcome.stopped === "error") {
     io.err(io.colors.red(`The run failed: ${outcome.error}\n`));
     if (cs) io.err(`The work staged before the failure is saved as ${cs.id}; review it with: ${hint(io, `review ${cs.id}`)}\n`);
