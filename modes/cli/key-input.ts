@@ -54,8 +54,7 @@ export class KeyInput {
    * "\n", a default). Null when input ended or the person pressed Ctrl-C / Ctrl-D.
    */
   async key(question: string, keys: string): Promise<string | null> {
-    this.echo(question);
-    return this.reading(async () => {
+    return this.reading(question, async () => {
       for (;;) {
         const ch = await this.next();
         if (ch === null || ch === CTRL_C || ch === CTRL_D) return this.done(null);
@@ -89,8 +88,7 @@ export class KeyInput {
 
   /** One line of text (raw-mode editing on a terminal: Backspace, Ctrl-U); null on end of input or Ctrl-C. */
   async line(question: string): Promise<string | null> {
-    this.echo(question);
-    return this.reading(() => this.lineFrom(""));
+    return this.reading(question, () => this.lineFrom(""));
   }
 
   private async lineFrom(start: string): Promise<string | null> {
@@ -134,10 +132,15 @@ export class KeyInput {
     return value;
   }
 
-  /** Listens only while a question waits, so Ctrl-C between questions still stops a run (SIGINT). */
-  private async reading<T>(body: () => Promise<T>): Promise<T> {
+  /**
+   * Listens only while a question waits, so Ctrl-C between questions still stops a run
+   * (SIGINT). Raw mode is on before the question shows: a key pressed the moment it
+   * appears is never echoed or held back by the terminal's line mode.
+   */
+  private async reading<T>(question: string, body: () => Promise<T>): Promise<T> {
     this.input.setEncoding?.("utf8");
     if (this.tty) this.input.setRawMode?.(true);
+    this.echo(question);
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.resume();

@@ -34,7 +34,7 @@ const REVIEW_KEYS = "ynaqres?h";
 const KEY_HELP = [
   "y  approve this file",
   "n  reject it",
-  "a  approve all remaining (shows their diffs, then asks once)",
+  "a  approve all remaining (their diffs first, then asks)",
   "q  reject this file and the rest",
   "r  reject with a reason (a line of text the agent reads)",
   "e  edit the staged file before deciding",
