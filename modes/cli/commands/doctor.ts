@@ -6,6 +6,7 @@ import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
+import { wrapText } from "../../../render/wrap.ts";
 import type { CommandContext } from "../main.ts";
 
 /** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
@@ -39,8 +40,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     const c = io.colors;
     for (const check of checks) {
       const mark = check.status === "ok" ? c.green("✓") : check.status === "warn" ? c.yellow("!") : c.red("✗");
-      io.out(`${mark} ${c.bold(check.name)}: ${check.detail}\n`);
-      if (check.fix) io.out(`  ${c.dim("fix:")} ${check.fix.replace(/\bpencil (?=[a-z])/g, `${io.invocation ?? "pencil"} `)}\n`);
+      io.out(`${wrapText(`${mark} ${c.bold(check.name)}: ${check.detail}`, io.columns, "  ")}\n`);
+      if (check.fix) io.out(`${wrapText(`  ${c.dim("fix:")} ${check.fix.replace(/\bpencil (?=[a-z])/g, `${io.invocation ?? "pencil"} `)}`, io.columns, "       ")}\n`);
     }
   }
   return checks.some((c) => c.status === "fail") ? 2 : 0;

@@ -1,4 +1,5 @@
 import { hint } from "../io.ts";
+import { wrapText } from "../../../render/wrap.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -28,7 +29,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const c = io.colors;
   for (const row of rows) {
     io.out(`${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}  ${c.dim(row.models.join(", ") || "-")}\n`);
-    io.out(`  ${row.goal.split("\n", 1)[0]!.slice(0, 100)}\n`);
+    io.out(`${wrapText(`  ${row.goal.split("\n", 1)[0]!.slice(0, 200)}`, io.columns, "  ")}\n`);
     for (const f of row.files) {
       io.out(`  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`);
     }
