@@ -76,7 +76,13 @@ function quoteIfNeeded(word: string): string {
 let input: KeyInput | null = null;
 /** One reader for the whole process, so type-ahead is never lost between questions. */
 function keyInput(): KeyInput {
-  input ??= new KeyInput(process.stdin, (text) => void process.stdout.write(text));
+  if (!input) {
+    input = new KeyInput(process.stdin, (text) => guarded(() => process.stdout.write(text)));
+    // However the process ends (a closed pipe, process.exit), the terminal is not left in raw mode.
+    process.on("exit", () => {
+      if (process.stdin.isTTY) process.stdin.setRawMode?.(false);
+    });
+  }
   return input;
 }
 
