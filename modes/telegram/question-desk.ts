@@ -1,3 +1,4 @@
+import { forPerson } from "../../render/person-text.ts";
 import { randomBytes } from "node:crypto";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
 import { sha256 } from "../../core/hash.ts";
@@ -66,7 +67,8 @@ export class QuestionDesk {
     const whole = subject.length <= SUBJECT_ROOM;
     const text =
       `❓ <b>The agent asks to ${escapeHtml(question.access)}</b> (${escapeHtml(question.tool)}):\n<code>${escapeHtml(clip(subject, SUBJECT_ROOM))}</code>\n` +
-      `<i>${escapeHtml(clip(visible(question.reason), 800))}</i>\n` +
+      // Policy reasons are written for the model; the owner reads the fact (a send question's reason is already theirs).
+      `<i>${escapeHtml(clip(visible(question.access === "send" ? question.reason : forPerson(question.reason)), 800))}</i>\n` +
       (whole ? `No answer within ${seconds} s counts as Deny.` : "Too long to show whole here, so it can only be denied from the phone; run it from the terminal to allow it.");
     const [allow, always, deny] = this.tokens.issue(
       (["allow", "always", "deny"] as const).map((action) => ({ action, subject: id, item: "question", digest, owner: this.ownerId })),
