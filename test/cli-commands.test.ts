@@ -160,6 +160,9 @@ describe("during a run", () => {
     });
     expect(code).toBe(0);
     expect(output).toContain(`Read ${join(outside, "notes.txt")}`);
+    // The question gives the person the fact, not the policy's advice to the model.
+    expect(output).toContain("Reading outside the workspace needs your approval.");
+    expect(output).not.toContain("If it is refused");
     expect(groq.requests[1]!.raw).toContain("not those notes, they are private");
     expect(groq.requests[1]!.raw).not.toContain("outside notes");
   });
