@@ -31,6 +31,7 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
     return { run, hooks: { approver, emit: view.sink } };
   } finally {
     process.off("SIGINT", onInterrupt);
+    view.pause(); // a run that threw must not leave its spinner turning
   }
 }
 
