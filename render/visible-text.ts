@@ -23,9 +23,3 @@ export function escapeChar(ch: string): string {
 export function visible(text: string): string {
   return text.replace(UNSAFE_ALL, escapeChar);
 }
-
-
-/** Like `visible`, but line breaks stay line breaks: for streamed model text, which is meant to span lines. */
-export function visibleLines(text: string): string {
-  return text.split("\n").map(visible).join("\n");
-}
