@@ -282,3 +282,12 @@ describe("small things", () => {
     expect(result.stderr).toBe("");
   });
 });
+
+test("model text with escape sequences, a carriage return or a bidi control reaches the screen escaped", async () => {
+  const { workspace, groq, env } = await withModel();
+  groq.enqueue(textReply("All good\x1b[2J\rfake line \u202eevil\u202c \u009b31m done."));
+  const result = await runCli(["agent", "talk", "-w", workspace], { cwd: workspace, env });
+  expect(result.code).toBe(0);
+  expect(result.stdout).not.toMatch(/[\x1b\r\u202e\u009b]/);
+  expect(result.stdout).toContain("\\x1b[2J\\rfake line");
+});
