@@ -28,10 +28,12 @@ const first = argv[0];
 // which costs more than the rest of --help together.
 if (first === "--version" || first === "-v") {
   await print(`pencil ${pkg.version}\n`);
-} else if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+} else if (first === undefined || first === "-h" || first === "--help" || (first === "help" && argv.length === 1)) {
   const { HELP } = await import("./modes/cli/help.ts");
   await print(HELP);
 } else {
   const { main } = await import("./modes/cli/main.ts");
-  process.exitCode = await main(argv, process.env, undefined, startDir);
+  // `pencil help agent` is `pencil agent --help`.
+  const args = first === "help" ? [...argv.slice(1), "--help"] : argv;
+  process.exitCode = await main(args, process.env, undefined, startDir);
 }
