@@ -30,7 +30,9 @@ if (first === "--version" || first === "-v") {
   await print(`pencil ${pkg.version}\n`);
 } else if (first === undefined || first === "-h" || first === "--help" || (first === "help" && argv.length === 1)) {
   const { HELP } = await import("./modes/cli/help.ts");
-  await print(HELP);
+  // Started as ./bin/pencil (not on PATH): the usage line says so.
+  const invoked = process.env.PENCIL_INVOKED_AS;
+  await print(invoked && invoked !== "pencil" ? HELP.replace("Usage: pencil ", `Usage: ${invoked} `) : HELP);
 } else {
   const { main } = await import("./modes/cli/main.ts");
   // `pencil help agent` is `pencil agent --help`.
