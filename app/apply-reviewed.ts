@@ -1,23 +1,40 @@
-import { applyChangeset, type ApplyResult } from "../core/apply.ts";
+import { ApplyError, applyChangeset, type ApplyResult } from "../core/apply.ts";
 import { changesetDigest, rebaseFileChange, type BaseState, type Changeset } from "../core/changeset.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { specialBitsRefusal } from "../core/overlay.ts";
 import { decide } from "../core/policy.ts";
+import { findInterruptedApplies } from "../core/recovery.ts";
+import { withWorkspaceLock } from "../core/workspace-lock.ts";
 import { resolveInWorkspace } from "../core/workspace.ts";
 import { WorkspaceMismatchError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";
 
+/** What applying a review did: the apply's result, and the approved files another front end (or an earlier press) had already applied, which were left alone. */
+export interface ReviewedApply extends ApplyResult {
+  alreadyApplied: string[];
+}
+
 /**
  * Applies the approved files of a reviewed changeset, records the decisions and the
- * outcome in the store, and returns what was written and what conflicted.
+ * outcome in the store, and returns what was written and what conflicted. It runs
+ * under the workspace lock and reads the changeset's stored state again under it, so
+ * of two front ends approving the same files at once one applies and the other is
+ * told they were already applied.
  */
-export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ApplyResult {
+export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ReviewedApply {
   assertSameWorkspace(runtime, changeset);
+  return withWorkspaceLock(runtime.pencilHome, runtime.ws.root, "apply", () => applyLocked(runtime, changeset, approved, rejected));
+}
+
+function applyLocked(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ReviewedApply {
+  const interrupted = findInterruptedApplies(runtime.journalDir).find((i) => i.workspace === runtime.ws.root);
+  if (interrupted) throw new ApplyError(`Nothing was applied: ${interrupted.message}`);
   adoptStoredProgress(runtime, changeset);
   // A file another front end already applied is settled: this review's say on it does not count.
   const settled = new Set(changeset.applied ?? []);
+  const alreadyApplied = approved.filter((p) => settled.has(p));
   approved = approved.filter((p) => !settled.has(p));
   rejected = rejected.filter((p) => !settled.has(p));
   // The stored record says where each file goes; trust only what the reviewed path resolves to now, under today's policy.
@@ -48,7 +65,7 @@ export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: 
   changeset.conflicts = [...conflicts];
   changeset.status = statusFromDecisions(changeset);
   runtime.store.save(changeset);
-  return result;
+  return { ...result, alreadyApplied };
 }
 
 /** Rebuilds the given files of `changeset` on what the disk holds now (digests included); files that cannot be are left as they were. */

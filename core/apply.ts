@@ -2,6 +2,7 @@ import { lstatSync, rmSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import type { Changeset, FileChange } from "./changeset.ts";
 import { type DiskFile, type FileImage, imageOf, placeImage, readDiskFile, removeEmptyDirs, tempLeftovers } from "./file-image.ts";
+import { faultPoint } from "./fault-point.ts";
 import { sha256 } from "./hash.ts";
 import { createEntry, fsyncDir, type JournalEntry, type JournalFile, newApplyId, type RefusedFile, saveEntry } from "./journal.ts";
 
@@ -131,6 +132,7 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
       placeImage(p.file.real, p.file.after, p.afterBytes, options.fsyncFiles === true, plainDirs);
       written.push(p);
       options.onFileWritten?.(p.file.path, index);
+      faultPoint("file-placed", p.file.path);
     }
   } catch (error) {
     throw failMidway(journalDir, entry, written, current, error);

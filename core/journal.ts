@@ -16,8 +16,8 @@ import { sha256 } from "./hash.ts";
  * journalling, before any file was touched; it is ignored.
  */
 
-/** Lifecycle of a journal entry: `applying` until every file is written; what undo and recovery leave behind. */
-export type JournalState = "applying" | "applied" | "rolled-back" | "undone" | "partially-undone";
+/** Lifecycle of a journal entry: `applying` until every file is written, `undoing` while an undo writes; what undo and recovery leave behind. */
+export type JournalState = "applying" | "applied" | "rolled-back" | "undoing" | "undone" | "partially-undone";
 
 /** A file an apply may touch: what was there before (checked against the changeset's base) and what the apply writes. */
 export interface JournalFile {
@@ -66,7 +66,9 @@ export class JournalError extends Error {
 
 const ENTRY_FILE = "entry.json";
 const PACK_FILE = "blobs.pack";
+// Named for its first use; it marks every state in which files are being written (see IN_PROGRESS).
 const APPLYING_MARKER = "applying";
+const IN_PROGRESS: ReadonlySet<JournalState> = new Set(["applying", "undoing"]);
 const ID_PATTERN = /^\d{8}T\d{9}Z-\d{4}-[0-9a-f]{6}$/;
 
 let lastStamp = "";
@@ -217,12 +219,16 @@ export class BlobReader {
     if (!image.exists) return null;
     const slot = this.entry.blobs[image.hash];
     const packFile = join(this.journalDir, this.entry.applyId, PACK_FILE);
-    if (!slot) throw new JournalError(`Journal entry ${this.entry.applyId} has no content for hash ${image.hash}: the journal is damaged; restore the file by hand.`);
-    this.pack ??= readFileSync(packFile);
+    if (!slot) throw new JournalError(`journal entry ${this.entry.applyId} has no content for hash ${image.hash}`);
+    try {
+      this.pack ??= readFileSync(packFile);
+    } catch (error) {
+      throw new JournalError(`${packFile} cannot be read (${(error as Error).message})`);
+    }
     const bytes = this.pack.subarray(slot[0], slot[0] + slot[1]);
     if (!this.verified.has(image.hash)) {
       if (bytes.length !== slot[1] || sha256(bytes) !== image.hash) {
-        throw new JournalError(`${packFile} is damaged (content for ${image.hash} does not match its hash): restore the file by hand.`);
+        throw new JournalError(`${packFile} is damaged (the content for ${image.hash} does not match its hash)`);
       }
       this.verified.add(image.hash);
     }
@@ -232,21 +238,44 @@ export class BlobReader {
 
 /**
  * Writes entry.json, keeping an `applying` marker beside it exactly while the entry
- * may say `applying` (created before such a write, removed after any other), so the
+ * may say `applying` or `undoing` (created before such a write, removed after any other), so the
  * check every command makes at start-up looks at marked entries only, not the whole journal.
  */
 function writeEntryFile(dir: string, entry: JournalEntry): void {
   const marker = join(dir, APPLYING_MARKER);
-  if (entry.state === "applying") writeFileSync(marker, "", { mode: 0o600 });
+  if (IN_PROGRESS.has(entry.state)) writeFileSync(marker, "", { mode: 0o600 });
   writeFileAtomic(join(dir, ENTRY_FILE), new TextEncoder().encode(JSON.stringify(entry, null, 1) + "\n"), 0o600, true);
-  if (entry.state !== "applying") rmSync(marker, { force: true });
+  if (!IN_PROGRESS.has(entry.state)) rmSync(marker, { force: true });
 }
 
-/** Entries that may still be `applying` (an apply killed mid-way), newest first: only those carrying the marker are read. */
-export function markedApplying(journalDir: string): JournalEntry[] {
+/** Entries that may still be `applying` or `undoing` (an apply or undo killed mid-way), newest first: only those carrying the marker are read. */
+export function markedInProgress(journalDir: string): JournalEntry[] {
   return entryIds(journalDir)
     .filter((id) => existsSync(join(journalDir, id, APPLYING_MARKER)))
     .map((id) => readEntry(journalDir, id));
+}
+
+/**
+ * Loads the content of every image an operation is about to write, verified, before
+ * it writes anything: a damaged journal then changes nothing, and the error names the
+ * entry's directory to move aside.
+ */
+export function verifiedBlobs(journalDir: string, entry: JournalEntry, images: readonly FileImage[]): Map<string, Uint8Array> {
+  const reader = new BlobReader(journalDir, entry);
+  const out = new Map<string, Uint8Array>();
+  for (const image of images) {
+    if (!image.exists || out.has(image.hash)) continue;
+    try {
+      out.set(image.hash, reader.bytesOf(image)!);
+    } catch (error) {
+      const dir = join(journalDir, entry.applyId);
+      throw new JournalError(
+        `Journal entry ${entry.applyId} is damaged: ${(error as Error).message}. Nothing was changed. ` +
+          `Move it aside (mv ${dir} ${dir}.damaged) so other commands can go on; the files it wrote stay as they are, restore them by hand if you need their old content.`,
+      );
+    }
+  }
+  return out;
 }
 
 /** Makes a directory's entries (new names, renames) durable; a no-op where directories cannot be opened. */

@@ -1,5 +1,7 @@
-import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameImage } from "./file-image.ts";
-import { BlobReader, entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry } from "./journal.ts";
+import { rmSync } from "node:fs";
+import { faultPoint } from "./fault-point.ts";
+import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameImage, tempLeftovers } from "./file-image.ts";
+import { entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
 
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
 export interface UndoResult {
@@ -21,30 +23,36 @@ export class UndoError extends Error {
  * is refused (and kept as it is) while the others revert; files the apply created
  * are deleted, and directories it created are removed when empty. Re-running it on
  * a `partially-undone` entry retries the refused files; files already back to
- * their before-image count as reverted, so an undo killed mid-way can be re-run.
+ * their before-image count as reverted, so an undo killed mid-way can be re-run (or
+ * settled with `pencil recover`, which reports it). Every content it will write is
+ * verified against its hash before the first write.
  */
 export function undoApply(journalDir: string, ref?: string, workspace?: string): UndoResult {
   const entry = findTarget(journalDir, ref, workspace);
-  const blobs = new BlobReader(journalDir, entry);
   const reverted: string[] = [];
   const refused: RefusedFile[] = [];
+  const toWrite: JournalFile[] = [];
+  for (const file of entry.files) {
+    const disk = readDiskFile(file.real);
+    if (sameImage(file.before, disk)) reverted.push(file.path);
+    // Same content is not enough: an owner's chmod since the apply is a change to keep too.
+    else if (!sameImage(file.after, disk)) refused.push({ path: file.path, reason: editedReason(file, disk) });
+    else toWrite.push(file);
+  }
+  // Everything the undo writes is read and verified before the first write: a damaged journal changes nothing.
+  const blobs = verifiedBlobs(journalDir, entry, toWrite.map((f) => f.before));
+  // Journaled like an apply: killed mid-way, the entry says `undoing` and recovery finishes or rolls it back.
+  entry.state = "undoing";
+  saveEntry(journalDir, entry);
+  for (const leftover of tempLeftovers(entry.files.map((f) => f.real))) rmSync(leftover, { force: true });
   // Files the apply created are deleted last, so their directories can go too.
-  const order = [...entry.files].sort((a, b) => Number(!a.before.exists) - Number(!b.before.exists));
+  const order = [...toWrite].sort((a, b) => Number(!a.before.exists) - Number(!b.before.exists));
   const plainDirs = new Set<string>();
   for (const file of order) {
-    const disk = readDiskFile(file.real);
-    if (sameImage(file.before, disk)) {
-      reverted.push(file.path);
-      continue;
-    }
-    // Same content is not enough: an owner's chmod since the apply is a change to keep too.
-    if (!sameImage(file.after, disk)) {
-      refused.push({ path: file.path, reason: editedReason(file, disk) });
-      continue;
-    }
     try {
-      placeImage(file.real, file.before, blobs.bytesOf(file.before), false, plainDirs);
+      placeImage(file.real, file.before, file.before.exists ? blobs.get(file.before.hash)! : null, false, plainDirs);
       reverted.push(file.path);
+      faultPoint("file-placed", file.path);
     } catch (error) {
       refused.push({ path: file.path, reason: `could not be restored (${error instanceof Error ? error.message : String(error)}); fix that and undo again` });
     }
@@ -58,7 +66,8 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
 
 /** The entry `ref` names (apply id first, then the newest entry of that changeset id), or the newest undoable one. */
 function findTarget(journalDir: string, ref: string | undefined, workspace: string | undefined): JournalEntry {
-  const undoable = (e: JournalEntry) => e.state === "applied" || e.state === "partially-undone";
+  // An undo that was interrupted is undone again: that finishes it.
+  const undoable = (e: JournalEntry) => e.state === "applied" || e.state === "partially-undone" || e.state === "undoing";
   if (ref === undefined) {
     // Without an id, only this workspace's applies are candidates: undo never reaches into another project.
     const latest = findEntry(journalDir, (e) => undoable(e) && (workspace === undefined || e.workspace === workspace));

@@ -40,7 +40,7 @@ test("an apply killed mid-way is reported at the next start, and `recover finish
   expect([read("a.txt"), read("b.txt"), read("c.txt")]).toEqual(["new a\n", "new b\n", "new c\n"]);
   const after = JSON.parse((await runCli(["log", "--json", "-w", root], { cwd: root, env })).stdout);
   expect(after[0].status).toBe("applied");
-  expect((await runCli(["recover", "-w", root], { cwd: root, env })).stdout).toContain("No interrupted apply.");
+  expect((await runCli(["recover", "-w", root], { cwd: root, env })).stdout).toContain("No interrupted apply or undo.");
 });
 
 test("`recover rollback` restores every file and leaves the changeset to review again", async () => {

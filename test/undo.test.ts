@@ -158,16 +158,24 @@ describe("undoApply", () => {
     expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("b\n");
   });
 
-  test("a damaged journal blob is refused instead of being written over the file", () => {
-    const { root, journalDir } = setup({ "a.txt": "original\n" });
-    const applyId = applyAll(root, journalDir, [{ path: "a.txt", after: enc("A\n") }]);
+  test("a damaged journal blob stops the undo before its first write: nothing changes and the entry's directory is named", () => {
+    const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
+    const { root, journalDir } = setup(Object.fromEntries(names.map((n) => [n, `original ${n}\n`])));
+    const applyId = applyAll(root, journalDir, names.map((n) => ({ path: n, after: enc(`applied ${n}\n`) })));
+    // The pack holds each file's before then after; damage the last file's before-image only.
+    const entry = readEntry(journalDir, applyId);
+    const [offset] = entry.blobs[entry.files.at(-1)!.before.exists ? (entry.files.at(-1)!.before as { hash: string }).hash : ""]!;
     const pack = join(journalDir, applyId, "blobs.pack");
     const bytes = readFileSync(pack);
-    bytes[0] = bytes[0]! ^ 0xff;
+    bytes[offset] = bytes[offset]! ^ 0xff;
     writeFileSync(pack, bytes);
-    const result = undoApply(journalDir, applyId);
-    expect(result.state).toBe("partially-undone");
-    expect(result.refused[0]!.reason).toMatch(/damaged/);
-    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("A\n");
+    const dir = join(journalDir, applyId);
+    expect(() => undoApply(journalDir, applyId)).toThrow(`Move it aside (mv ${dir} ${dir}.damaged)`);
+    expect(() => undoApply(journalDir, applyId)).toThrow(/is damaged.*Nothing was changed/);
+    for (const n of names) expect(readFileSync(join(root, n), "utf8")).toBe(`applied ${n}\n`);
+    expect(readEntry(journalDir, applyId).state).toBe("applied");
+    // Moved aside as told, the entry is out of the way.
+    renameSync(dir, `${dir}.damaged`);
+    expect(listJournal(journalDir)).toEqual([]);
   });
 });

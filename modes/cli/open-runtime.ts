@@ -1,4 +1,5 @@
 import { findInterruptedApplies } from "../../core/recovery.ts";
+import { lockHeld } from "../../core/workspace-lock.ts";
 import { createRuntime, type Runtime } from "../../app/runtime.ts";
 import type { CommandContext } from "./main.ts";
 
@@ -14,7 +15,9 @@ export function openRuntime(ctx: CommandContext): Runtime {
   });
   for (const warning of runtime.settings.warnings) io.err(`${io.colors.yellow("warning:")} ${warning}\n`);
   for (const interrupted of findInterruptedApplies(runtime.journalDir)) {
-    io.err(`${io.colors.red("interrupted apply")} ${interrupted.applyId}: ${interrupted.message}\n`);
+    // One that another process is running right now is not interrupted.
+    if (lockHeld(runtime.pencilHome, interrupted.workspace)) continue;
+    io.err(`${io.colors.red(`interrupted ${interrupted.operation}`)} ${interrupted.applyId}: ${interrupted.message}\n`);
   }
   return runtime;
 }

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { ApplyResult } from "../../core/apply.ts";
+import type { ReviewedApply } from "../../app/apply-reviewed.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";
@@ -158,10 +158,11 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
 }
 
 /** Prints what an apply did, conflicts included, and which written files import files that were not written. */
-export function reportApply(io: CliIO, result: ApplyResult, rejected: Rejection[], cs?: Changeset): void {
+export function reportApply(io: CliIO, result: ReviewedApply, rejected: Rejection[], cs?: Changeset): void {
   const c = io.colors;
   const line = (text: string) => io.out(`${wrapText(text, io.columns, "  ")}\n`);
   for (const path of result.applied) line(`${c.green("applied")}  ${visible(path)}`);
+  for (const path of result.alreadyApplied) line(`${c.dim("already applied")} ${visible(path)} (by another review of this changeset; left as it is)`);
   for (const r of rejected) line(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}`);
   for (const conflict of result.conflicts) line(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}`);
   if (!cs) return;

@@ -22,9 +22,14 @@ export function plain(text: string): string {
   return text.replace(ANSI, "").replace(/\r/g, "");
 }
 
+/** The command line of `bun index.ts …`, with a test-only preload (e.g. test/fixtures/fault-preload.ts) when given. */
+function commandLine(args: string[], preload?: string): string[] {
+  return [process.execPath, ...(preload ? ["--preload", preload] : []), INDEX, ...args];
+}
+
 /** Runs `bun index.ts …` with no terminal: stdin closed, stdout and stderr piped. */
-export async function runCli(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
-  const proc = Bun.spawn([process.execPath, INDEX, ...args], {
+export async function runCli(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number; preload?: string }): Promise<CliResult> {
+  const proc = Bun.spawn(commandLine(args, options.preload), {
     cwd: options.cwd,
     env: options.env,
     stdin: "ignore",
@@ -46,13 +51,13 @@ export interface PtyStep {
 /** A program driven through a pseudo-terminal, as a person at a terminal would. */
 export async function runCliPty(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number },
+  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number; preload?: string; onSpawn?: (pid: number) => void },
 ): Promise<{ code: number; output: string; raw: string }> {
   let raw = "";
   let cursor = 0;
   let wake: (() => void) | null = null;
   const decoder = new TextDecoder();
-  const proc = Bun.spawn([process.execPath, INDEX, ...args], {
+  const proc = Bun.spawn(commandLine(args, options.preload), {
     cwd: options.cwd,
     env: options.env,
     terminal: {
@@ -64,6 +69,7 @@ export async function runCliPty(
       },
     },
   });
+  options.onSpawn?.(proc.pid);
   const deadline = Date.now() + (options.timeoutMs ?? 25_000);
   const waitFor = async (expected: RegExp | string): Promise<void> => {
     for (;;) {

@@ -4,15 +4,18 @@ import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
-/** `pencil recover [finish|rollback ID]`: lists interrupted applies, or settles one. */
+/** `pencil recover [finish|rollback ID]`: lists interrupted applies and undos, or settles one. */
 export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const [action, id] = ctx.args.positionals;
   if (!action) {
     const pending = findInterruptedApplies(runtime.journalDir);
-    if (pending.length === 0) io.out("No interrupted apply.\n");
-    for (const p of pending) io.out(`${p.applyId} (${p.changesetId}): ${p.message}\n`);
+    if (pending.length === 0) io.out("No interrupted apply or undo.\n");
+    for (const p of pending) {
+      io.out(`${p.applyId} (${p.changesetId}): ${p.message}\n`);
+      for (const leftover of p.leftovers) io.out(`  temporary file left by the interrupted write: ${leftover} (finish or rollback removes it)\n`);
+    }
     return 0;
   }
   if ((action !== "finish" && action !== "rollback") || !id) {
@@ -22,6 +25,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   for (const p of result.written) io.out(`wrote    ${p}\n`);
   for (const p of result.alreadyDone) io.out(`ok       ${p}\n`);
   for (const r of result.refused) io.out(`refused  ${r.path}: ${r.reason}\n`);
-  io.out(`Apply ${result.applyId}: ${result.state}.\n`);
+  for (const p of result.removedLeftovers) io.out(`removed  ${p}\n`);
+  io.out(`${result.operation === "undo" ? "Undo of apply" : "Apply"} ${result.applyId}: ${result.state}.\n`);
   return result.refused.length > 0 ? 4 : 0;
 }
