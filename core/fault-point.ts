@@ -5,8 +5,8 @@
  * install one (in-process, or in a CLI subprocess through the preload
  * test/fixtures/fault-preload.ts). No environment variable is read here.
  *
- * Points: `atomic-write` (a temporary file was created and half written, before the
- * rest and the rename; detail: the target path), `file-placed` (apply, undo or
+ * Points: `atomic-write` (a temporary file was written beside its target, not yet
+ * renamed over it; detail: the target path), `file-placed` (apply, undo or
  * recovery has put one file in place; detail: its path), `lock-wait` (a process
  * found the workspace lock held by another and starts waiting; detail: the lock file).
  */

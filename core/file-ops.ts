@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { faultPoint } from "./fault-point.ts";
 
 /** What a stat tells the tools: kind, size, modification time and permission bits. */
 export interface FileStat {
@@ -105,16 +106,23 @@ export function writeFileAtomic(target: string, bytes: Uint8Array, mode?: number
   const tmp = join(dir, `.${basename(target)}.pencil-${randomBytes(4).toString("hex")}.tmp`);
   const fd = openSync(tmp, "w", finalMode);
   try {
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    if (durable) fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      if (durable) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    faultPoint("atomic-write", target);
+    // openSync's mode is filtered by the umask; the file must carry exactly the mode asked for
+    // (one chmod, only when the umask took something away).
+    if ((finalMode & ~processUmask()) !== finalMode) chmodSync(tmp, finalMode);
+    renameSync(tmp, target);
+  } catch (error) {
+    // A failed write (a full disk, above all) must not keep what it wrote: that space may be what a rollback needs.
+    rmSync(tmp, { force: true });
+    throw error;
   }
-  // openSync's mode is filtered by the umask; the file must carry exactly the mode asked for
-  // (one chmod, only when the umask took something away).
-  if ((finalMode & ~processUmask()) !== finalMode) chmodSync(tmp, finalMode);
-  renameSync(tmp, target);
 }
 
 let umask: number | undefined;
