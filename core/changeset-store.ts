@@ -76,14 +76,18 @@ export class ChangesetStore {
     return out;
   }
 
-  /** The newest pending changeset of a workspace, if any. */
-  latestPending(workspaceRoot?: string): Changeset | undefined {
+  /**
+   * The newest pending changeset of a workspace, if any. Files that cannot be read
+   * and are newer than it (so one of them might be the one wanted) go to `onBad`.
+   */
+  latestPending(workspaceRoot?: string, onBad?: (file: string, error: Error) => void): Changeset | undefined {
     // Newest first, stopping at the first match: the history can be long.
     for (const id of this.ids().reverse()) {
       let cs: Changeset;
       try {
         cs = this.load(id);
-      } catch {
+      } catch (error) {
+        onBad?.(this.pathOf(id), error as Error);
         continue;
       }
       if (cs.status === "pending" && (!workspaceRoot || cs.workspace === workspaceRoot)) return cs;

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
 import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
+import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { entryIds, readEntry } from "../../../core/journal.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
@@ -152,9 +154,32 @@ function checkStore(env: Env): Check[] {
   } catch {
     return [{ name: "state", status: "warn", detail: `${home} does not exist yet or is not writable`, fix: `it is created on first use; or set PENCIL_HOME to a writable directory` }];
   }
-  const interrupted = findInterruptedApplies(join(home, "journal"));
+  const journalDir = join(home, "journal");
+  const damaged: string[] = [];
+  new ChangesetStore(home).list((file, error) => damaged.push(`${file} (${error.message})`));
+  for (const id of entryIds(journalDir)) {
+    try {
+      readEntry(journalDir, id);
+    } catch (error) {
+      damaged.push(`${join(journalDir, id)} (${(error as Error).message})`);
+    }
+  }
+  let interrupted: ReturnType<typeof findInterruptedApplies> = [];
+  try {
+    interrupted = findInterruptedApplies(journalDir);
+  } catch {
+    // A damaged entry marked as in progress: reported above.
+  }
   return [
     { name: "state", status: "ok", detail: home },
+    damaged.length
+      ? {
+          name: "damaged state",
+          status: "fail",
+          detail: `${damaged.length} file(s) under ${home} cannot be read: ${damaged.join("; ")}`,
+          fix: "move each aside (mv PATH PATH.damaged): Pencil then ignores it; a damaged changeset has to be re-run, a damaged journal entry can no longer be undone",
+        }
+      : { name: "damaged state", status: "ok", detail: "every changeset and journal entry reads back whole" },
     interrupted.length
       ? { name: "journal", status: "fail", detail: `${interrupted.length} interrupted apply(s): ${interrupted.map((i) => i.applyId).join(", ")}`, fix: "pencil recover lists them; pencil recover finish|rollback ID settles one" }
       : { name: "journal", status: "ok", detail: "no interrupted apply" },

@@ -15,11 +15,22 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const id = ctx.args.positionals[0];
-  const cs = id ? runtime.store.load(id) : runtime.store.latestPending(runtime.ws.root);
+  const damaged: { file: string; error: Error }[] = [];
+  const cs = id ? runtime.store.load(id) : runtime.store.latestPending(runtime.ws.root, (file, error) => damaged.push({ file, error }));
+  // A changeset file that cannot be read may be the one the owner is looking for: never pass over it in silence.
+  for (const d of damaged) io.err(`${io.colors.red("damaged changeset")} ${d.file}: ${d.error.message}\n`);
+  if (!cs && damaged.length > 0) {
+    io.err(
+      `No readable pending changeset for ${runtime.ws.root}, and ${damaged.length} changeset file(s) could not be read (above); one of them may be the changeset you want. ` +
+        `Move each aside (mv FILE FILE.damaged) and re-run the agent.\n`,
+    );
+    return 1;
+  }
   if (!cs) {
     io.out(`No pending changeset for ${runtime.ws.root}. See all with: ${hint(io, "log")}\n`);
     return 0;
   }
+  if (damaged.length > 0) io.err(`Reviewing ${cs.id}, the newest pending changeset that could be read.\n`);
   assertSameWorkspace(runtime, cs);
   if (ctx.args.patch) {
     const { patch, skipped } = exportPatch(cs);
