@@ -29,10 +29,12 @@ export interface FallbackOptions {
   onModelUsed?: (label: string) => void;
   /** Called each time a model failed and the call moves on to the next one. */
   onFallback?: (event: FallbackEvent) => void;
-  /** Longest silence tolerated from a streaming model: before it answers and between stream parts (default 60 s). */
+  /** Longest wait for a streaming model's first part, from the request on (default 60 s). */
+  firstByteTimeoutMs?: number;
+  /** Longest silence tolerated between two parts of a stream (default 60 s). */
   idleTimeoutMs?: number;
-  /** Longest non-streamed (doGenerate) call (default 300 s). */
-  generateTimeoutMs?: number;
+  /** Longest time one model may take for a whole step, streamed or not (default 600 s). */
+  stepTimeoutMs?: number;
   /** After a model failed, later calls try the others first for this long (default 30 s); 0 disables. */
   cooldownMs?: number;
   /** Clock, for the cooldown. */
@@ -47,17 +49,21 @@ interface OpenStream {
   entry: ModelEntry;
   result: LanguageModelV4StreamResult;
   abort: (reason?: unknown) => void;
+  /** When the request was sent (Date.now()), for the first-byte and step timeouts. */
+  startedAt: number;
+  /** True once the stream delivered its first part from the model (not the client's own `stream-start`). */
+  started: boolean;
 }
 
 /**
  * A language model that tries the models of a chain in order, so no call site
  * retries. It moves to the next model on 429, 5xx, timeouts, connection errors
- * and streams that break before any tool call of the step was emitted; then the
- * step is issued again, whole, to the next model. A client error (400 and other
- * 4xx) is not sent to a fallback, which would refuse it too. Until the first
- * tool call (or the end) of a step, a streamed step is held back when a fallback
- * remains, so that a discarded attempt leaves nothing in the step; once a tool
- * call was passed on, a failure is reported as an error part.
+ * and streams that break before the step finished (so before any of its tools
+ * ran: the SDK runs them once the step's stream has ended); then the step is
+ * issued again, whole, to the next model. A client error (400 and other 4xx) is
+ * not sent to a fallback, which would refuse it too. A streamed step is held back
+ * until its finish when a fallback remains, so that a discarded attempt leaves
+ * nothing in the step.
  * Each step's finish carries `providerMetadata.pencil.model`, the label of the
  * model that produced it (see `modelLabelOf`).
  */
@@ -88,8 +94,8 @@ export class FallbackModel implements LanguageModelV4 {
       const entry = order[i]!;
       const attempt = attemptSignal(options.abortSignal);
       try {
-        const timeout = this.options.generateTimeoutMs ?? 300_000;
-        const result = await withTimeout(entry.model.doGenerate({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms`);
+        const timeout = this.stepMs();
+        const result = await withTimeout(entry.model.doGenerate({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms (the step timeout)`);
         this.coolingUntil.delete(entry.label);
         this.options.onModelUsed?.(entry.label);
         return { ...result, providerMetadata: withModelLabel(result.providerMetadata, entry.label) };
@@ -106,6 +112,10 @@ export class FallbackModel implements LanguageModelV4 {
     const attempts: ModelAttempt[] = [];
     const first = await this.open(order, 0, attempts, options);
     return { ...first.result, stream: this.relay(order, first, attempts, options) };
+  }
+
+  private stepMs(): number {
+    return this.options.stepTimeoutMs ?? 600_000;
   }
 
   /** The chain with models cooling down after a failure moved to the end (still tried, as a last resort). */
@@ -136,13 +146,15 @@ export class FallbackModel implements LanguageModelV4 {
 
   /** Opens a stream on the first model from `start` on that answers; throws ModelCallError when none does. */
   private async open(order: ModelEntry[], start: number, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): Promise<OpenStream> {
-    const timeout = this.options.idleTimeoutMs ?? 60_000;
+    const firstByte = this.options.firstByteTimeoutMs ?? 60_000;
     for (let i = start; i < order.length; i++) {
       const entry = order[i]!;
       const attempt = attemptSignal(options.abortSignal);
+      const startedAt = Date.now();
       try {
-        const result = await withTimeout(entry.model.doStream({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms`);
-        return { index: i, entry, result, abort: attempt.abort };
+        const timeout = Math.min(firstByte, this.stepMs());
+        const result = await withTimeout(entry.model.doStream({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} sent no first byte within ${timeout} ms`);
+        return { index: i, entry, result, abort: attempt.abort, startedAt, started: false };
       } catch (error) {
         attempt.abort();
         this.judge(error, entry, order[i + 1], attempts, options.abortSignal);
@@ -153,7 +165,18 @@ export class FallbackModel implements LanguageModelV4 {
 
   /** The stream passed to the caller: the open model's parts, held back while a fallback could still replace them. */
   private relay(order: ModelEntry[], first: OpenStream, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): ReadableStream<Part> {
-    const timeout = this.options.idleTimeoutMs ?? 60_000;
+    const firstByte = this.options.firstByteTimeoutMs ?? 60_000;
+    const idle = this.options.idleTimeoutMs ?? 60_000;
+    const step = this.stepMs();
+    /** How long the next read may take, and what to say when it takes longer: the nearest of the three deadlines. */
+    const nextWait = (): [number, string] => {
+      const label = current.entry.label;
+      const stepLeft = current.startedAt + step - Date.now();
+      const [ms, why] = current.started
+        ? [idle, `${label} sent nothing for ${idle} ms`]
+        : [current.startedAt + firstByte - Date.now(), `${label} sent no first byte within ${firstByte} ms`];
+      return stepLeft < ms ? [Math.max(1, stepLeft), `${label} did not finish the step within ${step} ms`] : [Math.max(1, ms), why];
+    };
     let current = first;
     let reader = current.result.stream.getReader();
     let held: Part[] = [];
@@ -218,9 +241,8 @@ export class FallbackModel implements LanguageModelV4 {
       pull: async (controller) => {
         // Reads until something was passed on or the stream is over, so each pull makes progress.
         while (!cancelled) {
-          const next = await withTimeout(reader.read(), timeout, current.abort, () => `${current.entry.label} sent nothing for ${timeout} ms`).catch(
-            (error: unknown) => ({ failed: error }) as const,
-          );
+          const [wait, why] = nextWait();
+          const next = await withTimeout(reader.read(), wait, current.abort, () => why).catch((error: unknown) => ({ failed: error }) as const);
           if ("failed" in next) {
             if (await fail(controller, next.failed)) continue;
             return;
@@ -234,6 +256,8 @@ export class FallbackModel implements LanguageModelV4 {
             return;
           }
           const part = next.value;
+          // The client makes `stream-start` itself as soon as the headers arrive; the model's first byte is what follows.
+          if (part.type !== "stream-start") current.started = true;
           if (part.type === "error") {
             if (await fail(controller, part.error)) continue;
             return;
@@ -248,8 +272,10 @@ export class FallbackModel implements LanguageModelV4 {
           } else {
             held.push(part);
           }
-          // A tool call runs as soon as it is passed on: from then on the step can no longer be issued again.
-          if (committed || part.type === "tool-call" || part.type === "finish") {
+          // Everything is held until the step's finish, tool calls included: the SDK runs a step's tools only
+          // after its stream ends, so until then no tool has run and the step can still be issued again, whole
+          // (OpenRouter's client passes a tool call on as soon as its arguments are complete, mid-stream).
+          if (committed || part.type === "finish") {
             commit(controller);
             return;
           }

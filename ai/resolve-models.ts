@@ -3,10 +3,27 @@ import { createGroq } from "@ai-sdk/groq";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import { FallbackModel, type FallbackOptions } from "./fallback-model.ts";
+import { ModelConfigError } from "./errors.ts";
 import { modelSpecs, type ModelEnv, type ModelSpec } from "./model-specs.ts";
 
-/** How long a local server may stay silent before the call fails (default for local models: 10 minutes). */
-export const LOCAL_IDLE_TIMEOUT_MS = 600_000;
+/** One of Pencil's model timeouts: its variable, and its default for cloud providers and for a local server. */
+interface TimeoutSetting {
+  variable: string;
+  option: "firstByteTimeoutMs" | "idleTimeoutMs" | "stepTimeoutMs";
+  cloud: number;
+  local: number;
+}
+
+/**
+ * Pencil's own timeouts of a model call (the HTTP client's are turned off, so these
+ * are the ones that apply). A local model on a CPU may read a long prompt for minutes
+ * before its first token, and has no fallback to hurry to: it gets longer defaults.
+ */
+export const MODEL_TIMEOUTS: readonly TimeoutSetting[] = [
+  { variable: "PENCIL_TIMEOUT_FIRST_BYTE_MS", option: "firstByteTimeoutMs", cloud: 60_000, local: 300_000 },
+  { variable: "PENCIL_TIMEOUT_IDLE_MS", option: "idleTimeoutMs", cloud: 60_000, local: 120_000 },
+  { variable: "PENCIL_TIMEOUT_STEP_MS", option: "stepTimeoutMs", cloud: 600_000, local: 1_800_000 },
+];
 
 /** Options of resolveModels: the `--model` override, a fetch for the clients, and the fallback's options. */
 export interface ResolveModelsOptions extends FallbackOptions {
@@ -34,16 +51,37 @@ export interface ResolvedModels {
 export function resolveModels(env: ModelEnv, options: ResolveModelsOptions = {}): ResolvedModels {
   const specs = modelSpecs(env, options.model);
   const chain = specs.map((spec) => ({ label: spec.label, model: createModel(spec, options.fetch) }));
-  // A local model on a CPU may read a long prompt for minutes before its first token, and has no fallback to hurry to.
-  const idleTimeoutMs = options.idleTimeoutMs ?? (specs[0]?.provider === "local" ? LOCAL_IDLE_TIMEOUT_MS : undefined);
-  return { model: new FallbackModel(chain, { ...options, idleTimeoutMs }), specs, labels: specs.map((s) => s.label) };
+  const local = specs[0]?.provider === "local";
+  const timeouts: Partial<Record<TimeoutSetting["option"], number>> = {};
+  for (const t of MODEL_TIMEOUTS) timeouts[t.option] = options[t.option] ?? readTimeout(env, t.variable) ?? (local ? t.local : t.cloud);
+  return { model: new FallbackModel(chain, { ...options, ...timeouts }), specs, labels: specs.map((s) => s.label) };
+}
+
+/** A timeout variable in milliseconds, or undefined when unset; anything but a positive whole number is a configuration error (exit 2). */
+function readTimeout(env: ModelEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0) {
+    throw new ModelConfigError(`${name}=${raw} is not a number of milliseconds: set it to a positive whole number (e.g. ${name}=60000), or unset it for the default.`);
+  }
+  return Number(raw);
+}
+
+/**
+ * Bun's fetch gives up on a response after 5 minutes of silence, whatever the caller's
+ * own deadline: turned off here, so Pencil's documented timeouts are the ones that apply.
+ */
+function withoutClientTimeout(fetchImpl: typeof fetch = fetch): typeof fetch {
+  const wrapped = (input: Parameters<typeof fetch>[0], init?: RequestInit) => fetchImpl(input, { ...init, timeout: false } as RequestInit);
+  return Object.assign(wrapped, { preconnect: fetch.preconnect }) as typeof fetch;
 }
 
 /**
  * One provider client for one spec, with the spec's base URL used exactly. A local
  * server (Ollama, llama.cpp, LM Studio) gets the generic OpenAI-compatible client.
  */
-export function createModel(spec: ModelSpec, fetchImpl?: typeof fetch): LanguageModelV4 {
+export function createModel(spec: ModelSpec, customFetch?: typeof fetch): LanguageModelV4 {
+  const fetchImpl = withoutClientTimeout(customFetch);
   switch (spec.provider) {
     case "groq":
       return createGroq({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl })(spec.modelId);

@@ -45,7 +45,8 @@ test("a damaged journal makes undo change nothing and name the directory to move
   const last = entry.files.at(-1)!.before as { hash: string };
   const pack = join(runtime.journalDir, applyId!, "blobs.pack");
   const bytes = readFileSync(pack);
-  bytes[entry.blobs[last.hash]![0]] ^= 0xff;
+  const at = entry.blobs[last.hash]![0];
+  bytes[at] = bytes[at]! ^ 0xff;
   writeFileSync(pack, bytes);
   const dir = join(runtime.journalDir, applyId!);
   const undo = await runCli(["undo", "-w", root], { cwd: root, env });

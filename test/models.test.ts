@@ -4,7 +4,10 @@ import { z } from "zod";
 import { MissingModelKeyError, ModelCallError, ModelConfigError } from "../ai/errors.ts";
 import { modelLabelOf } from "../ai/model-label.ts";
 import { DEFAULT_GROQ_MODEL, DEFAULT_OPENROUTER_MODEL, modelSpecs } from "../ai/model-specs.ts";
-import { resolveModels, type ResolveModelsOptions } from "../ai/resolve-models.ts";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import { FallbackModel, type FallbackOptions } from "../ai/fallback-model.ts";
+import { createModel, resolveModels, type ResolveModelsOptions } from "../ai/resolve-models.ts";
+import type { ModelSpec, ProviderName } from "../ai/model-specs.ts";
 import { errorReply, hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 
 const GROQ = `groq:${DEFAULT_GROQ_MODEL}`;
@@ -40,12 +43,15 @@ function cloudEnv(): Record<string, string> {
 
 /** Runs the real tool loop with one `lookup` tool; collects what a session would look at. */
 async function runLoop(env: Record<string, string>, options: ResolveModelsOptions = {}) {
+  return runModel((watch) => resolveModels(env, { cooldownMs: 0, ...options, ...watch }).model);
+}
+
+/** Runs the real tool loop on the model `make` builds with the given observers. */
+async function runModel(make: (watch: FallbackOptions) => LanguageModelV4) {
   const used: string[] = [];
   const fallbacks: string[] = [];
   const toolInputs: string[] = [];
-  const { model } = resolveModels(env, {
-    cooldownMs: 0,
-    ...options,
+  const model = make({
     onModelUsed: (label) => used.push(label),
     onFallback: (e) => fallbacks.push(`${e.from} -> ${e.to}: ${e.reason}`),
   });
@@ -72,6 +78,12 @@ async function runLoop(env: Record<string, string>, options: ResolveModelsOption
 }
 
 const lookupCall = (word: string) => toolCallReply([{ name: "lookup", arguments: { word } }]);
+
+/** A model spec of `provider`'s own client, pointed at a fake server. */
+function specOn(provider: ProviderName, origin: string): ModelSpec {
+  const baseURL = provider === "groq" ? `${origin}/openai/v1` : provider === "openrouter" ? `${origin}/api/v1` : `${origin}/v1`;
+  return { provider, modelId: "test-model", baseURL, apiKey: `${provider}-key`, label: `${provider}:test-model` };
+}
 
 describe("resolveModels through streamText with the real clients", () => {
   test("a normal run: Groq answers every step, at the exact base URL, with its key", async () => {
@@ -143,23 +155,31 @@ describe("resolveModels through streamText with the real clients", () => {
     expect(run.fallbacks[0]).toContain("ECONNRESET");
   });
 
-  test("once a tool call was passed on, a mid-stream failure propagates instead of falling back", async () => {
-    // OpenRouter's client emits a tool call as soon as its arguments are complete, before the stream ends.
-    openrouter.enqueue({
-      kind: "reply",
-      toolCalls: [
-        { name: "lookup", arguments: { word: "first" } },
-        { name: "lookup", arguments: { word: "second" } },
-      ],
-      fail: { afterEvents: 5, mode: "disconnect" },
+  // Each provider client as primary: OpenRouter's passes a tool call on as soon as its arguments are complete,
+  // the others may too; none of the step's tools has run when the stream breaks, so the step goes to the fallback.
+  for (const primary of ["groq", "openrouter", "local"] as const) {
+    test(`${primary} as primary: a stream cut after one whole tool call falls back, and only the fallback's call runs`, async () => {
+      groq.enqueue({
+        kind: "reply",
+        toolCalls: [
+          { name: "lookup", arguments: { word: "first" } },
+          { name: "lookup", arguments: { word: "second" } },
+        ],
+        fail: { afterEvents: 5, mode: "disconnect" },
+      });
+      openrouter.enqueue(lookupCall("from-fallback"), textReply("Done."));
+      const fallback: ProviderName = primary === "openrouter" ? "groq" : "openrouter";
+      const chain = [specOn(primary, groq.url), specOn(fallback, openrouter.url)];
+      const run = await runModel((watch) => new FallbackModel(chain.map((spec) => ({ label: spec.label, model: createModel(spec) })), { cooldownMs: 60_000, ...watch }));
+      expect(run.errors).toEqual([]);
+      expect(run.toolInputs).toEqual(["from-fallback"]);
+      expect(run.toolCalls).toEqual([{ word: "from-fallback" }]);
+      expect(run.labels).toEqual([chain[1]!.label, chain[1]!.label]);
+      expect(run.fallbacks).toHaveLength(1);
+      expect(run.fallbacks[0]).toStartWith(`${chain[0]!.label} -> ${chain[1]!.label}`);
+      expect(groq.requests).toHaveLength(1);
     });
-    const run = await runLoop(cloudEnv(), { model: `openrouter:${DEFAULT_OPENROUTER_MODEL}` });
-    expect(run.toolCalls).toEqual([{ word: "first" }]);
-    expect(run.errors).toHaveLength(1);
-    expect(run.errors[0]).toBeInstanceOf(ModelCallError);
-    expect((run.errors[0] as Error).message).toContain(OPENROUTER);
-    expect(groq.requests).toEqual([]);
-  });
+  }
 
   test("a 400 is not sent to the fallback: a clear error names the model and the refusal", async () => {
     groq.enqueue(errorReply(400, "messages.1: tool_call_id is invalid", "invalid_request_error"));
@@ -190,10 +210,10 @@ describe("resolveModels through streamText with the real clients", () => {
     groq.enqueue(hangReply());
     openrouter.enqueue(textReply("On time."));
     const started = performance.now();
-    const run = await runLoop(cloudEnv(), { idleTimeoutMs: 300 });
+    const run = await runLoop({ ...cloudEnv(), PENCIL_TIMEOUT_FIRST_BYTE_MS: "300" });
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(run.steps.map((s) => s.text)).toEqual(["On time."]);
-    expect(run.fallbacks[0]).toContain("did not answer within 300 ms");
+    expect(run.fallbacks[0]).toContain("sent no first byte within 300 ms");
   });
 
   test("an abort by the caller is not a model failure: nothing is sent to the fallback", async () => {
@@ -253,6 +273,45 @@ describe("resolveModels through streamText with the real clients", () => {
     } finally {
       await local.stop();
     }
+  });
+});
+
+describe("Pencil's own timeouts against a server that stalls", () => {
+  const localEnv = (extra: Record<string, string>) => ({ LOCAL_LLM_BASE_URL: `${groq.url}/v1`, LOCAL_LLM_MODEL: "qwen-local", ...extra });
+
+  test("a local server that never sends its first byte fails after PENCIL_TIMEOUT_FIRST_BYTE_MS", async () => {
+    groq.enqueue(hangReply());
+    const run = await runLoop(localEnv({ PENCIL_TIMEOUT_FIRST_BYTE_MS: "300" }));
+    expect(run.errors).toHaveLength(1);
+    expect((run.errors[0] as Error).message).toContain("local:qwen-local (local:qwen-local sent no first byte within 300 ms)");
+  });
+
+  test("a local server that stalls mid-stream fails after PENCIL_TIMEOUT_IDLE_MS of silence", async () => {
+    groq.enqueue({ kind: "reply", text: "I will now think for a very long time about pencils.", fail: { afterEvents: 3, mode: "stall" } });
+    const run = await runLoop(localEnv({ PENCIL_TIMEOUT_IDLE_MS: "300" }));
+    expect(run.errors).toHaveLength(1);
+    expect((run.errors[0] as Error).message).toContain("sent nothing for 300 ms");
+  });
+
+  test("a server that keeps dripping but never finishes fails after PENCIL_TIMEOUT_STEP_MS", async () => {
+    groq.enqueue({ kind: "reply", text: "word ".repeat(400), eventDelayMs: 50 });
+    const run = await runLoop(localEnv({ PENCIL_TIMEOUT_IDLE_MS: "5000", PENCIL_TIMEOUT_STEP_MS: "600" }));
+    expect(run.errors).toHaveLength(1);
+    expect((run.errors[0] as Error).message).toContain("did not finish the step within 600 ms");
+  });
+
+  test("a cloud primary that stalls mid-step is abandoned for the fallback, which answers the step whole", async () => {
+    groq.enqueue({ kind: "reply", text: "Half an answer", fail: { afterEvents: 2, mode: "stall" } });
+    openrouter.enqueue(textReply("A whole answer."));
+    const run = await runLoop({ ...cloudEnv(), PENCIL_TIMEOUT_IDLE_MS: "300" });
+    expect(run.errors).toEqual([]);
+    expect(run.steps.map((s) => s.text)).toEqual(["A whole answer."]);
+    expect(run.fallbacks[0]).toContain("sent nothing for 300 ms");
+  });
+
+  test("a timeout that is not a positive whole number of milliseconds is a configuration error naming the variable", () => {
+    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_STEP_MS: "10m" })).toThrow(ModelConfigError);
+    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_IDLE_MS: "0" })).toThrow(/PENCIL_TIMEOUT_IDLE_MS=0 is not a number of milliseconds/);
   });
 });
 

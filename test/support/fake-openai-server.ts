@@ -8,11 +8,15 @@ export interface FakeToolCall {
   id?: string;
 }
 
-/** How a streamed reply fails part-way: the socket is cut, or an in-stream error event is sent (as Groq does). */
+/**
+ * How a streamed reply fails part-way: the socket is cut, an in-stream error event is
+ * sent (as Groq does), or the server stalls: it sends nothing more and keeps the
+ * connection open (a local server that hangs), until the client gives up.
+ */
 export interface FakeFailure {
   /** SSE events sent before the failure (the first event is the role chunk). */
   afterEvents: number;
-  mode: "disconnect" | "error-event";
+  mode: "disconnect" | "error-event" | "stall";
   /** For `error-event`: the error type, e.g. `internal_server_error` (Groq maps it to a status). */
   type?: string;
   message?: string;
@@ -29,6 +33,8 @@ export type FakeReply =
       model?: string;
       /** Waits this long before answering (to test timeouts). */
       delayMs?: number;
+      /** Streamed replies: waits this long before each event after the first (a model that drips slowly). */
+      eventDelayMs?: number;
       fail?: FakeFailure;
     }
   | { kind: "status"; status: number; body: unknown }
@@ -230,7 +236,12 @@ async function streamReply(res: ServerResponse, reply: Extract<FakeReply, { kind
   const events = streamEvents(reply, id, model);
   const fail = reply.fail;
   for (let i = 0; i < events.length; i++) {
+    if (i > 0 && reply.eventDelayMs) {
+      await Bun.sleep(reply.eventDelayMs);
+      if (res.destroyed) return;
+    }
     if (fail && i === fail.afterEvents) {
+      if (fail.mode === "stall") return; // headers and the first events sent; the socket stays open until the client aborts
       if (fail.mode === "disconnect") {
         // Let the written events reach the client, then cut the connection without ending the chunked body.
         await Bun.sleep(5);
