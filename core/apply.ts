@@ -3,6 +3,7 @@ import { dirname, isAbsolute } from "node:path";
 import type { Changeset, FileChange } from "./changeset.ts";
 import { type DiskFile, type FileImage, imageOf, placeImage, readDiskFile, removeEmptyDirs, tempLeftovers } from "./file-image.ts";
 import { faultPoint } from "./fault-point.ts";
+import { spaceProblem } from "./free-space.ts";
 import { sha256 } from "./hash.ts";
 import { createEntry, fsyncDir, type JournalEntry, type JournalFile, newApplyId, type RefusedFile, saveEntry } from "./journal.ts";
 
@@ -93,6 +94,12 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
     });
   }
   if (plan.length === 0) return { applyId: null, applied: [], conflicts };
+
+  const space = spaceProblem(
+    plan.map((p) => ({ real: p.file.real, beforeSize: p.beforeBytes?.length ?? 0, afterSize: p.afterBytes?.length ?? 0 })),
+    [...createdDirs],
+  );
+  if (space) throw new ApplyError(`Nothing was applied: ${space}. Free some space, then approve again (the changeset stays pending).`);
 
   // Deletes last: a half-done apply then never lacks a file the written ones may need.
   plan.sort((a, b) => Number(a.file.after.exists === false) - Number(b.file.after.exists === false));
@@ -236,8 +243,9 @@ function kindOf(dir: string): DirKind {
 function failMidway(journalDir: string, entry: JournalEntry, written: Planned[], failed: Planned, error: unknown): ApplyError {
   const cause = error instanceof Error ? error.message : String(error);
   try {
-    for (const p of [...written].reverse()) placeImage(p.file.real, p.file.before, p.beforeBytes);
+    // Temporary files first: on a full disk their space is what the restores need.
     for (const leftover of tempLeftovers(entry.files.map((f) => f.real))) rmSync(leftover, { force: true });
+    for (const p of [...written].reverse()) placeImage(p.file.real, p.file.before, p.beforeBytes);
     removeEmptyDirs(entry.createdDirs);
     entry.state = "rolled-back";
     entry.error = `writing ${failed.file.path} failed: ${cause}`;

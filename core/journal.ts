@@ -96,25 +96,31 @@ export function createEntry(
   const dir = join(journalDir, entry.applyId);
   // Not recursive: an id collision (two processes, same millisecond, same tag) must fail, not share a directory.
   mkdirSync(dir, { mode: 0o700 });
-  const index: Record<string, [number, number]> = {};
-  const fd = openSync(join(dir, PACK_FILE), "w", 0o600);
   try {
-    let offset = 0;
-    for (const [hash, bytes] of blobs) {
-      let done = 0;
-      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-      index[hash] = [offset, bytes.length];
-      offset += bytes.length;
+    const index: Record<string, [number, number]> = {};
+    const fd = openSync(join(dir, PACK_FILE), "w", 0o600);
+    try {
+      let offset = 0;
+      for (const [hash, bytes] of blobs) {
+        let done = 0;
+        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+        index[hash] = [offset, bytes.length];
+        offset += bytes.length;
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const full: JournalEntry = { ...entry, blobs: index };
+    writeEntryFile(dir, full);
+    fsyncDir(dir);
+    fsyncDir(journalDir);
+    return full;
+  } catch (error) {
+    // No file was touched yet: a journal that could not be written whole (a full disk) is removed, not left to fill it.
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
-  const full: JournalEntry = { ...entry, blobs: index };
-  writeEntryFile(dir, full);
-  fsyncDir(dir);
-  fsyncDir(journalDir);
-  return full;
 }
 
 /** Rewrites an entry atomically and durably with a new state (and whatever else changed), stamping `updatedAt`. */
