@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameContent, sameImage, tempLeftovers } from "./file-image.ts";
 import { faultPoint } from "./fault-point.ts";
+import { spaceProblem } from "./free-space.ts";
 import { type JournalEntry, type JournalFile, JournalError, markedInProgress, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
 
 /** Where a file of an interrupted apply stands: still its before-image, already its after-image, or changed by someone else. */
@@ -121,6 +122,10 @@ function settle(journalDir: string, applyId: string, action: "finish" | "rollbac
   // Every content to write is read and verified first: a damaged journal changes nothing.
   const toWrite = entry.files.filter((f) => states.get(f) !== goal && states.get(f) !== "other");
   const blobs = verifiedBlobs(journalDir, entry, toWrite.map(target));
+  const size = (image: FileImage) => (image.exists ? image.size : 0);
+  const from = (f: JournalFile): FileImage => (goal === "new" ? f.before : f.after);
+  const space = spaceProblem(toWrite.map((f) => ({ real: f.real, beforeSize: size(from(f)), afterSize: size(target(f)) })), []);
+  if (space) throw new JournalError(`Nothing was written: ${space}. Free some space, then run it again; the ${operation} stays interrupted until then.`);
   const removedLeftovers = tempLeftovers(entry.files.map((f) => f.real));
   for (const leftover of removedLeftovers) rmSync(leftover, { force: true });
 

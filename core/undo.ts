@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { faultPoint } from "./fault-point.ts";
-import { type DiskFile, placeImage, readDiskFile, removeEmptyDirs, sameImage, tempLeftovers } from "./file-image.ts";
+import { spaceProblem } from "./free-space.ts";
+import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameImage, tempLeftovers } from "./file-image.ts";
 import { entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
 
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
@@ -41,6 +42,8 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
   }
   // Everything the undo writes is read and verified before the first write: a damaged journal changes nothing.
   const blobs = verifiedBlobs(journalDir, entry, toWrite.map((f) => f.before));
+  const space = spaceProblem(toWrite.map((f) => ({ real: f.real, beforeSize: sizeOf(f.after), afterSize: sizeOf(f.before) })), []);
+  if (space) throw new UndoError(`Nothing was undone: ${space}. Free some space, then undo again.`);
   // Journaled like an apply: killed mid-way, the entry says `undoing` and recovery finishes or rolls it back.
   entry.state = "undoing";
   saveEntry(journalDir, entry);
@@ -105,4 +108,8 @@ function editedReason(file: JournalFile, disk: DiskFile): string {
   if (disk.kind === "absent") return `was deleted since the apply; ${keep}`;
   if (file.after.exists && disk.kind === "file" && disk.hash === file.after.hash) return `had its permissions changed since the apply; ${keep}`;
   return `was edited since the apply; ${keep}`;
+}
+
+function sizeOf(image: FileImage): number {
+  return image.exists ? image.size : 0;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ApplyError, applyChangeset } from "../core/apply.ts";
 import { setFaultHandler } from "../core/fault-point.ts";
 import { listJournal } from "../core/journal.ts";
+import { undoApply } from "../core/undo.ts";
 import { makeChangeset } from "./fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
 
@@ -77,5 +78,22 @@ describe.skipIf(!canMount)("a full disk", () => {
     const [entry] = listJournal(journalDir);
     expect(entry!.state).toBe("rolled-back");
     expect(existsSync(join(root, "someone-else.bin"))).toBe(true);
+  });
+
+  test("an undo that cannot fit changes nothing and says so; with space freed it reverts every file", () => {
+    const root = mountTmpfs("512k")!;
+    const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
+    writeTree(root, Object.fromEntries(names.map((n) => [n, "o".repeat(32 * 1024)])));
+    const journalDir = join(tempDir("pencil-full-journal-"), "journal");
+    const cs = makeChangeset(root, names.map((n) => ({ path: n, after: new TextEncoder().encode("n".repeat(4096)) })));
+    const { applyId } = applyChangeset({ changeset: cs, approved: names, journalDir });
+    fillUntil(root, 20 * 1024);
+    expect(() => undoApply(journalDir, applyId!)).toThrow(/Nothing was undone: the file system of .* free/);
+    for (const n of names) expect(readFileSync(join(root, n), "utf8")).toBe("n".repeat(4096));
+    expect(temps(root)).toEqual([]);
+    expect(listJournal(journalDir)[0]!.state).toBe("applied");
+    Bun.spawnSync(["rm", join(root, "filler.bin")]);
+    expect(undoApply(journalDir, applyId!).state).toBe("undone");
+    for (const n of names) expect(readFileSync(join(root, n), "utf8")).toBe("o".repeat(32 * 1024));
   });
 });

@@ -181,7 +181,7 @@ function checkStore(env: Env): Check[] {
         }
       : { name: "damaged state", status: "ok", detail: "every changeset and journal entry reads back whole" },
     interrupted.length
-      ? { name: "journal", status: "fail", detail: `${interrupted.length} interrupted apply(s): ${interrupted.map((i) => i.applyId).join(", ")}`, fix: "pencil recover lists them; pencil recover finish|rollback ID settles one" }
+      ? { name: "journal", status: "fail", detail: `${interrupted.length} interrupted apply(s) or undo(s): ${interrupted.map((i) => i.applyId).join(", ")}`, fix: "pencil recover lists them; pencil recover finish|rollback ID settles one" }
       : { name: "journal", status: "ok", detail: "no interrupted apply" },
   ];
 }
