@@ -133,7 +133,10 @@ export function isStale(holder: LockHolder | null): boolean {
   // A process on another host cannot be checked from here: never taken over.
   if (holder.host !== hostname()) return false;
   if (!alive(holder.pid)) return true;
-  const start = startTimeOf(holder.pid);
+  const stat = procStat(holder.pid);
+  // A zombie (killed, not yet reaped by its parent) holds nothing any more.
+  if (stat?.[0] === "Z") return true;
+  const start = stat?.[19] ?? null;
   return holder.start !== null && start !== null && start !== holder.start;
 }
 
@@ -177,11 +180,15 @@ function alive(pid: number): boolean {
 
 /** A process's start time from /proc (field 22 of /proc/PID/stat), or null where there is no /proc. */
 export function startTimeOf(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null;
+}
+
+/** The fields of /proc/PID/stat from field 3 (the state) on, or null where there is no /proc. */
+function procStat(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }

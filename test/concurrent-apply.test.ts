@@ -111,6 +111,19 @@ describe("the workspace lock's stale rule", () => {
     expect(isStale(holder({ host: "another-host", pid: 2 ** 22 + 12345 }))).toBe(false);
   });
 
+  test.skipIf(startTimeOf(process.pid) === null)("a holder killed but not yet reaped by its parent (a zombie) is stale", async () => {
+    // `sleep 0` exits at once; the shell then becomes `sleep 5`, which never reaps it.
+    const parent = Bun.spawn(["sh", "-c", "sleep 0 & echo $!; exec sleep 5"], { stdout: "pipe" });
+    const reader = parent.stdout.getReader();
+    const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
+    try {
+      await until(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]!.startsWith("Z"), "the child to become a zombie");
+      expect(isStale(holder({ pid: zombie, start: startTimeOf(zombie) }))).toBe(true);
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  });
+
   test("a lock held by a live process makes the next one wait, then fail with the holder and the file named", () => {
     const home = tempDir("pencil-lock-unit-");
     const file = lockFileOf(home, "/w");
