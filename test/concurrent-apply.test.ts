@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { ChangesetStore } from "../core/changeset-store.ts";
 import { listJournal } from "../core/journal.ts";
+import { outcomeLines } from "../modes/telegram/card-outcome.ts";
 import { isStale, lockFileOf, startTimeOf, withWorkspaceLock } from "../core/workspace-lock.ts";
 import { makeChangeset } from "./fixtures/apply-changeset.ts";
 import { runCli, runCliPty } from "./support/cli.ts";
@@ -98,6 +99,11 @@ describe("two front ends approving the same changeset at once", () => {
     expect(contents()).toEqual(names.map((n) => `new ${n}\n`));
     expect(existsSync(lock)).toBe(false);
   }, 60_000);
+});
+
+test("the phone's card says which files another review had already applied, not \"Nothing to apply\"", () => {
+  const lines = outcomeLines({ applyId: null, applied: [], conflicts: [], alreadyApplied: ["src/a.ts"] }, []);
+  expect(lines).toEqual(["✅ <b>Already applied</b> by another review: <code>src/a.ts</code>"]);
 });
 
 describe("the workspace lock's stale rule", () => {
