@@ -45,8 +45,10 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
   const space = spaceProblem(toWrite.map((f) => ({ real: f.real, beforeSize: sizeOf(f.after), afterSize: sizeOf(f.before) })), []);
   if (space) throw new UndoError(`Nothing was undone: ${space}. Free some space, then undo again.`);
   // Journaled like an apply: killed mid-way, the entry says `undoing` and recovery finishes or rolls it back.
-  entry.state = "undoing";
-  saveEntry(journalDir, entry);
+  if (toWrite.length > 0) {
+    entry.state = "undoing";
+    saveEntry(journalDir, entry);
+  }
   for (const leftover of tempLeftovers(entry.files.map((f) => f.real))) rmSync(leftover, { force: true });
   // Files the apply created are deleted last, so their directories can go too.
   const order = [...toWrite].sort((a, b) => Number(!a.before.exists) - Number(!b.before.exists));
