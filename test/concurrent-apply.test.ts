@@ -119,14 +119,17 @@ describe("the workspace lock's stale rule", () => {
 
   test.skipIf(startTimeOf(process.pid) === null)("a holder killed but not yet reaped by its parent (a zombie) is stale", async () => {
     // `sleep 0` exits at once; the shell then becomes `sleep 5`, which never reaps it.
-    const parent = Bun.spawn(["sh", "-c", "sleep 0 & echo $!; exec sleep 5"], { stdout: "pipe" });
-    const reader = parent.stdout.getReader();
-    const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
+    // The pid goes through a file, not a pipe: a pipe left open here would be inherited by later tests' commands.
+    const pidFile = join(tempDir("pencil-zombie-"), "pid");
+    const parent = Bun.spawn(["sh", "-c", `sleep 0 & echo $! > ${pidFile}; exec sleep 5`], { stdio: ["ignore", "ignore", "ignore"] });
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "the shell to start its child");
+    const zombie = Number(readFileSync(pidFile, "utf8").trim());
     try {
       await until(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]!.startsWith("Z"), "the child to become a zombie");
       expect(isStale(holder({ pid: zombie, start: startTimeOf(zombie) }))).toBe(true);
     } finally {
       parent.kill("SIGKILL");
+      await parent.exited;
     }
   });
 
