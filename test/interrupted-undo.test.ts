@@ -28,8 +28,7 @@ async function killMidUndo() {
   const undo = Bun.spawn([process.execPath, "--preload", PRELOAD, join(import.meta.dir, "../index.ts"), "undo", "-w", root], {
     cwd: root,
     env: { ...env, PENCIL_FAULT_DIR: faults, PENCIL_FAULT_PAUSE: "atomic-write:4" },
-    stdout: "ignore",
-    stderr: "ignore",
+    stdio: ["ignore", "ignore", "ignore"],
   });
   const deadline = Date.now() + 20_000;
   while (!existsSync(join(faults, "atomic-write-4"))) {
