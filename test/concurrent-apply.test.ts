@@ -41,8 +41,8 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 /** The keys that approve every file of the review: `a`, then confirm. */
 const approveAll = [
-  { expect: "[y] approve", send: "a\r" },
-  { expect: "[y/N]", send: "y\r" },
+  { expect: "[s]teps ", send: "a" },
+  { expect: "[y/N]", send: "y" },
 ];
 
 describe("two front ends approving the same changeset at once", () => {

@@ -23,6 +23,9 @@ function workspace() {
   return { root, env, runtime, cs, contents };
 }
 
+/** doctor wraps its lines to the terminal width; the assertions read them joined again. */
+const unwrap = (text: string) => text.replace(/\n +/g, " ");
+
 test("a truncated pending changeset is named by review (exit 1, nothing applied) and by doctor", async () => {
   const { root, env, runtime, contents } = workspace();
   const file = join(runtime.store.dir, "cs-damaged.json");
@@ -34,7 +37,7 @@ test("a truncated pending changeset is named by review (exit 1, nothing applied)
   expect(review.stdout).not.toContain("No pending changeset");
   expect(contents()).toEqual(names.map((n) => `old ${n}\n`));
   const doctor = await runCli(["doctor", "-w", root], { cwd: root, env });
-  expect(doctor.stdout).toMatch(new RegExp(`✗ damaged state: 1 file\\(s\\) under .* cannot be read: ${file.replace(/[.]/g, "\\.")}`));
+  expect(unwrap(doctor.stdout)).toMatch(new RegExp(`✗ damaged state: 1 file\\(s\\) under .* cannot be read: ${file.replace(/[.]/g, "\\.")}`));
   expect(doctor.code).toBe(2);
 });
 
@@ -57,5 +60,5 @@ test("a damaged journal makes undo change nothing and name the directory to move
 
   truncateSync(join(dir, "entry.json"), 40);
   const doctor = await runCli(["doctor", "-w", root], { cwd: root, env });
-  expect(doctor.stdout).toContain(`${dir} (Journal entry ${join(dir, "entry.json")} is not valid JSON`);
+  expect(unwrap(doctor.stdout)).toContain(`${dir} (Journal entry ${join(dir, "entry.json")} is not valid JSON`);
 });

@@ -11,7 +11,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const c = io.colors;
   const ref = ctx.args.positionals[0];
   // Nothing applied here is not a failure: say so, exit 0.
-  if (ref === undefined && !findEntry(runtime.journalDir, (e) => e.workspace === runtime.ws.root && (e.state === "applied" || e.state === "partially-undone"))) {
+  if (ref === undefined && !findEntry(runtime.journalDir, (e) => e.workspace === runtime.ws.root && (e.state === "applied" || e.state === "partially-undone" || e.state === "undoing"))) {
     io.out(`Nothing to undo: no changeset applied in ${runtime.ws.root} is left to revert. See them all with: ${hint(io, "log")}\n`);
     return 0;
   }
