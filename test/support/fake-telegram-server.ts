@@ -7,6 +7,13 @@ import type { InlineKeyboardButton, Message, Update } from "grammy/types";
  * and rejects what Telegram rejects: text over 4,096 characters, callback data over
  * 64 bytes, malformed HTML. Faults (429 with retry_after, 400 parse errors) can be
  * injected per method.
+ *
+ * It also fails the way Telegram and the network do: an update stays queued until a
+ * later getUpdates offset confirms it, so a poller that dies before confirming gets it
+ * again (and `loseConfirmations` drops confirmations on purpose); a second concurrent
+ * getUpdates ends the waiting one with 409 Conflict, as Telegram does; a call can hang
+ * (never answered until the client gives up) or be handled and then have its connection
+ * reset before the answer arrives.
  */
 
 /** One API call the bot made, in order of arrival. */
@@ -43,6 +50,14 @@ export interface InjectedFailure {
   when?: (payload: Record<string, any>) => boolean;
 }
 
+/** Which calls of a method a fault hits. */
+export interface FaultTarget {
+  /** How many calls (default 1). */
+  times?: number;
+  /** Only calls whose payload passes (default: every call). */
+  when?: (payload: Record<string, any>) => boolean;
+}
+
 /** A running fake Bot API. */
 export interface FakeTelegram {
   /** The API root to give grammY (`client.apiRoot`), e.g. `http://127.0.0.1:41234`. */
@@ -55,6 +70,18 @@ export interface FakeTelegram {
   pushUpdate(update: Omit<Update, "update_id">): number;
   /** Makes the next call(s) of `method` fail as described. */
   failNext(method: string, failure: InjectedFailure): void;
+  /** The next call(s) of `method` are never answered: the connection stays open until the client gives up. */
+  hangNext(method: string, target?: FaultTarget): void;
+  /** The next call(s) of `method` are handled (a message is really sent), then the connection is reset before the answer. */
+  resetAfterHandling(method: string, target?: FaultTarget): void;
+  /** While true, getUpdates offsets confirm nothing: every update fetched is delivered again to the next poller that starts afresh. */
+  loseConfirmations: boolean;
+  /** Calls held open by hangNext right now, by method. */
+  hanging(): string[];
+  /** getUpdates requests received (answered or not). */
+  polls(): number;
+  /** getUpdates requests ended with 409 because another one came in. */
+  conflicts(): number;
   /** Calls of one method (every call when omitted). */
   callsOf(method?: string): RecordedCall[];
   /** Resolves with the first call (at index ≥ `from`) of `method` whose payload passes `test`. */
@@ -116,6 +143,13 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   const messages = new Map<string, StoredMessage>();
   const updates: Update[] = [];
   const failures = new Map<string, InjectedFailure[]>();
+  const hangs = new Map<string, FaultTarget[]>();
+  const resets = new Map<string, FaultTarget[]>();
+  let pollCount = 0;
+  const held: string[] = [];
+  let conflictCount = 0;
+  /** Ends the getUpdates request waiting now (if any) with 409, as Telegram does when another one comes in. */
+  let endWaitingPoll: (() => void) | null = null;
   const pollers = new Set<() => void>();
   const watchers = new Set<() => void>();
   const nextMessageId = new Map<number, number>();
@@ -140,12 +174,47 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
       if (match[1] !== token) return json(401, { ok: false, error_code: 401, description: "Unauthorized" });
       const method = match[2]!;
       const payload = await readPayload(req);
+      if (method === "getUpdates") pollCount += 1;
+      if (take(hangs, method, payload)) {
+        held.push(method);
+        notify();
+        await new Promise<void>((resolve) => req.signal.addEventListener("abort", () => resolve()));
+        held.splice(held.indexOf(method), 1);
+        return json(499, { ok: false, error_code: 499, description: "client went away" });
+      }
       const failure = takeFailure(method, payload);
       if (failure) return answer(method, payload, fail(failure.error_code, failure.description, failure.retry_after));
       if (method === "getUpdates") return answer(method, payload, await getUpdates(payload, req.signal));
-      return answer(method, payload, handle(method, payload));
+      const body = handle(method, payload);
+      if (take(resets, method, payload)) {
+        answer(method, payload, body);
+        return resetConnection();
+      }
+      return answer(method, payload, body);
     },
+    // The reset below errors the response stream on purpose; that is not the fake failing.
+    error: () => new Response(null, { status: 500 }),
   });
+
+  /** A 200 whose body breaks at once: the client sees its connection reset, though the call was handled. */
+  function resetConnection(): Response {
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.error(new Error("connection reset by the fake Bot API"));
+      },
+    });
+    return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
+  }
+
+  function take(table: Map<string, FaultTarget[]>, method: string, payload: Record<string, any>): boolean {
+    const list = table.get(method);
+    const index = list?.findIndex((f) => !f.when || f.when(payload)) ?? -1;
+    if (!list || index < 0) return false;
+    const f = list[index]!;
+    f.times = (f.times ?? 1) - 1;
+    if (f.times <= 0) list.splice(index, 1);
+    return true;
+  }
 
   function answer(method: string, payload: Record<string, any>, body: ApiBody): Response {
     if (method !== "getUpdates") {
@@ -167,26 +236,40 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
 
   async function getUpdates(payload: Record<string, any>, signal: AbortSignal): Promise<ApiBody> {
     const offset = Number(payload.offset ?? 0);
-    if (offset > confirmed) {
+    if (offset > confirmed && !fake.loseConfirmations) {
       confirmed = offset;
       while (updates.length > 0 && updates[0]!.update_id < offset) updates.shift();
     }
+    const fresh = () => updates.filter((u) => u.update_id >= offset);
+    // Telegram allows one getUpdates at a time: a new one terminates the one waiting.
+    endWaitingPoll?.();
     const limit = Math.min(100, Math.max(1, Number(payload.limit ?? 100)));
     const timeoutMs = Math.min(Number(payload.timeout ?? 0), 50) * 1000;
-    if (updates.length === 0 && timeoutMs > 0) {
+    let conflict = false;
+    if (fresh().length === 0 && timeoutMs > 0) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           pollers.delete(done);
           signal.removeEventListener("abort", done);
+          if (endWaitingPoll === terminate) endWaitingPoll = null;
           resolve();
+        };
+        const terminate = () => {
+          conflict = true;
+          done();
         };
         const timer = setTimeout(done, timeoutMs);
         pollers.add(done);
+        endWaitingPoll = terminate;
         signal.addEventListener("abort", done);
       });
     }
-    return { ok: true, result: updates.slice(0, limit) };
+    if (conflict) {
+      conflictCount += 1;
+      return fail(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running");
+    }
+    return { ok: true, result: fresh().slice(0, limit) };
   }
 
   function handle(method: string, p: Record<string, any>): ApiBody {
@@ -272,7 +355,21 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     return [...messages.values()].filter((m) => m.chat_id === chatId).sort((a, b) => a.message_id - b.message_id);
   }
 
-  return {
+  const fake: FakeTelegram = {
+    loseConfirmations: false,
+    polls: () => pollCount,
+    hanging: () => [...held],
+    conflicts: () => conflictCount,
+    hangNext(method, target = {}) {
+      const list = hangs.get(method) ?? [];
+      list.push({ ...target });
+      hangs.set(method, list);
+    },
+    resetAfterHandling(method, target = {}) {
+      const list = resets.get(method) ?? [];
+      list.push({ ...target });
+      resets.set(method, list);
+    },
     apiRoot: `http://127.0.0.1:${server.port}`,
     token,
     calls,
@@ -324,6 +421,7 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
       server.stop(true);
     },
   };
+  return fake;
 }
 
 type ApiBody = { ok: true; result: unknown } | { ok: false; error_code: number; description: string; parameters?: { retry_after: number } };
