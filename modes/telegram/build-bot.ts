@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, type BotError } from "grammy";
 import { resolveButtons } from "./buttons.ts";
@@ -9,6 +10,7 @@ import { escapeHtml } from "./html.ts";
 import { ownerGuard } from "./owner-guard.ts";
 import { NOT_PENDING } from "./review-desk.ts";
 import { errorText } from "./scrub.ts";
+import { admitOnce, UpdateLedger } from "./update-ledger.ts";
 
 /** The bot with no handler and no retries yet, so that checking the token at startup fails fast. */
 export function createBot(config: TelegramConfig): Bot<PencilContext> {
@@ -38,7 +40,8 @@ export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">):
 
 /**
  * Installs, in order: the owner guard (everything else only ever sees the owner's
- * updates), the button resolver, every feature inside its own error boundary, the
+ * updates), the intake that lets each update and press act once (persisted under
+ * `$PENCIL_HOME/telegram`, so a restart does not forget), the button resolver, every feature inside its own error boundary, the
  * fallbacks for what no feature took, and bot.catch. Fills deps.commandList.
  */
 export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): Feature[] {
@@ -49,6 +52,7 @@ export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factorie
     if (error.ctx.callbackQuery) await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
   };
   bot.use(ownerGuard(deps.config.ownerId, deps.log));
+  bot.use(admitOnce(new UpdateLedger(join(deps.runtime.pencilHome, "telegram", "updates.json"), deps.log), deps.log));
   bot.use(resolveButtons(deps.tokens));
   const features = factories.map((make) => make(deps));
   deps.commandList.splice(0, deps.commandList.length, ...features.flatMap((f) => f.commands));

@@ -17,6 +17,8 @@ import type { CardFile, ReviewCard, ReviewCards } from "./review-cards.ts";
 export const NOT_PENDING = "This is no longer pending.";
 /** The answer to an Approve press on a file whose whole diff had not been shown: the diff was sent instead. */
 export const DIFF_FIRST = "Diff sent — review it, then press Approve again.";
+/** The answer to a press of an Approve button made before the diff it needed was sent: only a press on the card as it is now approves. */
+export const PRESS_AGAIN = "The diff was sent after this button was shown: press Approve on the card again.";
 /** Files per card: 3 buttons each plus the two "all" buttons stay under Telegram's 100 buttons. */
 export const CARD_BATCH = 30;
 /** Changesets whose agent is kept for a revision (older ones can no longer be sent back). */
@@ -161,6 +163,7 @@ export class ReviewDesk {
     }
     if (button.action === "approve-all" || button.action === "reject-all") {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
+      if (button.action === "approve-all" && button.token !== tokenOf(card.buttons.approveAll)) return this.pressedTooEarly(card, cs);
       const pending = card.files.filter((f) => !f.decision && matches(cs, f));
       if (pending.length === 0) return NOT_PENDING;
       // Approve all never covers a binary change: each one needs its own Approve.
@@ -195,6 +198,7 @@ export class ReviewDesk {
       case "approve":
       case "reject":
         if (file.decision) return NOT_PENDING;
+        if (button.action === "approve" && button.token !== tokenOf(file.buttons.approve)) return this.pressedTooEarly(card, cs);
         if (button.action === "approve" && !isShown(file)) {
           await this.sendDiffs(card, cs, [file]);
           return DIFF_FIRST;
@@ -236,7 +240,9 @@ export class ReviewDesk {
   /**
    * Delivers the whole diffs of `files` (small ones packed into few messages, long ones
    * as documents), then records each as shown for the content delivered — only once
-   * all of it was sent.
+   * all of it was sent — and gives those files' Approve and the card's Approve all new
+   * buttons: a press of the old ones was made before the diff arrived (a double tap, a
+   * press delivered twice), so only a later press, on the card as it is now, approves.
    */
   private async sendDiffs(card: ReviewCard, cs: Changeset, files: CardFile[]): Promise<void> {
     const changes = files.map((file) => cs.files.find((f) => f.path === file.path)!);
@@ -250,7 +256,27 @@ export class ReviewDesk {
       if (binary) await this.deps.outbox.document(this.deps.ownerId, binary.filename, binary.bytes, binary.caption);
     }
     files.forEach((file, i) => (file.shown = changes[i]!.digest));
+    this.renewApprovals(card, files);
     this.deps.cards.put(card);
+    await this.refresh(card, cs);
+  }
+
+  /** New Approve buttons for `files` (still undecided) and a new Approve all; the old ones stay known until the card ends, so a late press of one gets told to press again. */
+  private renewApprovals(card: ReviewCard, files: CardFile[]): void {
+    const owner = this.deps.ownerId;
+    const open = files.filter((f) => !f.decision);
+    const fresh = this.deps.tokens.issue([
+      ...open.map((f) => ({ action: "approve" as const, subject: card.id, item: f.path, digest: f.digest, owner })),
+      { action: "approve-all" as const, subject: card.id, item: "all", digest: cardDigest(card.files), owner },
+    ]);
+    open.forEach((f, i) => (f.buttons.approve = fresh[i]!));
+    card.buttons.approveAll = fresh.at(-1)!;
+  }
+
+  /** A press of an Approve button the card no longer shows: nothing is approved; the card is shown again as it is. */
+  private async pressedTooEarly(card: ReviewCard, cs: Changeset): Promise<string> {
+    await this.refresh(card, cs);
+    return PRESS_AGAIN;
   }
 
   /**

@@ -1,0 +1,129 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DIFF_FIRST, PRESS_AGAIN } from "../modes/telegram/review-desk.ts";
+import { callbackUpdate, type FakeTelegram, messageUpdate, type StoredMessage } from "./support/fake-telegram-server.ts";
+import { diffsSince, LONG_SCRIPT, message, OWNER, PAYLOAD, press, say, until, world } from "./support/telegram-world.ts";
+
+/*
+ * The bot against a Bot API that fails the way Telegram does (issue 16): updates
+ * delivered again, presses delivered twice, another poller, calls that never answer,
+ * rate limits, a blocked chat, a connection reset after a send was handled.
+ */
+
+const installer = () => world([{ toolCalls: [{ name: "create_file", input: { path: "install.sh", content: LONG_SCRIPT } }] }, { text: "made it" }]);
+
+/** The callback data of the button labelled `label` on a message as the owner sees it now. */
+function buttonData(fake: FakeTelegram, on: StoredMessage, label: string): string {
+  const now = fake.messages.get(`${on.chat_id}:${on.message_id}`) ?? on;
+  const data = now.reply_markup?.inline_keyboard.flat().find((b: { text: string }) => b.text === label)?.callback_data;
+  if (!data) throw new Error(`no button ${label}`);
+  return data;
+}
+
+/** Sends the owner's /help and waits for its answer: every update queued before it has been handled by then. */
+async function barrier(fake: FakeTelegram): Promise<void> {
+  const from = fake.calls.length;
+  fake.pushUpdate(messageUpdate(OWNER, "/help"));
+  await fake.waitFor("sendMessage", (p) => String(p.text).includes("writes in pencil"), { from, timeoutMs: 10_000 });
+}
+
+const answersTo = (fake: FakeTelegram, queryId: string) => fake.callsOf("answerCallbackQuery").filter((c) => c.payload.callback_query_id === queryId);
+
+describe("telegram faults: one physical press acts once", () => {
+  test("a press delivered again after a restart (its confirmation lost) neither approves nor sends the diff again", async () => {
+    const w = installer();
+    const first = await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent write an installer");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    fake.loseConfirmations = true; // the getUpdates that would confirm the press never reaches Telegram
+    const from = fake.calls.length;
+    expect(await press(fake, "✅ Approve 1", card)).toBe(DIFF_FIRST);
+    expect(diffsSince(fake, from).join("\n")).toContain(PAYLOAD);
+    await first.stop();
+    expect(fake.queued()).toBeGreaterThan(0); // Telegram still holds the press
+
+    fake.loseConfirmations = false;
+    const restart = fake.calls.length;
+    await w.start();
+    await barrier(fake);
+    expect(existsSync(join(root, "install.sh"))).toBe(false);
+    expect(diffsSince(fake, restart)).toEqual([]);
+    expect(fake.callsOf("answerCallbackQuery").length).toBe(1);
+    expect(w.logs.some((l) => l.includes("already taken in once"))).toBe(true);
+
+    // A new press, on the card as it is now, approves.
+    expect(await press(fake, "✅ Approve 1", card)).toBe("Approved.");
+    expect(readFileSync(join(root, "install.sh"), "utf8")).toBe(LONG_SCRIPT);
+  });
+
+  test("one press delivered as two updates (same callback query) is acted on once: one diff, one answer, nothing applied", async () => {
+    const w = installer();
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent write an installer");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    const update = callbackUpdate(OWNER, buttonData(fake, card, "✅ Approve 1"), { chat_id: OWNER, message_id: card.message_id });
+    const from = fake.calls.length;
+    fake.pushUpdate(update);
+    fake.pushUpdate(update);
+    await barrier(fake);
+    const queryId = (update as any).callback_query.id;
+    expect(answersTo(fake, queryId).map((c) => c.payload.text)).toEqual([DIFF_FIRST]);
+    expect(diffsSince(fake, from).length).toBe(1);
+    expect(existsSync(join(root, "install.sh"))).toBe(false);
+  });
+
+  test("two presses made before the diff arrived (a double tap): the second does not approve; only a press after the diff does", async () => {
+    const w = installer();
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent write an installer");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    const data = buttonData(fake, card, "✅ Approve 1");
+    const tap1 = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
+    const tap2 = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
+    fake.pushUpdate(tap1);
+    fake.pushUpdate(tap2);
+    await barrier(fake);
+    expect(answersTo(fake, (tap1 as any).callback_query.id).map((c) => c.payload.text)).toEqual([DIFF_FIRST]);
+    expect(answersTo(fake, (tap2 as any).callback_query.id).map((c) => c.payload.text)).toEqual([PRESS_AGAIN]);
+    expect(existsSync(join(root, "install.sh"))).toBe(false);
+    expect(buttonData(fake, card, "✅ Approve 1")).not.toBe(data); // the card carries a new Approve since the diff
+    expect(await press(fake, "✅ Approve 1", card)).toBe("Approved.");
+    expect(readFileSync(join(root, "install.sh"), "utf8")).toBe(LONG_SCRIPT);
+  });
+
+  test("Approve all pressed twice before its diffs arrived applies nothing", async () => {
+    const w = installer();
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent write an installer");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    const data = buttonData(fake, card, "✅ Approve all");
+    fake.pushUpdate(callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id }));
+    const tap2 = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
+    fake.pushUpdate(tap2);
+    await barrier(fake);
+    expect(answersTo(fake, (tap2 as any).callback_query.id).map((c) => c.payload.text)).toEqual([PRESS_AGAIN]);
+    expect(existsSync(join(root, "install.sh"))).toBe(false);
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
+    expect(existsSync(join(root, "install.sh"))).toBe(true);
+  });
+
+  test("a /agent message delivered again after a restart does not start the run twice", async () => {
+    const w = world([{ text: "looked around" }, { text: "a second run would take this" }]);
+    const first = await w.start();
+    const { fake } = w;
+    fake.loseConfirmations = true;
+    say(fake, "/agent look around");
+    await message(fake, (t) => t.includes("looked around"));
+    await first.stop();
+    fake.loseConfirmations = false;
+    const second = await w.start();
+    await barrier(fake);
+    await until(() => !second.held().activeRun, "no run going");
+    expect(w.model.remaining).toBe(1);
+  });
+});
