@@ -127,3 +127,72 @@ describe("telegram faults: one physical press acts once", () => {
     expect(w.model.remaining).toBe(1);
   });
 });
+
+/** Short deadlines and waits, so a test sees many retries in little time. */
+const QUICK = { pollTimeoutSeconds: 1, timeouts: { pollSlackSeconds: 1, callSeconds: 1, retryBaseSeconds: 0.02, retryCapSeconds: 0.2 } };
+
+/** The waits the bot announced between failed getUpdates, in seconds. */
+const pollWaits = (logs: string[]) => logs.flatMap((l) => /getUpdates failed .*; polling again in ([\d.]+) s$/.exec(l)?.[1] ?? []).map(Number);
+
+describe("telegram faults: the bot keeps listening", () => {
+  test("another process polling with the same token for a moment (409 Conflict) does not stop the bot: it polls again and answers", async () => {
+    const w = world([]);
+    const bot = await w.start(QUICK);
+    const { fake } = w;
+    await until(() => fake.polls() >= 1, "the bot to poll");
+    for (let i = 0; i < 3; i += 1) {
+      // The other process's getUpdates ends the bot's waiting one with 409, as Telegram does.
+      const before = fake.conflicts();
+      await fetch(`${fake.apiRoot}/bot${fake.token}/getUpdates`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ timeout: 0 }) });
+      await until(() => fake.conflicts() > before || fake.polls() > i + 1, "the bot's poll to be ended");
+      await Bun.sleep(20);
+    }
+    expect(fake.conflicts()).toBeGreaterThan(0);
+    await barrier(fake);
+    expect(w.logs.some((l) => l.includes("409 Conflict"))).toBe(true);
+    let settled = false;
+    void bot.done.then(() => (settled = true));
+    await Bun.sleep(0);
+    expect(settled).toBe(false);
+  }, 15_000);
+
+  test("a getUpdates that never answers is given up after the poll timeout plus slack, and the bot answers", async () => {
+    const w = world([]);
+    w.fake.hangNext("getUpdates");
+    await w.start(QUICK);
+    await barrier(w.fake);
+    expect(w.logs.filter((l) => l.includes("getUpdates failed (Request to 'getUpdates' got no answer within 2 s)")).length).toBe(1);
+  }, 15_000);
+
+  test("any other call that never answers is given up after its deadline: the bot is not blocked behind it", async () => {
+    const w = world([]);
+    await w.start(QUICK);
+    const { fake } = w;
+    fake.hangNext("sendMessage", { when: (p) => String(p.text).includes("Workspace") });
+    say(fake, "/status");
+    await barrier(fake);
+    // The reply hung and was given up (not sent again: it may have arrived); the owner is told.
+    await fake.waitFor("sendMessage", (p) => String(p.text).includes("Something went wrong") && String(p.text).includes("no answer within 1 s"));
+  }, 15_000);
+
+  test("after a long outage the bot polls again within the capped wait, not after as long again", async () => {
+    const w = world([]);
+    await w.start(QUICK);
+    const { fake } = w;
+    fake.failNext("getUpdates", { error_code: 502, description: "Bad Gateway", times: 8 });
+    fake.resetAfterHandling("getUpdates", { times: 8 });
+    await barrier(fake);
+    const waits = pollWaits(w.logs);
+    expect(waits.length).toBeGreaterThanOrEqual(16);
+    expect(Math.max(...waits)).toBe(0.2);
+    expect(w.logs.some((l) => /polling again after 1[6-9] failed tries/.test(l))).toBe(true);
+  }, 15_000);
+
+  test("a 429 on getUpdates is waited out for its retry_after and polling goes on", async () => {
+    const w = world([]);
+    await w.start(QUICK);
+    w.fake.failNext("getUpdates", { error_code: 429, description: "Too Many Requests: retry after 1", retry_after: 1 });
+    await barrier(w.fake);
+    expect(pollWaits(w.logs)).toEqual([1]);
+  }, 15_000);
+});

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { Bot, type BotError } from "grammy";
+import { except, networkRetry, pollingRetry } from "./api-retries.ts";
+import { type ApiTimeouts, callDeadlines, longestCall } from "./api-timeouts.ts";
 import { resolveButtons } from "./buttons.ts";
 import type { TelegramConfig } from "./config.ts";
 import type { BotDeps, Feature, FeatureFactory, PencilContext } from "./context.ts";
@@ -12,19 +14,30 @@ import { NOT_PENDING } from "./review-desk.ts";
 import { errorText } from "./scrub.ts";
 import { admitOnce, UpdateLedger } from "./update-ledger.ts";
 
-/** The bot with no handler and no retries yet, so that checking the token at startup fails fast. */
-export function createBot(config: TelegramConfig): Bot<PencilContext> {
-  return new Bot<PencilContext>(config.token, { client: { apiRoot: config.apiRoot } });
+/**
+ * The bot with no handler and no retries yet, so that checking the token at startup
+ * fails fast; every request already has its deadline (a long poll its timeout plus
+ * slack), so no call waits on a silent connection for grammY's default 500 s.
+ */
+export function createBot(config: TelegramConfig, timeouts: ApiTimeouts): Bot<PencilContext> {
+  const bot = new Bot<PencilContext>(config.token, { client: { apiRoot: config.apiRoot, timeoutSeconds: longestCall(timeouts) } });
+  bot.api.config.use(callDeadlines(timeouts));
+  return bot;
 }
 
 /**
- * Makes the API client dependable: Telegram's 429s (and network blips) are waited
- * out and retried, honouring retry_after; a message whose HTML Telegram refuses is
- * sent again as plain text.
+ * Makes the API client dependable: polling survives outages, 409s and 429s with a
+ * capped backoff; other calls are retried after network errors unless a retry could
+ * deliver a message twice; Telegram's 429s (and 5xx) are waited out, honouring
+ * retry_after; a message whose HTML Telegram refuses is sent again as plain text.
  */
-export function hardenApi(bot: Bot<PencilContext>, log: (line: string) => void): void {
-  bot.api.config.use(autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 120 }));
-  bot.api.config.use(htmlFallback((method, description) => log(`Telegram refused the HTML of a ${method} (${description}); sent it as plain text`)));
+export function hardenApi(bot: Bot<PencilContext>, log: (line: string) => void, timeouts: ApiTimeouts): void {
+  bot.api.config.use(
+    pollingRetry(timeouts, log),
+    networkRetry(timeouts),
+    except("getUpdates", autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 120, rethrowHttpErrors: true })),
+    htmlFallback((method, description) => log(`Telegram refused the HTML of a ${method} (${description}); sent it as plain text`)),
+  );
 }
 
 /** Logs an error (token scrubbed) and tells the owner, never throwing. */

@@ -4,6 +4,7 @@ import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
 import { createRuntime, type Env } from "../../app/runtime.ts";
 import { findInterruptedApplies } from "../../core/recovery.ts";
 import { createServices } from "./bot-services.ts";
+import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
 import { readTelegramConfig, TelegramConfigError } from "./config.ts";
 import { errorText, scrubbedLog } from "./scrub.ts";
@@ -28,6 +29,8 @@ export interface TelegramBotOptions {
   progressIntervalMs?: number;
   /** getUpdates long-poll timeout in seconds (default 30). */
   pollTimeoutSeconds?: number;
+  /** Deadlines and retry waits of Bot API calls (DEFAULT_TIMEOUTS; tests shorten them). */
+  timeouts?: Partial<ApiTimeouts>;
 }
 
 /** What the bot holds in memory and on disk; forged updates must leave all of it unchanged. */
@@ -44,6 +47,12 @@ export interface HeldState {
 export interface TelegramBot {
   /** Stops polling (confirming the updates handled) and cancels a run in progress. */
   stop(): Promise<void>;
+  /**
+   * Settles when polling has ended: null after stop(), else the error that ended it
+   * (one no retry can mend, such as a revoked token). A process that stays alive after
+   * that would no longer listen, so `pencil telegram` exits non-zero then.
+   */
+  done: Promise<Error | null>;
   held(): HeldState;
   username: string;
 }
@@ -70,7 +79,8 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   for (const warning of runtime.settings.warnings) log(`warning: ${warning}`);
   for (const interrupted of findInterruptedApplies(runtime.journalDir)) log(`interrupted apply ${interrupted.applyId}: ${interrupted.message}`);
 
-  const bot = createBot(config);
+  const timeouts: ApiTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts, ...(options.pollTimeoutSeconds !== undefined ? { pollSeconds: options.pollTimeoutSeconds } : {}) };
+  const bot = createBot(config, timeouts);
   try {
     // One getMe, not bot.init(): init retries a network failure forever, and startup must fail fast instead.
     bot.botInfo = await bot.api.getMe();
@@ -80,7 +90,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
     }
     throw new Error(`Cannot reach the Telegram Bot API at ${config.apiRoot}: ${errorText(error, config.token)}. Check the network, or TELEGRAM_API_ROOT.`);
   }
-  hardenApi(bot, log);
+  hardenApi(bot, log, timeouts);
 
   const deps = createServices(bot.api, config, runtime, log, options);
   const { outbox, review, tokens, cards, questions, plans, gate } = deps;
@@ -90,13 +100,18 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   await bot.api.setMyCommands(deps.commandList).catch((error) => log(`could not set the command menu: ${errorText(error, config.token)}`));
 
   let polling: Promise<void> = Promise.resolve();
+  let stopping = false;
   await new Promise<void>((resolve, reject) => {
-    polling = bot.start({ timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ["message", "callback_query"], onStart: () => resolve() });
+    polling = bot.start({ timeout: timeouts.pollSeconds, allowed_updates: ["message", "callback_query"], onStart: () => resolve() });
     polling.catch((error) => {
       log(`polling stopped: ${errorText(error, config.token)}`);
       reject(new Error(`The bot stopped polling: ${errorText(error, config.token)}`));
     });
   });
+  const done = polling.then(
+    () => (stopping ? null : new Error("The bot stopped polling.")),
+    (error) => new Error(`The bot stopped polling: ${errorText(error, config.token)}`),
+  );
   log(`Telegram bot @${bot.botInfo.username} is polling for its owner (user ${config.ownerId}) on ${runtime.ws.root}`);
 
   const pending = runtime.store.latestPending(runtime.ws.root);
@@ -107,7 +122,9 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
 
   return {
     username: bot.botInfo.username,
+    done,
     async stop() {
+      stopping = true;
       gate.active?.controller.abort();
       await bot.stop().catch((error) => log(`stopping: ${errorText(error, config.token)}`));
       await polling.catch(() => {});

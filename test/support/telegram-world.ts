@@ -19,9 +19,11 @@ const running: { fake: FakeTelegram; bots: TelegramBot[] }[] = [];
 
 /** Registers a fake (and the bots pushed onto the returned list) to be stopped after the test. */
 export function track(fake: FakeTelegram): { fake: FakeTelegram; bots: TelegramBot[] } {
-  const entry = track(fake);
+  const entry = { fake, bots: [] as TelegramBot[] };
+  running.push(entry);
   return entry;
 }
+
 afterEach(async () => {
   for (const r of running.splice(0)) {
     for (const bot of r.bots) await bot.stop();
@@ -47,8 +49,7 @@ export function world(turns: ScriptedTurn[], files: Record<string, string> = { "
   mkdirSync(home);
   writeTree(root, files);
   const fake = startFakeTelegram();
-  const entry = { fake, bots: [] as TelegramBot[] };
-  running.push(entry);
+  const entry = track(fake);
   const logs: string[] = [];
   const model = new ScriptedModel(turns);
   const pencilHome = join(home, ".pencil");

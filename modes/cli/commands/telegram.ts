@@ -12,10 +12,16 @@ export async function run(ctx: CommandContext): Promise<number> {
     log: (line: string) => ctx.io.err(`${line}\n`),
   });
   ctx.io.out("Pencil's Telegram bot is running. Ctrl-C stops it.\n");
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
+  const signalled = new Promise<null>((resolve) => {
+    process.once("SIGINT", () => resolve(null));
+    process.once("SIGTERM", () => resolve(null));
   });
+  // A bot that no longer polls must not stay alive looking healthy: exit 1, so a supervisor restarts it.
+  const died = await Promise.race([signalled, bot.done]);
+  if (died) {
+    ctx.io.err(`${died.message} Exiting; start it again (a supervisor such as systemd can do that).\n`);
+    return 1;
+  }
   await bot.stop();
   return 0;
 }
