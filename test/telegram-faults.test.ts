@@ -196,3 +196,41 @@ describe("telegram faults: the bot keeps listening", () => {
     expect(pollWaits(w.logs)).toEqual([1]);
   }, 15_000);
 });
+
+const isCard = (p: Record<string, any>) => String(p.text).startsWith("📝 <b>Review</b>");
+const createA = () => world([{ toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }] }, { text: "made a" }]);
+
+describe("telegram faults: cards that did not arrive, or arrived once", () => {
+  test("a card Telegram refused (403: the owner had blocked the bot) is not counted as open: /status offers Review, which sends it", async () => {
+    const w = createA();
+    await w.start();
+    const { fake, root } = w;
+    fake.failNext("sendMessage", { error_code: 403, description: "Forbidden: bot was blocked by the user", when: isCard });
+    say(fake, "/agent make a");
+    await message(fake, (t) => t.includes("Something went wrong") && t.includes("blocked"));
+    const from = fake.calls.length;
+    say(fake, "/status");
+    const offer = await message(fake, (t) => t.includes("waiting for review"), from);
+    expect(await press(fake, "📝 Review", offer)).toBe("Card sent.");
+    const card = await message(fake, (t) => t.includes("📝 Review") && t.includes("a.txt"), from);
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+
+  test("a connection reset after Telegram delivered a card does not send it twice; the card that arrived works", async () => {
+    const w = createA();
+    await w.start();
+    const { fake, root } = w;
+    fake.resetAfterHandling("sendMessage", { when: isCard });
+    say(fake, "/agent make a");
+    await message(fake, (t) => t.includes("Something went wrong") && t.includes("sendMessage"));
+    await barrier(fake);
+    const cards = fake.messagesIn(OWNER).filter((m) => isCard(m));
+    expect(cards.length).toBe(1);
+    // Not known to have arrived, so its inline diff does not count as shown: the diff comes first.
+    expect(await press(fake, "✅ Approve all", cards[0]!)).toBe("Diff sent — review it, then press Approve all again.");
+    expect(existsSync(join(root, "a.txt"))).toBe(false);
+    expect(await press(fake, "✅ Approve all", cards[0]!)).toBe("Approved 1 file.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+});

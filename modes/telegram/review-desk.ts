@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { GrammyError } from "grammy";
 import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset } from "../../core/changeset.ts";
 import { sha256 } from "../../core/hash.ts";
@@ -99,22 +100,34 @@ export class ReviewDesk {
     };
     this.deps.cards.put(card);
     const view = renderCard(card, cs);
-    const msg = await this.deps.outbox.send(owner, view.html, view.keyboard);
+    let msg: Awaited<ReturnType<Outbox["send"]>>;
+    try {
+      msg = await this.deps.outbox.send(owner, view.html, view.keyboard);
+    } catch (error) {
+      // Telegram refused it (403: the owner blocked the bot…): no card is open, so /status offers Review.
+      // A lost connection leaves it unknown: the card stays open (its buttons act if it arrived), but
+      // with no message known /status offers Review too, and a new card supersedes this one.
+      if (error instanceof GrammyError) this.finish(card, "closed", ["<i>This card could not be delivered.</i>"]);
+      throw error;
+    }
     card.messageId = msg.message_id;
     markShown(card, view.inlined);
     this.deps.cards.put(card);
     return card;
   }
 
-  /** Acts on a pressed card, review or discard button; returns the text to answer the press with. */
-  async press(button: ResolvedButton): Promise<string> {
+  /**
+   * Acts on a pressed card, review or discard button; returns the text to answer the press with.
+   * `messageId` is the message the press came from (in the owner's chat).
+   */
+  async press(button: ResolvedButton, messageId?: number): Promise<string> {
     switch (button.action) {
       case "review":
         return this.reviewAgain(button);
       case "discard":
         return this.discard(button);
       default:
-        return this.cardPress(button);
+        return this.cardPress(button, messageId);
     }
   }
 
@@ -153,9 +166,14 @@ export class ReviewDesk {
     return { html, keyboard: { inline_keyboard: [[{ text: "📝 Review", callback_data: review! }, { text: "🗑 Discard (Reject all)", callback_data: discard! }]] } };
   }
 
-  private async cardPress(button: ResolvedButton): Promise<string> {
+  private async cardPress(button: ResolvedButton, messageId?: number): Promise<string> {
     const card = this.deps.cards.get(button.subject);
     if (!card || card.state !== "open") return NOT_PENDING;
+    if (card.messageId === null && messageId !== undefined) {
+      // Its send failed without an answer, yet it arrived: now it is known, and can be updated.
+      card.messageId = messageId;
+      this.deps.cards.put(card);
+    }
     const cs = this.pendingChangeset(card);
     if (!cs) {
       await this.close(card, "This changeset was reviewed elsewhere or has changed; this card is closed.");

@@ -7,7 +7,7 @@ export const reviewFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   composer.filter(
     pressed("diff", "approve", "reject", "approve-all", "reject-all", "skip-reason", "review", "discard"),
-    answerWith((ctx) => deps.review.press(ctx.button!)),
+    answerWith((ctx) => deps.review.press(ctx.button!, ctx.callbackQuery?.message?.message_id)),
   );
   composer.on("message:text", async (ctx, next) => {
     if (ctx.message.text.startsWith("/")) return next();

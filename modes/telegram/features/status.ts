@@ -17,11 +17,13 @@ export const statusFeature: FeatureFactory = (deps) => {
     for (const card of deps.cards.open()) {
       const decided = card.files.filter((f) => f.decision).length;
       const awaited = card.files.filter((f) => f.awaitingReason).length;
-      lines.push(`📝 Card for <code>${escapeHtml(card.changesetId)}</code>: ${decided} of ${card.files.length} decided${awaited ? `, ${awaited} reason(s) awaited` : ""}.`);
+      const lost = card.messageId === null ? " (it may not have arrived)" : "";
+      lines.push(`📝 Card for <code>${escapeHtml(card.changesetId)}</code>${lost}: ${decided} of ${card.files.length} decided${awaited ? `, ${awaited} reason(s) awaited` : ""}.`);
     }
     await deps.outbox.send(owner, lines.join("\n"), active ? deps.launcher.cancelButton(active) : undefined);
     const pending = deps.runtime.store.latestPending(deps.runtime.ws.root);
-    if (pending && deps.cards.openFor(pending.id).length === 0) {
+    // Review is offered unless a card of it is known to have arrived.
+    if (pending && !deps.cards.openFor(pending.id).some((card) => card.messageId !== null)) {
       const offer = deps.review.offer(pending, "");
       await deps.outbox.send(owner, offer.html, offer.keyboard);
     }
