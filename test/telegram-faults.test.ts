@@ -30,6 +30,10 @@ async function barrier(fake: FakeTelegram): Promise<void> {
 
 const answersTo = (fake: FakeTelegram, queryId: string) => fake.callsOf("answerCallbackQuery").filter((c) => c.payload.callback_query_id === queryId);
 
+/** Waits for the bot's answer to a pushed press (presses are handled in their own lane, not behind /help). */
+const answered = (fake: FakeTelegram, update: ReturnType<typeof callbackUpdate>) =>
+  fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === (update as any).callback_query.id);
+
 describe("telegram faults: one physical press acts once", () => {
   test("a press delivered again after a restart (its confirmation lost) neither approves nor sends the diff again", async () => {
     const w = installer();
@@ -68,7 +72,8 @@ describe("telegram faults: one physical press acts once", () => {
     const from = fake.calls.length;
     fake.pushUpdate(update);
     fake.pushUpdate(update);
-    await barrier(fake);
+    await answered(fake, update);
+    await barrier(fake); // the second delivery was taken in (and dropped) before /help
     const queryId = (update as any).callback_query.id;
     expect(answersTo(fake, queryId).map((c) => c.payload.text)).toEqual([DIFF_FIRST]);
     expect(diffsSince(fake, from).length).toBe(1);
@@ -86,7 +91,7 @@ describe("telegram faults: one physical press acts once", () => {
     const tap2 = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
     fake.pushUpdate(tap1);
     fake.pushUpdate(tap2);
-    await barrier(fake);
+    await answered(fake, tap2);
     expect(answersTo(fake, (tap1 as any).callback_query.id).map((c) => c.payload.text)).toEqual([DIFF_FIRST]);
     expect(answersTo(fake, (tap2 as any).callback_query.id).map((c) => c.payload.text)).toEqual([PRESS_AGAIN]);
     expect(existsSync(join(root, "install.sh"))).toBe(false);
@@ -105,7 +110,7 @@ describe("telegram faults: one physical press acts once", () => {
     fake.pushUpdate(callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id }));
     const tap2 = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
     fake.pushUpdate(tap2);
-    await barrier(fake);
+    await answered(fake, tap2);
     expect(answersTo(fake, (tap2 as any).callback_query.id).map((c) => c.payload.text)).toEqual([PRESS_AGAIN]);
     expect(existsSync(join(root, "install.sh"))).toBe(false);
     expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
@@ -233,4 +238,23 @@ describe("telegram faults: cards that did not arrive, or arrived once", () => {
     expect(await press(fake, "✅ Approve all", cards[0]!)).toBe("Approved 1 file.");
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
   });
+});
+
+describe("telegram faults: a rate limit holds only what it limits", () => {
+  test("a reply waiting out a 429 does not hold the Approve pressed behind it", async () => {
+    const w = createA();
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent make a");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 3", retry_after: 3, when: (p) => String(p.text).includes("Workspace") });
+    const from = fake.calls.length;
+    say(fake, "/status");
+    await until(() => fake.calls.slice(from).some((c) => c.method === "sendMessage" && !c.ok), "the reply's 429"); // it waits now
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+    // The press was answered while the reply still waited: it arrives only now.
+    expect(fake.calls.slice(from).filter((c) => c.method === "sendMessage" && c.ok && String(c.payload.text).includes("Workspace"))).toEqual([]);
+    await fake.waitFor("sendMessage", (p) => String(p.text).includes("Workspace"), { from, timeoutMs: 10_000 });
+  }, 15_000);
 });

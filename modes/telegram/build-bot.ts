@@ -12,6 +12,7 @@ import { escapeHtml } from "./html.ts";
 import { ownerGuard } from "./owner-guard.ts";
 import { NOT_PENDING } from "./review-desk.ts";
 import { errorText } from "./scrub.ts";
+import { UpdateLanes } from "./update-lanes.ts";
 import { admitOnce, UpdateLedger } from "./update-ledger.ts";
 
 /**
@@ -54,18 +55,21 @@ export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">):
 /**
  * Installs, in order: the owner guard (everything else only ever sees the owner's
  * updates), the intake that lets each update and press act once (persisted under
- * `$PENCIL_HOME/telegram`, so a restart does not forget), the button resolver, every feature inside its own error boundary, the
+ * `$PENCIL_HOME/telegram`, so a restart does not forget), the lanes that hand each
+ * update on without holding the polling loop (see UpdateLanes), the button resolver, every feature inside its own error boundary, the
  * fallbacks for what no feature took, and bot.catch. Fills deps.commandList.
  */
-export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): Feature[] {
+export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): { features: Feature[]; lanes: UpdateLanes } {
   const report = errorReporter(deps);
   const onError = async (error: BotError<PencilContext>) => {
     report(`handling update ${error.ctx.update.update_id}`, error.error);
     // A press whose handler failed still gets an answer, so the phone stops waiting.
     if (error.ctx.callbackQuery) await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
   };
+  const lanes = new UpdateLanes(deps.tokens, onError);
   bot.use(ownerGuard(deps.config.ownerId, deps.log));
   bot.use(admitOnce(new UpdateLedger(join(deps.runtime.pencilHome, "telegram", "updates.json"), deps.log), deps.log));
+  bot.use(lanes.middleware());
   bot.use(resolveButtons(deps.tokens));
   const features = factories.map((make) => make(deps));
   deps.commandList.splice(0, deps.commandList.length, ...features.flatMap((f) => f.commands));
@@ -75,5 +79,5 @@ export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factorie
     await deps.outbox.send(deps.config.ownerId, "Send /agent &lt;goal&gt; to start, or /help for the commands.");
   });
   bot.catch(onError);
-  return features;
+  return { features, lanes };
 }

@@ -95,7 +95,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   const deps = createServices(bot.api, config, runtime, log, options);
   const { outbox, review, tokens, cards, questions, plans, gate } = deps;
   const report = errorReporter(deps);
-  installFeatures(bot, deps);
+  const { lanes } = installFeatures(bot, deps);
 
   await bot.api.setMyCommands(deps.commandList).catch((error) => log(`could not set the command menu: ${errorText(error, config.token)}`));
 
@@ -128,6 +128,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
       gate.active?.controller.abort();
       await bot.stop().catch((error) => log(`stopping: ${errorText(error, config.token)}`));
       await polling.catch(() => {});
+      await lanes.idle();
     },
     held: () => ({
       tokens: tokens.size,
