@@ -193,6 +193,16 @@ describe("telegram faults: the bot keeps listening", () => {
     expect(w.logs.some((l) => /polling again after 1[6-9] failed tries/.test(l))).toBe(true);
   }, 15_000);
 
+  test("the bot stops promptly in the middle of an outage", async () => {
+    const w = world([]);
+    const bot = await w.start(QUICK);
+    w.fake.failNext("getUpdates", { error_code: 502, description: "Bad Gateway", times: 1000 });
+    say(w.fake, "/help"); // ends the waiting poll; every later one fails
+    await until(() => pollWaits(w.logs).length >= 3, "a few failed polls");
+    await bot.stop();
+    expect(w.fake.polls()).toBeLessThan(1000);
+  }, 15_000);
+
   test("a 429 on getUpdates is waited out for its retry_after and polling goes on", async () => {
     const w = world([]);
     await w.start(QUICK);

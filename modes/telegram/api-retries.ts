@@ -34,7 +34,9 @@ export function backoffSeconds(t: ApiTimeouts, failures: number): number {
  */
 export function pollingRetry(t: ApiTimeouts, log: (line: string) => void): Transformer {
   return async (prev, method, payload, signal) => {
-    if (method !== "getUpdates") return prev(method, payload, signal);
+    // Only the polling loop's calls (they carry its abort signal): the one that confirms the
+    // last updates when the bot stops is tried once, so stopping never waits out an outage.
+    if (method !== "getUpdates" || !signal) return prev(method, payload, signal);
     for (let failures = 0; ; failures += 1) {
       let why: string;
       let retryAfter: number | undefined;

@@ -56,8 +56,10 @@ export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">):
  * Installs, in order: the owner guard (everything else only ever sees the owner's
  * updates), the intake that lets each update and press act once (persisted under
  * `$PENCIL_HOME/telegram`, so a restart does not forget), the lanes that hand each
- * update on without holding the polling loop (see UpdateLanes), the button resolver, every feature inside its own error boundary, the
- * fallbacks for what no feature took, and bot.catch. Fills deps.commandList.
+ * update on without holding the polling loop (see UpdateLanes), the button resolver,
+ * every feature inside its own error boundary, the fallbacks for what no feature
+ * took, and bot.catch. Fills deps.commandList; returns the features and the lanes
+ * (a stopping bot waits for them to be idle).
  */
 export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): { features: Feature[]; lanes: UpdateLanes } {
   const report = errorReporter(deps);
