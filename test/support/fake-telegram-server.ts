@@ -80,6 +80,8 @@ export interface FakeTelegram {
   hanging(): string[];
   /** getUpdates requests received (answered or not). */
   polls(): number;
+  /** True while a getUpdates request waits for updates (a new one would end it with 409). */
+  pollWaiting(): boolean;
   /** getUpdates requests ended with 409 because another one came in. */
   conflicts(): number;
   /** Calls of one method (every call when omitted). */
@@ -360,6 +362,7 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     polls: () => pollCount,
     hanging: () => [...held],
     conflicts: () => conflictCount,
+    pollWaiting: () => endWaitingPoll !== null,
     hangNext(method, target = {}) {
       const list = hangs.get(method) ?? [];
       list.push({ ...target });
