@@ -2,12 +2,12 @@ import { BotError, type MiddlewareFn } from "grammy";
 import type { ButtonAction, ButtonTokens } from "./button-tokens.ts";
 import type { PencilContext } from "./context.ts";
 
-/** Presses that act on review cards and pending changesets: one lane, so they never interleave. */
-const REVIEW_ACTIONS: ReadonlySet<ButtonAction> = new Set(["diff", "approve", "reject", "approve-all", "reject-all", "skip-reason", "review", "discard"]);
+/** Presses that decide changesets or write the workspace (review cards, offers, undo): one lane, so they never interleave. */
+const REVIEW_ACTIONS: ReadonlySet<ButtonAction> = new Set(["diff", "approve", "reject", "approve-all", "reject-all", "skip-reason", "review", "discard", "undo"]);
 
 /**
  * Handles updates off grammY's polling loop, each in its lane and in order within it:
- * messages; review presses; the presses of each question, plan or run on their own.
+ * messages; review presses (and undo); the presses of each question, plan or run on their own.
  * grammY handles one update at a time, and a handler whose send waits out a 429
  * (retry_after can be many seconds) would hold every update behind it: now it holds
  * only its own lane — an Allow, a Cancel, a press behind a slow reply still act at
