@@ -19,7 +19,10 @@ export type ButtonAction =
   | "plan-all"
   | "plan-none"
   | "plan-proceed"
-  | "undo";
+  | "undo"
+  | "goal-run"
+  | "goal-edit"
+  | "goal-cancel";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

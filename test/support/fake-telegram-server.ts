@@ -94,12 +94,18 @@ export interface FakeTelegram {
   findButton(chatId: number, label: (text: string) => boolean): { message: StoredMessage; button: InlineKeyboardButton.CallbackButton } | null;
   /** Updates queued and not yet fetched. */
   queued(): number;
+  /** Holds a file the bot can fetch with getFile and the file endpoint; returns its file_id. */
+  addFile(bytes: Uint8Array, options?: { path?: string; size?: number }): string;
+  /** Downloads served from the file endpoint (`/file/bot<token>/<path>`), in order. */
+  downloads: string[];
   close(): Promise<void>;
 }
 
 const MAX_TEXT = 4096;
 const MAX_CAPTION = 1024;
 const MAX_CALLBACK_DATA = 64;
+/** Telegram lets bots download files of at most 20 MB; getFile refuses bigger ones. */
+export const MAX_BOT_DOWNLOAD = 20 * 1024 * 1024;
 const HTML_TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a", "span", "tg-spoiler", "tg-emoji", "blockquote"]);
 
 /** A message update from a user in a chat (private chat with that user by default); `/commands` get their entity. */
@@ -157,6 +163,8 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   const nextMessageId = new Map<number, number>();
   let nextUpdateId = 1;
   let confirmed = 0;
+  const files = new Map<string, { bytes: Uint8Array; path: string; size: number }>();
+  const downloads: string[] = [];
 
   const wake = () => {
     for (const w of [...pollers]) w();
@@ -171,6 +179,14 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     idleTimeout: 0,
     async fetch(req) {
       const url = new URL(req.url);
+      const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+      if (fileMatch) {
+        if (fileMatch[1] !== token) return json(401, { ok: false, error_code: 401, description: "Unauthorized" });
+        const file = [...files.values()].find((f) => f.path === decodeURIComponent(fileMatch[2]!));
+        if (!file) return json(404, { ok: false, error_code: 404, description: "Not Found" });
+        downloads.push(file.path);
+        return new Response(file.bytes, { headers: { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) } });
+      }
       const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
       if (!match) return json(404, { ok: false, error_code: 404, description: "Not Found" });
       if (match[1] !== token) return json(401, { ok: false, error_code: 401, description: "Unauthorized" });
@@ -287,6 +303,12 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
         return { ok: true, result: true };
       case "sendMessage":
         return sendMessage(p);
+      case "getFile": {
+        const file = files.get(String(p.file_id));
+        if (!file) return fail(400, "Bad Request: invalid file_id");
+        if (file.size > MAX_BOT_DOWNLOAD) return fail(400, "Bad Request: file is too big");
+        return { ok: true, result: { file_id: p.file_id, file_unique_id: `u-${p.file_id}`, file_size: file.size, file_path: file.path } };
+      }
       case "sendDocument":
         return sendDocument(p);
       case "editMessageText":
@@ -419,6 +441,12 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
       return null;
     },
     queued: () => updates.length,
+    addFile(bytes, options = {}) {
+      const id = `file-${files.size + 1}-${Math.random().toString(36).slice(2, 8)}`;
+      files.set(id, { bytes, path: options.path ?? `documents/${id}.bin`, size: options.size ?? bytes.length });
+      return id;
+    },
+    downloads,
     async close() {
       wake();
       server.stop(true);

@@ -7,6 +7,7 @@ import { planFeature } from "./plan.ts";
 import { questionsFeature } from "./questions.ts";
 import { reviewFeature } from "./review.ts";
 import { statusFeature } from "./status.ts";
+import { voiceFeature } from "./voice.ts";
 
 /** Every feature of the bot, in menu order. A new capability (/dump, /brain) is one more entry here. */
-export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature];
+export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, voiceFeature];
