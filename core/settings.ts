@@ -194,7 +194,12 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
       warnings.push(`Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits and sandbox.network.`);
     }
   };
-  for (const key of Object.keys(settings)) if (!KNOWN_TOP.has(key)) check(key, key);
+  for (const key of Object.keys(settings)) {
+    if (key === "telegram") {
+      // Which paths the bot may switch to is the owner's call alone (read by the bot from the user file).
+      if (workspace) warnings.push(`Ignored "telegram" in ${file}: only your own settings file lists the workspaces the bot may work on.`);
+    } else if (!KNOWN_TOP.has(key)) check(key, key);
+  }
   for (const key of Object.keys(settings.permissions ?? {})) {
     if (!(EFFECTS as readonly string[]).includes(key)) check(key, `permissions.${key}`);
   }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { RunMode } from "../../agent/prompts.ts";
 import type { RunOptions } from "../../app/agent-run.ts";
-import type { Runtime } from "../../app/runtime.ts";
+import { createRuntime, type Runtime } from "../../app/runtime.ts";
 import type { Api } from "grammy";
 import { ButtonTokens } from "./button-tokens.ts";
 import { errorReporter } from "./build-bot.ts";
@@ -9,10 +9,10 @@ import type { TelegramConfig } from "./config.ts";
 import type { BotDeps } from "./context.ts";
 import { Outbox } from "./outbox.ts";
 import { PlanDesk } from "./plan-desk.ts";
+import { Projects, readListedWorkspaces } from "./projects.ts";
 import { QuestionDesk } from "./question-desk.ts";
 import { ReviewCards } from "./review-cards.ts";
 import { ReviewDesk } from "./review-desk.ts";
-import { RunGate } from "./run-gate.ts";
 import { RunLauncher } from "./run-launcher.ts";
 
 /** Knobs of the services (tests and the demo set them). */
@@ -20,6 +20,10 @@ export interface ServiceOptions {
   runOptions?: (mode: RunMode) => RunOptions;
   questionTimeoutMs?: number;
   progressIntervalMs?: number;
+  /** The trusted rule flags and model override, applied to every workspace the owner switches to. */
+  allow?: string[];
+  deny?: string[];
+  model?: string;
 }
 
 /**
@@ -33,16 +37,26 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
   const outbox = new Outbox(api, log);
   const tokens = new ButtonTokens(join(stateDir, "tokens.json"), undefined, log);
   const cards = new ReviewCards(join(stateDir, "cards.json"), log);
-  const gate = new RunGate();
+  const projects = new Projects(
+    runtime,
+    (path) => createRuntime({ workspace: path, env: runtime.env, ...(options.allow ? { allow: options.allow } : {}), ...(options.deny ? { deny: options.deny } : {}), ...(options.model ? { model: options.model } : {}) }),
+    () => readListedWorkspaces(runtime.pencilHome, runtime.ws.home).list,
+  );
   const questions = new QuestionDesk(outbox, tokens, owner, options.questionTimeoutMs);
   let launcher: RunLauncher | undefined;
-  const review = new ReviewDesk({ runtime, outbox, tokens, cards, ownerId: owner, log, revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied) });
+  const review = new ReviewDesk({ get runtime() { return projects.runtime; }, runtimeFor: (root) => projects.runtimeFor(root), outbox, tokens, cards, ownerId: owner, log, revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied) });
   const plans = new PlanDesk(outbox, tokens, owner, (goal) => launcher!.launch("agent", goal));
   launcher = new RunLauncher({
-    runtime,
+    get runtime() {
+      return projects.runtime;
+    },
+    get gate() {
+      return projects.gate;
+    },
+    workspaceName: () => projects.activeName,
+    allRuns: () => projects.activeRuns().map((r) => r.run),
     outbox,
     tokens,
-    gate,
     review,
     questions,
     plans,
@@ -51,5 +65,23 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
     ...(options.runOptions ? { runOptions: options.runOptions } : {}),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   });
-  return { config, runtime, outbox, tokens, cards, gate, review, launcher, questions, plans, log, commandList: [] };
+  return {
+    config,
+    get runtime() {
+      return projects.runtime;
+    },
+    get gate() {
+      return projects.gate;
+    },
+    projects,
+    outbox,
+    tokens,
+    cards,
+    review,
+    launcher,
+    questions,
+    plans,
+    log,
+    commandList: [],
+  };
 }

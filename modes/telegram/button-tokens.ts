@@ -22,7 +22,8 @@ export type ButtonAction =
   | "undo"
   | "goal-run"
   | "goal-edit"
-  | "goal-cancel";
+  | "goal-cancel"
+  | "project";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

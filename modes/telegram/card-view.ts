@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import type { Changeset } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { summarizeChangeset, type FileSummary } from "../../render/summary.ts";
@@ -67,7 +68,7 @@ function visibleLength(html: string): number {
 function header(card: ReviewCard, cs: Changeset | null): string {
   const lines = [`📝 <b>Review</b> <code>${escapeHtml(card.changesetId)}</code>`];
   if (!cs) return [...lines, "<i>This changeset can no longer be read from the store.</i>"].join("\n");
-  lines.push(`<i>${escapeHtml(cs.goal.slice(0, 300))}</i>`);
+  lines.push(`<i>${escapeHtml(cs.goal.slice(0, 300))}</i> · 📍 ${escapeHtml(basename(cs.workspace))}`);
   const shown = cs.files.filter((f) => card.files.some((c) => c.path === f.path));
   const added = shown.reduce((n, f) => n + f.added, 0);
   const removed = shown.reduce((n, f) => n + f.removed, 0);

@@ -4,6 +4,7 @@ import type { ButtonAction, ButtonTokens, ResolvedButton } from "./button-tokens
 import type { TelegramConfig } from "./config.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PlanDesk } from "./plan-desk.ts";
+import type { Projects } from "./projects.ts";
 import type { QuestionDesk } from "./question-desk.ts";
 import type { ReviewCards } from "./review-cards.ts";
 import type { ReviewDesk } from "./review-desk.ts";
@@ -16,10 +17,14 @@ export type PencilContext = Context & { button?: ResolvedButton };
 /** The services every feature module shares. */
 export interface BotDeps {
   config: TelegramConfig;
+  /** The active workspace's runtime (changes when the owner switches with /projects). */
   runtime: Runtime;
+  /** The workspaces the bot may work on, and which is active. */
+  projects: Projects;
   outbox: Outbox;
   tokens: ButtonTokens;
   cards: ReviewCards;
+  /** The active workspace's run gate. */
   gate: RunGate;
   review: ReviewDesk;
   launcher: RunLauncher;

@@ -28,6 +28,8 @@ const LIVE_RUNS = 4;
 /** What the review desk needs from the bot. */
 export interface ReviewDeps {
   runtime: Runtime;
+  /** The runtime of the workspace a changeset was made in, when the bot has it open (cards outlive a workspace switch). */
+  runtimeFor?: (workspaceRoot: string) => Runtime | null;
   outbox: Outbox;
   tokens: ButtonTokens;
   cards: ReviewCards;
@@ -320,7 +322,7 @@ export class ReviewDesk {
     if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
     let result: ApplyResult;
     try {
-      result = applyReviewed(this.deps.runtime, cs, approved, rejected.map((f) => f.path));
+      result = applyReviewed(this.runtimeOf(cs), cs, approved, rejected.map((f) => f.path));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${escapeHtml(why)}`]);
@@ -364,11 +366,16 @@ export class ReviewDesk {
     if (!cs) return NOT_PENDING;
     for (const card of this.deps.cards.openFor(cs.id)) await this.close(card, "Discarded: every undecided file was rejected.");
     const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
-    applyReviewed(this.deps.runtime, cs, [], undecided);
+    applyReviewed(this.runtimeOf(cs), cs, [], undecided);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id);
     await this.deps.outbox.send(this.deps.ownerId, `🗑 Changeset <code>${escapeHtml(cs.id)}</code> discarded: nothing of it was written.`);
     return "Discarded.";
+  }
+
+  /** The runtime to apply `cs` with: its own workspace's. */
+  private runtimeOf(cs: Changeset): Runtime {
+    return this.deps.runtimeFor?.(cs.workspace) ?? this.deps.runtime;
   }
 
   /** The card's changeset, if it is still pending with exactly the content the card was made for. */

@@ -29,6 +29,10 @@ export interface LauncherDeps {
   /** Extra run options per mode (tests and the demo pass their own model). */
   runOptions?: (mode: RunMode) => RunOptions;
   progressIntervalMs?: number;
+  /** Runs going on in every workspace (a Cancel button stops its run wherever it goes); default: the gate's. */
+  allRuns?: () => ActiveRun[];
+  /** The active workspace's name, shown on every progress message. */
+  workspaceName?: () => string;
 }
 
 /** Telegram's typing status lasts about five seconds; renewed a little before it lapses. */
@@ -52,9 +56,11 @@ export class RunLauncher {
       await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
       return;
     }
+    // The workspace is fixed now: a switch while the run starts must not move it.
+    const runtime = this.deps.runtime;
     const active = this.deps.gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode) };
-    this.detach(active, (hooks) => AgentRun.start(this.deps.runtime, mode, goal, hooks, options));
+    this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options));
   }
 
   /** Sends rejections back to the run that wrote them; the revision runs detached like any run. */
@@ -75,8 +81,9 @@ export class RunLauncher {
 
   /** Stops the active run when `button` was made for it; returns the text to answer the press with. */
   cancelPress(button: ResolvedButton): string {
-    const active = this.deps.gate.active;
-    if (!active || active.id !== button.subject || active.controller.signal.aborted) return "This run is no longer going.";
+    const runs = this.deps.allRuns?.() ?? (this.deps.gate.active ? [this.deps.gate.active] : []);
+    const active = runs.find((r) => r.id === button.subject);
+    if (!active || active.controller.signal.aborted) return "This run is no longer going.";
     active.controller.abort();
     return "Cancelling…";
   }
@@ -109,7 +116,9 @@ export class RunLauncher {
   private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): Promise<void> {
     const started = Date.now();
     let typingTimer: ReturnType<typeof setInterval> | undefined;
-    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}`, this.deps.progressIntervalMs);
+    const gate = this.deps.gate; // the run's own workspace's gate, even after a switch
+    const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName()}` : "";
+    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}`, this.deps.progressIntervalMs);
     try {
       await progress.start();
       // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.
@@ -134,7 +143,7 @@ export class RunLauncher {
       await this.deliver(active, run, run.plan);
     } finally {
       clearInterval(typingTimer);
-      this.deps.gate.end(active);
+      gate.end(active);
     }
   }
 

@@ -93,7 +93,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   hardenApi(bot, log, timeouts);
 
   const deps = createServices(bot.api, config, runtime, log, options);
-  const { outbox, review, tokens, cards, questions, plans, gate } = deps;
+  const { outbox, review, tokens, cards, questions, plans, projects } = deps;
   const report = errorReporter(deps);
   const { lanes } = installFeatures(bot, deps);
 
@@ -125,7 +125,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
     done,
     async stop() {
       stopping = true;
-      gate.active?.controller.abort();
+      for (const { run } of projects.activeRuns()) run.controller.abort();
       await bot.stop().catch((error) => log(`stopping: ${errorText(error, config.token)}`));
       await polling.catch(() => {});
       await lanes.idle();
@@ -136,7 +136,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
       questions: questions.size,
       plans: plans.size,
       liveRuns: review.liveSize,
-      activeRun: gate.active !== null,
+      activeRun: projects.activeRuns().length > 0,
     }),
   };
 }

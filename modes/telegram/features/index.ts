@@ -4,10 +4,11 @@ import { askFeature } from "./ask.ts";
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
 import { planFeature } from "./plan.ts";
+import { projectsFeature } from "./projects.ts";
 import { questionsFeature } from "./questions.ts";
 import { reviewFeature } from "./review.ts";
 import { statusFeature } from "./status.ts";
 import { voiceFeature } from "./voice.ts";
 
 /** Every feature of the bot, in menu order. A new capability (/dump, /brain) is one more entry here. */
-export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, voiceFeature];
+export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, projectsFeature, voiceFeature];

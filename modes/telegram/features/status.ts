@@ -9,10 +9,13 @@ export const statusFeature: FeatureFactory = (deps) => {
   const owner = deps.config.ownerId;
 
   composer.command("status", async () => {
-    const lines = [`📍 Workspace <code>${escapeHtml(deps.runtime.ws.root)}</code>`];
+    const lines = [`📍 Workspace <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`];
     const active = deps.gate.active;
     if (active) lines.push(`⏳ ${active.kind}: <i>${escapeHtml(active.goal.slice(0, 200))}</i> (${Math.round((Date.now() - active.startedAt) / 1000)} s)`);
     else lines.push("No run is going.");
+    for (const other of deps.projects.activeRuns().filter((r) => r.run !== active)) {
+      lines.push(`⏳ in <b>${escapeHtml(other.name)}</b>: ${other.run.kind}: <i>${escapeHtml(other.run.goal.slice(0, 200))}</i> (${Math.round((Date.now() - other.run.startedAt) / 1000)} s)`);
+    }
     if (deps.questions.size) lines.push(`❓ ${deps.questions.size} question(s) wait for your answer.`);
     for (const card of deps.cards.open()) {
       const decided = card.files.filter((f) => f.decision).length;

@@ -13,7 +13,7 @@ export const MAX_VOICE_BYTES = TELEGRAM_DOWNLOAD_LIMIT;
 
 /** The workspace line every goal card carries. */
 export function workspaceLine(deps: BotDeps): string {
-  return `📍 <code>${escapeHtml(deps.runtime.ws.root)}</code>`;
+  return `📍 <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`;
 }
 
 /**
