@@ -1,4 +1,4 @@
-import type { LanguageModel, ModelMessage } from "ai";
+import type { LanguageModel, ModelMessage, UserContent } from "ai";
 import { readFileSync, statSync } from "node:fs";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ApplyResult } from "../core/apply.ts";
@@ -46,6 +46,8 @@ export interface RunOptions {
   maxSteps?: number;
   /** Overrides the mode's system prompt. */
   system?: string;
+  /** The first user message's content when it is more than the goal (a photo, an attached log). */
+  firstMessage?: UserContent;
 }
 
 /** A rejected file and the owner's reason, sent back to the agent. */
@@ -141,7 +143,7 @@ export class AgentRun {
   /** Starts a run and waits for the model to finish; the changeset (if anything was staged) is saved as pending. */
   static async start(runtime: Runtime, mode: RunMode, goal: string, hooks: RunHooks, options: RunOptions = {}): Promise<AgentRun> {
     const run = new AgentRun(runtime, mode, goal, options);
-    run.messages = [{ role: "user", content: goal }];
+    run.messages = [{ role: "user", content: options.firstMessage ?? goal }];
     await run.go(hooks);
     return run;
   }

@@ -1,6 +1,7 @@
 import type { Plan } from "../../core/plan-schema.ts";
 import type { RunMode } from "../../agent/prompts.ts";
 import type { ApplyResult } from "../../core/apply.ts";
+import { modelSpecs } from "../../ai/model-specs.ts";
 import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
@@ -50,7 +51,7 @@ export class RunLauncher {
   constructor(private readonly deps: LauncherDeps) {}
 
   /** Starts a run, or answers why it cannot start now (with buttons); resolves as soon as the run is under way. */
-  async launch(mode: RunMode, goal: string): Promise<void> {
+  async launch(mode: RunMode, goal: string, extra: { options?: RunOptions; note?: string } = {}): Promise<void> {
     const busy = this.busy(mode);
     if (busy) {
       await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
@@ -59,8 +60,19 @@ export class RunLauncher {
     // The workspace is fixed now: a switch while the run starts must not move it.
     const runtime = this.deps.runtime;
     const active = this.deps.gate.tryBegin(mode, goal)!;
-    const options: RunOptions = { ...this.deps.runOptions?.(mode) };
-    this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options));
+    const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
+    this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
+  }
+
+  /** The label of the model a run of `mode` would start with (to know whether it can see images). */
+  primaryModel(mode: RunMode): string {
+    const given = this.deps.runOptions?.(mode).models;
+    if (given) return given.current();
+    try {
+      return modelSpecs(this.deps.runtime.env, this.deps.runtime.model)[0]?.label ?? "";
+    } catch {
+      return "";
+    }
   }
 
   /** Sends rejections back to the run that wrote them; the revision runs detached like any run. */
@@ -109,16 +121,16 @@ export class RunLauncher {
     return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
   }
 
-  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): void {
-    void this.execute(active, body).catch((error) => this.deps.report(`the ${active.kind} run`, error));
+  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): void {
+    void this.execute(active, body, note).catch((error) => this.deps.report(`the ${active.kind} run`, error));
   }
 
-  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>): Promise<void> {
+  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): Promise<void> {
     const started = Date.now();
     let typingTimer: ReturnType<typeof setInterval> | undefined;
     const gate = this.deps.gate; // the run's own workspace's gate, even after a switch
     const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName()}` : "";
-    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}`, this.deps.progressIntervalMs);
+    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}${note ? `\n${note}` : ""}`, this.deps.progressIntervalMs);
     try {
       await progress.start();
       // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.

@@ -162,7 +162,7 @@ export interface TelegramWorld {
 }
 
 /** Builds a world; call `stop()` (e.g. in afterEach) to end its bot and fake. */
-export function telegramWorld(turns: ScriptedTurn[], files: Record<string, string> = { "c.txt": "see\n" }): TelegramWorld {
+export function telegramWorld(turns: ScriptedTurn[], files: Record<string, string> = { "c.txt": "see\n" }, modelName?: string): TelegramWorld {
   const base = realpathSync(tempDir("pencil-tgworld-"));
   const root = join(base, "ws");
   const home = join(base, "home");
@@ -172,7 +172,7 @@ export function telegramWorld(turns: ScriptedTurn[], files: Record<string, strin
   const fake = startFakeTelegram();
   const bots: TelegramBot[] = [];
   const logs: string[] = [];
-  const model = new ScriptedModel(turns);
+  const model = new ScriptedModel(turns, modelName ? { name: modelName } : {});
   const pencilHome = join(home, ".pencil");
   return {
     fake,

@@ -3,6 +3,7 @@ import { agentFeature } from "./agent.ts";
 import { askFeature } from "./ask.ts";
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
+import { mediaFeature } from "./media.ts";
 import { planFeature } from "./plan.ts";
 import { projectsFeature } from "./projects.ts";
 import { questionsFeature } from "./questions.ts";
@@ -11,4 +12,4 @@ import { statusFeature } from "./status.ts";
 import { voiceFeature } from "./voice.ts";
 
 /** Every feature of the bot, in menu order. A new capability (/dump, /brain) is one more entry here. */
-export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, projectsFeature, voiceFeature];
+export const FEATURES: FeatureFactory[] = [helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, projectsFeature, voiceFeature, mediaFeature];
