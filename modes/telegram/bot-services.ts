@@ -7,6 +7,7 @@ import { ButtonTokens } from "./button-tokens.ts";
 import { errorReporter } from "./build-bot.ts";
 import type { TelegramConfig } from "./config.ts";
 import type { BotDeps } from "./context.ts";
+import { CostLedger, readPrices } from "./cost-ledger.ts";
 import { Outbox } from "./outbox.ts";
 import { PlanDesk } from "./plan-desk.ts";
 import { Projects, readListedWorkspaces } from "./projects.ts";
@@ -54,6 +55,7 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
       return projects.gate;
     },
     workspaceName: () => projects.activeName,
+    costs: new CostLedger(join(stateDir, "costs.json"), () => readPrices(runtime.pencilHome), log),
     allRuns: () => projects.activeRuns().map((r) => r.run),
     outbox,
     tokens,

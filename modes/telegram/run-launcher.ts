@@ -5,6 +5,7 @@ import { modelSpecs } from "../../ai/model-specs.ts";
 import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
+import { type CostLedger, RunMeter, usageLine } from "./cost-ledger.ts";
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
 import type { PlanDesk } from "./plan-desk.ts";
@@ -32,6 +33,8 @@ export interface LauncherDeps {
   progressIntervalMs?: number;
   /** Runs going on in every workspace (a Cancel button stops its run wherever it goes); default: the gate's. */
   allRuns?: () => ActiveRun[];
+  /** Where each finished run's tokens are added up (for /status); no footer cost without it. */
+  costs?: CostLedger;
   /** The active workspace's name, shown on every progress message. */
   workspaceName?: () => string;
 }
@@ -62,6 +65,11 @@ export class RunLauncher {
     const active = this.deps.gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
     this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
+  }
+
+  /** Each day's runs and tokens, when kept. */
+  get costs(): CostLedger | undefined {
+    return this.deps.costs;
   }
 
   /** The label of the model a run of `mode` would start with (to know whether it can see images). */
@@ -135,7 +143,9 @@ export class RunLauncher {
       await progress.start();
       // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.
       const typing = () => void this.deps.outbox.typing(this.deps.ownerId);
+      const meter = new RunMeter();
       const emit: RunHooks["emit"] = (event) => {
+        meter.sink(event);
         if (event.type === "step-start") {
           typing();
           clearInterval(typingTimer);
@@ -148,10 +158,13 @@ export class RunLauncher {
       try {
         run = await body(hooks);
       } catch (error) {
+        this.deps.costs?.add(meter.usage);
         await progress.finish(`<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`);
         throw error;
       }
-      await progress.finish(summaryLine(run, Date.now() - started));
+      this.deps.costs?.add(meter.usage);
+      const footer = `💰 ${((Date.now() - started) / 1000).toFixed(1)} s · ${usageLine(meter.usage, this.deps.costs?.prices() ?? {})}`;
+      await progress.finish(`${summaryLine(run, Date.now() - started)}\n<i>${escapeHtml(footer)}</i>`);
       await this.deliver(active, run, run.plan);
     } finally {
       clearInterval(typingTimer);

@@ -16,6 +16,7 @@ export const statusFeature: FeatureFactory = (deps) => {
     for (const other of deps.projects.activeRuns().filter((r) => r.run !== active)) {
       lines.push(`⏳ in <b>${escapeHtml(other.name)}</b>: ${other.run.kind}: <i>${escapeHtml(other.run.goal.slice(0, 200))}</i> (${Math.round((Date.now() - other.run.startedAt) / 1000)} s)`);
     }
+    if (deps.launcher.costs) lines.push(`💰 ${escapeHtml(deps.launcher.costs.today())}`);
     if (deps.questions.size) lines.push(`❓ ${deps.questions.size} question(s) wait for your answer.`);
     for (const card of deps.cards.open()) {
       const decided = card.files.filter((f) => f.decision).length;

@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { compact, type SessionEvent, type TokenUsage } from "../../agent/events.ts";
+import { readState, writeState } from "./state-file.ts";
+
+/** A model's price in US dollars per million tokens, as the user configured it. */
+export interface Price {
+  input: number;
+  output: number;
+}
+
+/** Tokens per model of one run or one day. */
+export type UsageByModel = Record<string, TokenUsage>;
+
+const PriceSchema = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() });
+const PricesSchema = z.looseObject({ telegram: z.looseObject({ prices: z.record(z.string(), PriceSchema).optional() }).optional() });
+
+/**
+ * Reads `telegram.prices` (`provider:model` → `{input, output}` dollars per million
+ * tokens) from the user's own `$PENCIL_HOME/settings.json`; none when absent or malformed.
+ */
+export function readPrices(pencilHome: string): Record<string, Price> {
+  try {
+    const parsed = PricesSchema.safeParse(JSON.parse(readFileSync(join(pencilHome, "settings.json"), "utf8")));
+    return parsed.success ? (parsed.data.telegram?.prices ?? {}) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The cost of some usage in dollars, or null when a model used has no price. */
+export function costOf(usage: UsageByModel, prices: Record<string, Price>): number | null {
+  let total = 0;
+  for (const [model, u] of Object.entries(usage)) {
+    const price = Object.hasOwn(prices, model) ? prices[model] : undefined;
+    if (!price) return null;
+    total += (u.inputTokens * price.input + u.outputTokens * price.output) / 1_000_000;
+  }
+  return total;
+}
+
+/** `$0.0123`, with enough digits that a cheap run does not read as free. */
+export function formatDollars(dollars: number): string {
+  return dollars >= 1 ? `$${dollars.toFixed(2)}` : `$${dollars.toPrecision(2).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "")}`;
+}
+
+/** Tokens per model of one run, counted from its step-end events. */
+export class RunMeter {
+  readonly usage: UsageByModel = {};
+
+  /** Feed it every event of the run. */
+  readonly sink = (event: SessionEvent): void => {
+    if (event.type !== "step-end") return;
+    const u = (this.usage[event.model] ??= { inputTokens: 0, outputTokens: 0 });
+    u.inputTokens += event.usage.inputTokens;
+    u.outputTokens += event.usage.outputTokens;
+  };
+}
+
+/** Usage as one line: `groq:x · 1.2k in / 340 out · $0.0004` (cost only when every model has a price). */
+export function usageLine(usage: UsageByModel, prices: Record<string, Price>): string {
+  const models = Object.keys(usage);
+  const input = Object.values(usage).reduce((n, u) => n + u.inputTokens, 0);
+  const output = Object.values(usage).reduce((n, u) => n + u.outputTokens, 0);
+  const cost = models.length ? costOf(usage, prices) : 0;
+  return [models.join(", ") || "no model call", `${compact(input)} in / ${compact(output)} out`, cost === null ? "cost: no price set" : formatDollars(cost)].join(" · ");
+}
+
+interface SavedDays {
+  version: 1;
+  /** UTC date (YYYY-MM-DD) → runs and tokens per model. */
+  days: Record<string, { runs: number; usage: UsageByModel }>;
+}
+
+/** Days kept in the ledger file. */
+const DAYS_KEPT = 31;
+
+/** Each day's runs and tokens (UTC days), kept in `$PENCIL_HOME/telegram/costs.json` for /status. */
+export class CostLedger {
+  private readonly saved: SavedDays;
+
+  constructor(
+    private readonly file: string | null,
+    readonly prices: () => Record<string, Price>,
+    onBad?: (message: string) => void,
+  ) {
+    const read = file ? readState<SavedDays>(file, { version: 1, days: {} }, onBad) : { version: 1 as const, days: {} };
+    this.saved = read && typeof read.days === "object" && read.days !== null ? read : { version: 1, days: {} };
+  }
+
+  /** Adds a finished run's usage to today's totals. */
+  add(usage: UsageByModel, now = new Date()): void {
+    const day = (this.saved.days[now.toISOString().slice(0, 10)] ??= { runs: 0, usage: {} });
+    day.runs += 1;
+    for (const [model, u] of Object.entries(usage)) {
+      const total = (day.usage[model] ??= { inputTokens: 0, outputTokens: 0 });
+      total.inputTokens += u.inputTokens;
+      total.outputTokens += u.outputTokens;
+    }
+    for (const old of Object.keys(this.saved.days).sort().slice(0, -DAYS_KEPT)) delete this.saved.days[old];
+    if (this.file) writeState(this.file, this.saved);
+  }
+
+  /** Today's totals as one line of /status (plain text). */
+  today(now = new Date()): string {
+    const day = this.saved.days[now.toISOString().slice(0, 10)];
+    if (!day) return "Today: no runs yet.";
+    return `Today: ${day.runs} ${day.runs === 1 ? "run" : "runs"} · ${usageLine(day.usage, this.prices())}`;
+  }
+}
