@@ -190,7 +190,7 @@ describe("progress message", () => {
       expect(edits.length).toBeGreaterThanOrEqual(2);
       for (let i = 1; i < edits.length; i++) expect(edits[i]!.at - edits[i - 1]!.at).toBeGreaterThanOrEqual(140);
       const last = String(edits.at(-1)!.payload.text);
-      expect(last).toContain("✗ read_file src/f59.ts");
+      expect(last).toContain("✗ reading src/f59.ts");
       expect(last).toContain("… 48 earlier");
       await progress.finish("<b>✅ Done</b> · summary");
       const final = String(fake.callsOf("editMessageText").at(-1)!.payload.text);

@@ -1,7 +1,7 @@
 import { formatContext, type SessionEvent } from "../../agent/events.ts";
 import { escapeHtml } from "./html.ts";
 import type { Outbox } from "./outbox.ts";
-import { describeInput } from "./run-summary.ts";
+import { stepInWords } from "./step-words.ts";
 
 /** Tool lines kept on the progress message; older ones are counted. */
 const SHOWN_LINES = 12;
@@ -45,7 +45,7 @@ export class ProgressMessage {
     if (this.closed) return;
     switch (event.type) {
       case "tool-call":
-        this.push(event.callId, `• ${event.tool} ${describeInput(event.input)}`);
+        this.push(event.callId, `• ${stepInWords(event.tool, event.input)}`);
         break;
       case "tool-result": {
         const line = this.lines.find((l) => l.callId === event.callId);

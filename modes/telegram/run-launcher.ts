@@ -7,6 +7,7 @@ import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { type CostLedger, RunMeter, usageLine } from "./cost-ledger.ts";
 import { escapeHtml } from "./html.ts";
+import { markdownToTelegram } from "./markdown-html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
 import type { PlanDesk } from "./plan-desk.ts";
 import { ProgressMessage } from "./progress-message.ts";
@@ -14,7 +15,6 @@ import type { QuestionDesk } from "./question-desk.ts";
 import type { ReviewDesk } from "./review-desk.ts";
 import type { ActiveRun, RunGate } from "./run-gate.ts";
 import { summaryLine } from "./run-summary.ts";
-import { splitAtLines } from "./split-text.ts";
 
 /** What the launcher needs from the bot. */
 export interface LauncherDeps {
@@ -185,8 +185,8 @@ export class RunLauncher {
     else if (active.kind === "revise") await this.deps.outbox.send(this.deps.ownerId, "The agent staged nothing new.");
   }
 
-  /** Plain model text, escaped, in as many messages as it needs. */
+  /** The model's markdown as Telegram HTML (code blocks kept), in as many messages as it needs. */
   private async sendText(text: string): Promise<void> {
-    for (const piece of splitAtLines(text, 3900)) if (piece.trim()) await this.deps.outbox.send(this.deps.ownerId, escapeHtml(piece));
+    for (const html of markdownToTelegram(text)) await this.deps.outbox.send(this.deps.ownerId, html);
   }
 }
