@@ -41,6 +41,7 @@ describe("telegram: /projects", () => {
     expect(list.visible).toContain("gone");
     expect(list.visible).toContain("missing, not selectable");
     expect(list.visible).not.toContain("evil");
+    expect(w.logs.some((l) => l.includes('Ignored "telegram"') && l.includes("only your own settings file"))).toBe(true);
     expect(list.reply_markup.inline_keyboard.flat().map((x: { text: string }) => x.text)).toEqual(["✅ a", "📁 b"]);
 
     say("/agent make a file in a");
@@ -109,9 +110,12 @@ describe("telegram: /projects", () => {
   test("with no workspace listed, /projects says how to list them", async () => {
     const w = telegramWorld([]);
     worlds.push(w);
+    mkdirSync(w.pencilHome, { recursive: true });
+    writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ telegram: { workspaces: { rel: "code/api" } } }));
     await w.start();
     w.fake.pushUpdate(messageUpdate(OWNER, "/projects"));
     const reply = await message(w.fake, (t) => t.includes("No other workspace is listed"));
+    expect(reply.visible).toContain('Left out workspace "rel": its path must be absolute or start with ~/');
     expect(reply.visible).toContain("telegram");
     expect(reply.visible).toContain("settings.json");
   });

@@ -4,6 +4,7 @@ import { answerWith } from "../buttons.ts";
 import { pressed, type FeatureFactory, type PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
 import type { Keyboard } from "../outbox.ts";
+import { readListedWorkspaces } from "../projects.ts";
 
 /**
  * /projects: the workspaces listed in the user's settings (`telegram.workspaces`) as
@@ -16,11 +17,13 @@ export const projectsFeature: FeatureFactory = (deps) => {
 
   composer.command("projects", async () => {
     const views = deps.projects.views();
+    const problems = readListedWorkspaces(deps.runtime.pencilHome, deps.runtime.ws.home).warnings.map((w) => `⚠️ ${escapeHtml(w)}`);
+    const warned = problems.length ? `\n${problems.join("\n")}` : "";
     const current = `📍 Now: <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`;
     if (views.length === 0) {
       await deps.outbox.send(
         owner,
-        `${current}\n\nNo other workspace is listed. List them in your own settings file, <code>${escapeHtml(deps.runtime.pencilHome)}/settings.json</code>:\n<code>{"telegram": {"workspaces": {"api": "~/code/api", "web": "~/code/web"}}}</code>`,
+        `${current}${warned}\n\nNo other workspace is listed. List them in your own settings file, <code>${escapeHtml(deps.runtime.pencilHome)}/settings.json</code>:\n<code>{"telegram": {"workspaces": {"api": "~/code/api", "web": "~/code/web"}}}</code>`,
       );
       return;
     }
@@ -30,7 +33,7 @@ export const projectsFeature: FeatureFactory = (deps) => {
     const keyboard: Keyboard = { inline_keyboard: usable.map((v, i) => [{ text: `${v.active ? "✅" : "📁"} ${v.name}`, callback_data: data[i]! }]) };
     const lines = views.map((v) => `${v.missing ? "⚠️" : v.active ? "✅" : "📁"} <b>${escapeHtml(v.name)}</b> <code>${escapeHtml(v.path)}</code>${v.missing ? " — missing, not selectable" : ""}`);
     const only = usable.length === 1 && usable[0]!.active ? "\n<i>It is the only one listed; add more to telegram.workspaces.</i>" : "";
-    await deps.outbox.send(owner, `${current}\n\n${lines.join("\n")}${only}\n\nTap one to work there; pending changesets and runs stay with their workspace.`, usable.length ? keyboard : undefined);
+    await deps.outbox.send(owner, `${current}\n\n${lines.join("\n")}${warned}${only}\n\nTap one to work there; pending changesets and runs stay with their workspace.`, usable.length ? keyboard : undefined);
   });
 
   composer.filter(
