@@ -82,6 +82,22 @@ describe("telegram: voice goals", () => {
     expect(JSON.stringify(w.model.calls[0]!.prompt)).not.toContain("yellow");
   });
 
+  test("Run while a changeset waits: not started, and the card stays usable", async () => {
+    const { w, env } = setup([...createHello, { toolCalls: [{ name: "create_file", input: { path: "other.ts", content: "x\n" } }] }, { text: "Added other.ts." }]);
+    await w.start({}, env);
+    sendVoice(w);
+    const first = await message(w.fake, (t) => t.includes("I heard"));
+    expect(await press(w.fake, "▶️ Run", first)).toBe("Starting…");
+    const review = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("hello.ts"));
+    const from = w.fake.calls.length;
+    sendVoice(w);
+    const second = await message(w.fake, (t) => t.includes("I heard"), from);
+    expect(await press(w.fake, "▶️ Run", second)).toBe("Not started: see the message. This card still works.");
+    await message(w.fake, (t) => t.includes("decide on the pending changeset first"), from);
+    expect(await press(w.fake, "✖ Reject all", review)).toBeTruthy();
+    expect(await press(w.fake, "▶️ Run", second)).toBe("Starting…");
+  });
+
   test("Cancel drops the goal: nothing runs", async () => {
     const { w, env } = setup(createHello);
     await w.start({}, env);

@@ -46,7 +46,7 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
   const questions = new QuestionDesk(outbox, tokens, owner, options.questionTimeoutMs);
   let launcher: RunLauncher | undefined;
   const review = new ReviewDesk({ get runtime() { return projects.runtime; }, runtimeFor: (root) => projects.runtimeFor(root), outbox, tokens, cards, ownerId: owner, log, revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied) });
-  const plans = new PlanDesk(outbox, tokens, owner, (goal) => launcher!.launch("agent", goal));
+  const plans = new PlanDesk(outbox, tokens, owner, async (goal) => void (await launcher!.launch("agent", goal)));
   launcher = new RunLauncher({
     get runtime() {
       return projects.runtime;

@@ -57,16 +57,17 @@ export class GoalCards {
   }
 
   /** Acts on a press of a goal card's button; returns the answer for the press. `launch` starts the run. */
-  async press(button: ResolvedButton, launch: (goal: string) => Promise<void>): Promise<string> {
+  async press(button: ResolvedButton, launch: (goal: string) => Promise<boolean>): Promise<string> {
     const goal = this.held.get(button.subject);
     if (!goal || sha256(goal.text) !== button.digest) return "This goal is no longer pending.";
+    // A run that cannot start now (another is going, a changeset waits) leaves the card as it is, to press again later.
+    if (button.action === "goal-run" && !(await launch(goal.text))) return "Not started: see the message. This card still works.";
     this.held.delete(button.subject);
     this.tokens.revokeSubject(button.subject);
     const quoted = `<blockquote>${escapeHtml(goal.text)}</blockquote>`;
     switch (button.action) {
       case "goal-run":
         await this.outbox.edit(this.ownerId, goal.messageId, `▶️ <b>Running</b>\n${quoted}\n${this.where()}`);
-        await launch(goal.text);
         return "Starting…";
       case "goal-edit":
         this.awaitingEdit = true;

@@ -53,18 +53,19 @@ const KIND_LABEL: Record<ActiveRun["kind"], string> = { agent: "Agent", plan: "P
 export class RunLauncher {
   constructor(private readonly deps: LauncherDeps) {}
 
-  /** Starts a run, or answers why it cannot start now (with buttons); resolves as soon as the run is under way. */
-  async launch(mode: RunMode, goal: string, extra: { options?: RunOptions; note?: string } = {}): Promise<void> {
+  /** Starts a run, or answers why it cannot start now (with buttons); resolves as soon as the run is under way, true when it started. */
+  async launch(mode: RunMode, goal: string, extra: { options?: RunOptions; note?: string } = {}): Promise<boolean> {
     const busy = this.busy(mode);
     if (busy) {
       await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
-      return;
+      return false;
     }
     // The workspace is fixed now: a switch while the run starts must not move it.
     const runtime = this.deps.runtime;
     const active = this.deps.gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
     this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
+    return true;
   }
 
   /** Each day's runs and tokens, when kept. */
