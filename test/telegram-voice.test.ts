@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedTurn } from "../ai/scripted-model.ts";
 import { messageUpdate } from "./support/fake-telegram-server.ts";
@@ -96,6 +96,23 @@ describe("telegram: voice goals", () => {
     await message(w.fake, (t) => t.includes("decide on the pending changeset first"), from);
     expect(await press(w.fake, "✖ Reject all", review)).toBeTruthy();
     expect(await press(w.fake, "▶️ Run", second)).toBe("Starting…");
+  });
+
+  test("a goal card runs only in the workspace it named, even after a switch", async () => {
+    const { w, env } = setup(createHello);
+    const b = join(w.base, "wsb");
+    mkdirSync(b);
+    mkdirSync(w.pencilHome, { recursive: true });
+    writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ telegram: { workspaces: { a: w.root, b } } }));
+    await w.start({}, env);
+    sendVoice(w);
+    const card = await message(w.fake, (t) => t.includes("I heard"));
+    expect(card.visible).toContain("📍 a");
+    w.fake.pushUpdate(messageUpdate(OWNER, "/projects"));
+    await message(w.fake, (t) => t.includes("Tap one"));
+    expect(await press(w.fake, "📁 b")).toBe("Switched to b.");
+    expect(await press(w.fake, "▶️ Run", card)).toBe("This goal was shown for another workspace: switch back with /projects, then press Run.");
+    expect(w.model.calls).toHaveLength(0);
   });
 
   test("Cancel drops the goal: nothing runs", async () => {

@@ -12,6 +12,8 @@ const MAX_GOAL_CHARS = 3500;
 interface HeldGoal {
   text: string;
   messageId: number;
+  /** The workspace the card named: Run starts only there. */
+  root: string;
 }
 
 /**
@@ -30,6 +32,8 @@ export class GoalCards {
     private readonly ownerId: number,
     /** The line naming the workspace the goal would run in (HTML). */
     private readonly where: () => string,
+    /** The active workspace's root. */
+    private readonly activeRoot: () => string,
   ) {}
 
   /** Goal cards waiting for a press. */
@@ -48,7 +52,7 @@ export class GoalCards {
     const keyboard: Keyboard = { inline_keyboard: [[{ text: "▶️ Run", callback_data: run! }, { text: "✏️ Edit", callback_data: edit! }, { text: "✖️ Cancel", callback_data: cancel! }]] };
     const cut = goal.length < text.length ? "\n<i>(cut to its first 3,500 characters)</i>" : "";
     const message = await this.outbox.send(this.ownerId, `${headingHtml}\n<blockquote>${escapeHtml(goal)}</blockquote>${cut}\n${this.where()}\nRun it as the agent's goal?`, keyboard);
-    this.held.set(id, { text: goal, messageId: message.message_id });
+    this.held.set(id, { text: goal, messageId: message.message_id, root: this.activeRoot() });
     while (this.held.size > MAX_CARDS) {
       const oldest = this.held.keys().next().value!;
       this.held.delete(oldest);
@@ -60,6 +64,7 @@ export class GoalCards {
   async press(button: ResolvedButton, launch: (goal: string) => Promise<boolean>): Promise<string> {
     const goal = this.held.get(button.subject);
     if (!goal || sha256(goal.text) !== button.digest) return "This goal is no longer pending.";
+    if (button.action === "goal-run" && goal.root !== this.activeRoot()) return "This goal was shown for another workspace: switch back with /projects, then press Run.";
     // A run that cannot start now (another is going, a changeset waits) leaves the card as it is, to press again later.
     if (button.action === "goal-run" && !(await launch(goal.text))) return "Not started: see the message. This card still works.";
     this.held.delete(button.subject);

@@ -25,7 +25,7 @@ export const voiceFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   const owner = deps.config.ownerId;
   const transcriber = resolveTranscriber(deps.runtime.env);
-  const goals = new GoalCards(deps.outbox, deps.tokens, owner, () => workspaceLine(deps));
+  const goals = new GoalCards(deps.outbox, deps.tokens, owner, () => workspaceLine(deps), () => deps.runtime.ws.root);
   const report = (error: unknown) => deps.log(`voice note: ${error instanceof Error ? error.message : String(error)}`);
 
   composer.on(["message:voice", "message:audio"], async (ctx) => {
