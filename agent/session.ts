@@ -1,5 +1,5 @@
 import { hasToolCall, stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
-import { modelLabelOf } from "../ai/model-label.ts";
+import { modelLabelOf, reportedCostOf } from "../ai/model-label.ts";
 import { compactToolResults } from "./compaction.ts";
 import { repairToolCall } from "./tool-call-repair.ts";
 import type { ContextMeter, EventSink, TokenUsage } from "./events.ts";
@@ -96,7 +96,8 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           const model = modelLabelOf(part.providerMetadata) ?? config.modelLabel();
           if (!models.includes(model)) models.push(model);
           const context: ContextMeter = { used: lastContext, window: config.contextWindow };
-          config.emit({ type: "step-end", step: steps, model, usage: stepUsage, context });
+          const cost = reportedCostOf(part.providerMetadata);
+          config.emit({ type: "step-end", step: steps, model, usage: stepUsage, context, ...(cost !== undefined ? { cost } : {}) });
           finishReason = part.finishReason;
           break;
         }

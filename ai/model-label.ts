@@ -17,3 +17,16 @@ export function modelLabelOf(providerMetadata: unknown): string | undefined {
   const model = (entry as Record<string, unknown>).model;
   return typeof model === "string" ? model : undefined;
 }
+
+/** The price in dollars a provider reported for a step (OpenRouter's `usage.cost`), or undefined when it reported none. */
+export function reportedCostOf(providerMetadata: unknown): number | undefined {
+  const usage = ownObject(ownObject(providerMetadata, "openrouter"), "usage");
+  const cost = usage && Object.hasOwn(usage, "cost") ? usage.cost : undefined;
+  return typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : undefined;
+}
+
+function ownObject(value: unknown, key: string): Record<string, unknown> | undefined {
+  if (typeof value !== "object" || value === null || !Object.hasOwn(value, key)) return undefined;
+  const inner = (value as Record<string, unknown>)[key];
+  return typeof inner === "object" && inner !== null ? (inner as Record<string, unknown>) : undefined;
+}

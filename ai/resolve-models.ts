@@ -89,6 +89,7 @@ export function createModel(spec: ModelSpec, customFetch?: typeof fetch): Langua
       // The generic OpenAI-compatible client reports token usage from the standard `usage` field.
       return createOpenAICompatible({ name: "local", apiKey: spec.apiKey, baseURL: spec.baseURL ?? "", fetch: fetchImpl, includeUsage: true })(spec.modelId);
     case "openrouter":
-      return createOpenRouter({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl, compatibility: "strict", appName: "Pencil" })(spec.modelId);
+      // Usage accounting makes OpenRouter report each call's price, shown in the Telegram cost footer.
+      return createOpenRouter({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl, compatibility: "strict", appName: "Pencil" })(spec.modelId, { usage: { include: true } });
   }
 }

@@ -3,11 +3,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { costOf, CostLedger, formatDollars, usageLine } from "../modes/telegram/cost-ledger.ts";
 import { messageUpdate } from "./support/fake-telegram-server.ts";
+import { type FakeOpenAIServer, startFakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { message, OWNER, type TelegramWorld, telegramWorld, textOf, until } from "./support/telegram-world.ts";
 
 const worlds: TelegramWorld[] = [];
+const servers: FakeOpenAIServer[] = [];
 afterEach(async () => {
   for (const w of worlds.splice(0)) await w.stop();
+  for (const s of servers.splice(0)) await s.stop();
 });
 
 describe("cost: pure parts", () => {
@@ -18,6 +21,9 @@ describe("cost: pure parts", () => {
     [{ "groq:a": { inputTokens: 1000, outputTokens: 1000 }, "openrouter:b": { inputTokens: 1000, outputTokens: 1000 } }, 0.0039],
     [{ "local:c": { inputTokens: 10, outputTokens: 10 } }, null],
     [{}, 0],
+    [{ "openrouter:x": { inputTokens: 10, outputTokens: 10, steps: 2, reportedSteps: 2, reportedCost: 0.003 } }, 0.003],
+    [{ "openrouter:x": { inputTokens: 10, outputTokens: 10, steps: 2, reportedSteps: 1, reportedCost: 0.001 } }, null],
+    [{ "groq:a": { inputTokens: 1_000_000, outputTokens: 0, steps: 1, reportedSteps: 1, reportedCost: 9 } }, 0.15],
   ])("costOf(%j)", (usage, expected) => {
     const cost = costOf(usage, prices);
     if (expected === null) expect(cost).toBeNull();
@@ -62,5 +68,20 @@ describe("telegram: what a run cost", () => {
     w.fake.pushUpdate(messageUpdate(OWNER, "/status"));
     const status = await message(w.fake, (t) => t.includes("Workspace"), from);
     expect(status.visible).toMatch(/Today: 2 runs · scripted:demo · \d+ in \/ \d+ out · \$/);
+  });
+
+  test("the price OpenRouter reports (usage accounting) is the cost when no price is configured", async () => {
+    const openrouter = await startFakeOpenAIServer();
+    servers.push(openrouter);
+    openrouter.enqueue({ kind: "reply", text: "Priced answer.", cost: 0.00042 });
+    const w = telegramWorld([]);
+    worlds.push(w);
+    await w.start({ runOptions: () => ({}) }, { OPENROUTER_API_KEY: "or-test", OPENROUTER_BASE_URL: `${openrouter.url}/api/v1` });
+    w.fake.pushUpdate(messageUpdate(OWNER, "/ask price?"));
+    await message(w.fake, (t) => t === "Priced answer.");
+    expect(openrouter.requests[0]!.body.usage).toEqual({ include: true });
+    const progress = w.fake.messagesIn(OWNER).find((m) => textOf(w.fake, m).includes("Ask: price?"))!;
+    await until(() => textOf(w.fake, progress).includes("💰"), "the footer");
+    expect(textOf(w.fake, progress)).toContain("openrouter:openai/gpt-oss-120b · 42 in / 4 out · $0.00042");
   });
 });

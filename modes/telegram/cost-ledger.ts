@@ -10,8 +10,15 @@ export interface Price {
   output: number;
 }
 
-/** Tokens per model of one run or one day. */
-export type UsageByModel = Record<string, TokenUsage>;
+/** One model's tokens over some steps, and the dollars its provider reported (for `reportedSteps` of `steps`). */
+export interface ModelUsage extends TokenUsage {
+  steps?: number;
+  reportedSteps?: number;
+  reportedCost?: number;
+}
+
+/** Tokens (and reported prices) per model of one run or one day. */
+export type UsageByModel = Record<string, ModelUsage>;
 
 const PriceSchema = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() });
 const PricesSchema = z.looseObject({ telegram: z.looseObject({ prices: z.record(z.string(), PriceSchema).optional() }).optional() });
@@ -29,15 +36,28 @@ export function readPrices(pencilHome: string): Record<string, Price> {
   }
 }
 
-/** The cost of some usage in dollars, or null when a model used has no price. */
+/**
+ * The cost of some usage in dollars: the user's price for a model when set, else
+ * what its provider reported for every one of its steps; null when some model has neither.
+ */
 export function costOf(usage: UsageByModel, prices: Record<string, Price>): number | null {
   let total = 0;
   for (const [model, u] of Object.entries(usage)) {
     const price = Object.hasOwn(prices, model) ? prices[model] : undefined;
-    if (!price) return null;
-    total += (u.inputTokens * price.input + u.outputTokens * price.output) / 1_000_000;
+    if (price) total += (u.inputTokens * price.input + u.outputTokens * price.output) / 1_000_000;
+    else if (u.steps && u.reportedSteps === u.steps) total += u.reportedCost ?? 0;
+    else return null;
   }
   return total;
+}
+
+/** Adds `u` into `into` (tokens, steps and reported dollars). */
+function addUsage(into: ModelUsage, u: ModelUsage): void {
+  into.inputTokens += u.inputTokens;
+  into.outputTokens += u.outputTokens;
+  into.steps = (into.steps ?? 0) + (u.steps ?? 0);
+  into.reportedSteps = (into.reportedSteps ?? 0) + (u.reportedSteps ?? 0);
+  into.reportedCost = (into.reportedCost ?? 0) + (u.reportedCost ?? 0);
 }
 
 /** `$0.0123`, with enough digits that a cheap run does not read as free. */
@@ -53,8 +73,7 @@ export class RunMeter {
   readonly sink = (event: SessionEvent): void => {
     if (event.type !== "step-end") return;
     const u = (this.usage[event.model] ??= { inputTokens: 0, outputTokens: 0 });
-    u.inputTokens += event.usage.inputTokens;
-    u.outputTokens += event.usage.outputTokens;
+    addUsage(u, { ...event.usage, steps: 1, reportedSteps: event.cost === undefined ? 0 : 1, reportedCost: event.cost ?? 0 });
   };
 }
 
@@ -94,9 +113,7 @@ export class CostLedger {
     const day = (this.saved.days[now.toISOString().slice(0, 10)] ??= { runs: 0, usage: {} });
     day.runs += 1;
     for (const [model, u] of Object.entries(usage)) {
-      const total = (day.usage[model] ??= { inputTokens: 0, outputTokens: 0 });
-      total.inputTokens += u.inputTokens;
-      total.outputTokens += u.outputTokens;
+      addUsage((day.usage[model] ??= { inputTokens: 0, outputTokens: 0 }), u);
     }
     for (const old of Object.keys(this.saved.days).sort().slice(0, -DAYS_KEPT)) delete this.saved.days[old];
     if (this.file) writeState(this.file, this.saved);

@@ -36,6 +36,8 @@ export type FakeReply =
       /** Streamed replies: waits this long before each event after the first (a model that drips slowly). */
       eventDelayMs?: number;
       fail?: FakeFailure;
+      /** Dollars reported in `usage.cost`, as OpenRouter does with usage accounting on. */
+      cost?: number;
     }
   | { kind: "status"; status: number; body: unknown }
   | { kind: "hang" };
@@ -168,7 +170,7 @@ function argumentsText(call: FakeToolCall): string {
 
 function usageOf(reply: Extract<FakeReply, { kind: "reply" }>) {
   const completion = Math.ceil(((reply.text ?? "").length + (reply.toolCalls ?? []).map(argumentsText).join("").length) / 4);
-  return { prompt_tokens: 42, completion_tokens: completion, total_tokens: 42 + completion };
+  return { prompt_tokens: 42, completion_tokens: completion, total_tokens: 42 + completion, ...(reply.cost !== undefined ? { cost: reply.cost } : {}) };
 }
 
 function completion(reply: Extract<FakeReply, { kind: "reply" }>, id: string, model: string) {
