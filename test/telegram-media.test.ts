@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedTurn } from "../ai/scripted-model.ts";
+import { captionIntent } from "../modes/telegram/media-routing.ts";
 import { type FakeOpenAIServer, errorReply, startFakeOpenAIServer, textReply } from "./support/fake-openai-server.ts";
 import { mediaUpdate, message, OWNER, press, type TelegramWorld, telegramWorld, textOf } from "./support/telegram-world.ts";
 
@@ -36,6 +37,21 @@ function sendDocument(w: TelegramWorld, name: string, bytes: Uint8Array, caption
 
 const answer = (text: string): ScriptedTurn[] => [{ text }];
 
+describe("captionIntent: the one routing rule for media", () => {
+  test.each([
+    [undefined, { kind: "pass" }],
+    ["   ", { kind: "pass" }],
+    ["fix this crash", { kind: "goal", mode: "agent", goal: "fix this crash" }],
+    ["/agent fix it", { kind: "goal", mode: "agent", goal: "fix it" }],
+    ["/plan split this screen", { kind: "goal", mode: "plan", goal: "split this screen" }],
+    ["/ask@pencil_bot what is this?", { kind: "goal", mode: "ask", goal: "what is this?" }],
+    ["/agent", { kind: "pass" }],
+    ["/dump", { kind: "pass" }],
+    ["/dump my whiteboard", { kind: "pass" }],
+    ["/agentx go", { kind: "pass" }],
+  ])("%p → %j", (caption, intent) => expect(captionIntent(caption)).toEqual(intent as any));
+});
+
 describe("telegram: screenshots and files as context", () => {
   test("a photo with a caption reaches a vision-capable model as an image in the request", async () => {
     const w = telegramWorld(answer("I see the screenshot."), undefined, "vision");
@@ -52,6 +68,21 @@ describe("telegram: screenshots and files as context", () => {
     expect(w.fake.downloads).toEqual(["photos/big.jpg"]); // the largest size within the cap
     const progress = w.fake.messagesIn(OWNER).find((m) => textOf(w.fake, m).includes("Agent: why is this button red?"))!;
     expect(textOf(w.fake, progress)).toContain("with your photo");
+  });
+
+  test("a caption command picks the mode (/ask here) and still carries the image; a bare photo is not a goal", async () => {
+    const w = telegramWorld(answer("Answered with the image."), undefined, "vision");
+    worlds.push(w);
+    await w.start();
+    const id = w.fake.addFile(PNG, { path: "photos/p.jpg" });
+    w.fake.pushUpdate(mediaUpdate(OWNER, { photo: [{ file_id: id, file_unique_id: "p", width: 10, height: 10 }], caption: "/ask what is this?", caption_entities: [{ type: "bot_command", offset: 0, length: 4 }] }));
+    await message(w.fake, (t) => t === "Answered with the image.");
+    const progress = w.fake.messagesIn(OWNER).find((m) => textOf(w.fake, m).includes("Ask: what is this?"))!;
+    expect(textOf(w.fake, progress)).toContain("with your photo");
+    expect(JSON.stringify(w.model.calls[0]!.prompt)).toContain('"type":"file"');
+    sendPhoto(w, undefined);
+    await message(w.fake, (t) => t.includes("Send /agent"));
+    expect(w.model.calls).toHaveLength(1);
   });
 
   test("a model without vision gets the vision model's description, and the progress message says so", async () => {
