@@ -39,6 +39,7 @@ export const mediaFeature: FeatureFactory = (deps) => {
       return;
     }
     detached("photo goal", async () => {
+      void deps.outbox.typing(owner); // the download and a vision call can take a few seconds
       const bytes = await downloadTelegramFile(ctx.api, deps.config, photo.file_id, MAX_PHOTO_BYTES);
       const model = deps.launcher.primaryModel(intent.mode);
       let firstMessage: UserContent;

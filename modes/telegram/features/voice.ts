@@ -44,6 +44,7 @@ export const voiceFeature: FeatureFactory = (deps) => {
     }
     void (async () => {
       try {
+        void deps.outbox.typing(owner); // the few seconds of transcription are not silence
         const bytes = await downloadTelegramFile(ctx.api, deps.config, audio.file_id, MAX_VOICE_BYTES);
         const heard = await transcriber.transcribe(bytes);
         if (!heard.text) {
