@@ -72,6 +72,29 @@ describe("telegram: /projects", () => {
     expect(existsSync(join(a, "in-b.txt"))).toBe(false);
   });
 
+  test("reasons sent back from a card of another workspace revise there, under that workspace's name", async () => {
+    const { w, a, b, say } = listed([
+      ...create("in-a.txt", "A\n"),
+      ({ prompt }) => (JSON.stringify(prompt.at(-1)).includes("louder") ? { toolCalls: [{ name: "create_file", input: { path: "in-a.txt", content: "A!\n" } }] } : { text: "no reason" }),
+      { text: "Made it louder." },
+    ]);
+    await w.start();
+    say("/agent make a file in a");
+    const card = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("in-a.txt"));
+    say("/projects");
+    await message(w.fake, (t) => t.includes("Tap one"));
+    expect(await press(w.fake, "📁 b")).toBe("Switched to b.");
+    expect(await press(w.fake, "✖ Reject 1", card)).toBe("Rejected.");
+    await message(w.fake, (t) => t.includes("Why?"));
+    say("louder");
+    const revised = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("revises"));
+    const progress = w.fake.messagesIn(OWNER).find((m) => textOf(w.fake, m).startsWith("Revising"))!;
+    expect(textOf(w.fake, progress)).toContain("📍 a");
+    expect(await press(w.fake, "✅ Approve all", revised)).toBe("Approved 1 file.");
+    expect(readFileSync(join(a, "in-a.txt"), "utf8")).toBe("A!\n");
+    expect(existsSync(join(b, "in-a.txt"))).toBe(false);
+  });
+
   test("a workspace's own policy applies to runs in it", async () => {
     const { w, say } = listed([
       { toolCalls: [{ name: "read_file", input: { path: "secret-plan.txt" } }] },

@@ -54,7 +54,8 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
     get gate() {
       return projects.gate;
     },
-    workspaceName: () => projects.activeName,
+    gateFor: (root) => projects.gateFor(root),
+    workspaceName: (root) => projects.nameOf(root),
     costs: new CostLedger(join(stateDir, "costs.json"), () => readPrices(runtime.pencilHome), log),
     allRuns: () => projects.activeRuns().map((r) => r.run),
     outbox,

@@ -94,7 +94,7 @@ export class Projects {
 
   /** The active workspace's run gate. */
   get gate(): RunGate {
-    return this.gateOf(this.activeRoot);
+    return this.gateFor(this.activeRoot);
   }
 
   /** The active workspace's name: its listed name, else `default`. */
@@ -138,13 +138,15 @@ export class Projects {
     return [...this.gates].filter(([, g]) => g.active).map(([root, g]) => ({ name: this.nameOf(root), root, run: g.active! }));
   }
 
-  private gateOf(root: string): RunGate {
+  /** The run gate of a workspace (made on first use). */
+  gateFor(root: string): RunGate {
     let gate = this.gates.get(root);
     if (!gate) this.gates.set(root, (gate = new RunGate()));
     return gate;
   }
 
-  private nameOf(root: string): string {
+  /** A workspace's listed name, else `default`. */
+  nameOf(root: string): string {
     return this.views().find((v) => v.root === root)?.name ?? DEFAULT_NAME;
   }
 }

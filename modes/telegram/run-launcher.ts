@@ -35,8 +35,10 @@ export interface LauncherDeps {
   allRuns?: () => ActiveRun[];
   /** Where each finished run's tokens are added up (for /status); no footer cost without it. */
   costs?: CostLedger;
-  /** The active workspace's name, shown on every progress message. */
-  workspaceName?: () => string;
+  /** The run gate of a workspace (one run at a time in each); default: `gate`. */
+  gateFor?: (root: string) => RunGate;
+  /** A workspace's name, shown on every progress message. */
+  workspaceName?: (root: string) => string;
 }
 
 /** Telegram's typing status lasts about five seconds; renewed a little before it lapses. */
@@ -62,9 +64,10 @@ export class RunLauncher {
     }
     // The workspace is fixed now: a switch while the run starts must not move it.
     const runtime = this.deps.runtime;
-    const active = this.deps.gate.tryBegin(mode, goal)!;
+    const gate = this.gateOf(runtime.ws.root);
+    const active = gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
-    this.detach(active, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
+    this.detach(active, gate, runtime.ws.root, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
     return true;
   }
 
@@ -86,7 +89,9 @@ export class RunLauncher {
 
   /** Sends rejections back to the run that wrote them; the revision runs detached like any run. */
   revise(run: AgentRun, rejections: Rejection[], applied: ApplyResult): void {
-    const active = this.deps.gate.tryBegin("revise", run.goal);
+    // The revision belongs to the run's workspace, whichever is active now.
+    const gate = this.gateOf(run.runtime.ws.root);
+    const active = gate.tryBegin("revise", run.goal);
     if (!active) {
       void this.deps.outbox
         .send(this.deps.ownerId, "Your reasons were not sent back: another run is going. Run /agent again with them when it ends.")
@@ -94,10 +99,14 @@ export class RunLauncher {
       return;
     }
     void this.deps.outbox.send(this.deps.ownerId, `↩️ Sending ${rejections.length} ${rejections.length === 1 ? "reason" : "reasons"} back to the agent…`).catch(() => {});
-    this.detach(active, async (hooks) => {
+    this.detach(active, gate, run.runtime.ws.root, async (hooks) => {
       await run.revise(rejections, hooks, applied);
       return run;
     });
+  }
+
+  private gateOf(root: string): RunGate {
+    return this.deps.gateFor?.(root) ?? this.deps.gate;
   }
 
   /** Stops the active run when `button` was made for it; returns the text to answer the press with. */
@@ -130,15 +139,14 @@ export class RunLauncher {
     return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
   }
 
-  private detach(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): void {
-    void this.execute(active, body, note).catch((error) => this.deps.report(`the ${active.kind} run`, error));
+  private detach(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): void {
+    void this.execute(active, gate, root, body, note).catch((error) => this.deps.report(`the ${active.kind} run`, error));
   }
 
-  private async execute(active: ActiveRun, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): Promise<void> {
+  private async execute(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): Promise<void> {
     const started = Date.now();
     let typingTimer: ReturnType<typeof setInterval> | undefined;
-    const gate = this.deps.gate; // the run's own workspace's gate, even after a switch
-    const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName()}` : "";
+    const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName(root)}` : "";
     const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}${note ? `\n${note}` : ""}`, this.deps.progressIntervalMs);
     try {
       await progress.start();
