@@ -95,6 +95,20 @@ describe("telegram: /projects", () => {
     expect(existsSync(join(b, "in-a.txt"))).toBe(false);
   });
 
+  test("after a restart, a card from a listed workspace other than the starting one still applies there", async () => {
+    const { w, b, say } = listed(create("in-b.txt", "B\n"));
+    const first = await w.start();
+    say("/projects");
+    await message(w.fake, (t) => t.includes("Tap one"));
+    expect(await press(w.fake, "📁 b")).toBe("Switched to b.");
+    say("/agent make a file in b");
+    const card = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("in-b.txt"));
+    await first.stop();
+    await w.start(); // starts on a again
+    expect(await press(w.fake, "✅ Approve all", card)).toBe("Approved 1 file.");
+    expect(readFileSync(join(b, "in-b.txt"), "utf8")).toBe("B\n");
+  });
+
   test("a workspace's own policy applies to runs in it", async () => {
     const { w, say } = listed([
       { toolCalls: [{ name: "read_file", input: { path: "secret-plan.txt" } }] },

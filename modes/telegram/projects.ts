@@ -128,9 +128,21 @@ export class Projects {
     return { ...view, active: true };
   }
 
-  /** The runtime of a workspace the bot has opened (to apply a changeset made there), or null. */
+  /**
+   * The runtime of a workspace (to apply a changeset made there): one already open,
+   * else a listed, existing one opened now (a card from before a restart); null otherwise.
+   */
   runtimeFor(root: string): Runtime | null {
-    return this.runtimes.get(root) ?? null;
+    const open = this.runtimes.get(root);
+    if (open) return open;
+    if (!this.views().some((v) => !v.missing && v.root === root)) return null;
+    try {
+      const runtime = this.open(root);
+      this.runtimes.set(root, runtime);
+      return runtime;
+    } catch {
+      return null;
+    }
   }
 
   /** Runs going on in every workspace, with the workspace's name. */
