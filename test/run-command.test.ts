@@ -43,6 +43,12 @@ const hasGit = spawnSync("git", ["--version"]).status === 0;
 const hasNamespace = sandboxAvailable();
 const modes: SandboxChoice[] = hasNamespace ? ["namespace", "plain"] : ["plain"];
 if (!hasNamespace) console.warn("run-command.test: unprivileged user namespaces are not available here; the namespace sandbox tests are SKIPPED.");
+/**
+ * PATH for commands that run this test's own Bun: its directory first. The sandbox keeps only what PATH leads to,
+ * and a checkout under /tmp or a private home has its Bun inside a directory the sandbox covers.
+ */
+const RUNTIME_PATH = `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+const RUNTIME_ENV = { PATH: RUNTIME_PATH, LANG: "C.UTF-8" };
 
 /** A workspace with a policy-backed `visible`, a private scratch parent (to see it cleaned) and a run helper. */
 function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array> = {}, extra: RunCommandOptions = {}) {
@@ -53,7 +59,7 @@ function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array
   // As the policy seam has it: only what a read would be allowed without asking (so nothing outside the workspace).
   t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
   const scratchParent = tempDir("pencil-run-parent-");
-  const tool = createRunCommandTool({ sandbox, scratchParent, ...extra });
+  const tool = createRunCommandTool({ sandbox, scratchParent, parentEnv: RUNTIME_ENV, ...extra });
   const run = (command: string) => t.run(tool, { command });
   return { root: t.ws.root, ...t, run, scratchParent };
 }
@@ -321,7 +327,7 @@ function fakeHome() {
   symlinkSync(join(elsewhere, "aws"), join(home, ".aws"));
   const pencilHome = tempDir("pencil-run-ph-");
   writeTree(pencilHome, { "state.json": "PENCIL-STATE-OUTSIDE\n" });
-  const PATH = [`${home}/tools/acme/bin`, `${home}/.local/bin`, `${home}/.nvm/versions/node/v20/bin`, process.env.PATH].join(":");
+  const PATH = [`${home}/tools/acme/bin`, `${home}/.local/bin`, `${home}/.nvm/versions/node/v20/bin`, RUNTIME_PATH].join(":");
   const secrets = ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "OPT-SECRET", "AWS-SECRET", "HOME-NOTES"];
   return { home, elsewhere, pencilHome, PATH, secrets, options: { realHome: home, pencilHome, parentEnv: { PATH, LANG: "C.UTF-8" } } satisfies RunCommandOptions };
 }
@@ -415,7 +421,13 @@ describe("namespace sandbox: the command cannot undo it", () => {
     expectNoEscape(await run(ESCAPE), join(root, "a.txt"));
   });
 
-  const asNobody = hasNamespace && process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
+  const asRoot = hasNamespace && process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
+  // The child runs this checkout's code and Bun as nobody: a checkout in a private directory (a 0700 home, mktemp -d) is out of its reach.
+  const nobodyReads =
+    asRoot &&
+    spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "sh", "-c", 'test -r "$1" && test -x "$2"', "probe", join(import.meta.dir, "../core/tools/run-command.ts"), process.execPath]).status === 0;
+  if (asRoot && !nobodyReads) console.warn(`run-command.test: SKIPPED the unprivileged-user escape test: uid 65534 cannot read this checkout (${join(import.meta.dir, "..")}) or run its Bun; clone it into a world-readable directory to run it.`);
+  const asNobody = asRoot && nobodyReads;
   test.skipIf(!asNobody)("the same as an unprivileged user (mapped to root inside the namespace)", () => {
     // A world-accessible directory: the child runs as nobody and makes its workspace and scratch copies there.
     const dir = mkdtempSync(join(tmpdir(), "pencil-run-nobody-"));
@@ -715,7 +727,7 @@ describe("namespace sandbox: nothing outlives the command; the diff follows noth
     for (const d of devs) expect(["fd", "full", "null", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"]).toContain(d);
     // Empty or unreadable, never its content; root's home shows only the toolchains PATH leads into.
     expect(lines[at + 3] === "0" || lines[at + 3]!.includes("Permission denied")).toBe(true);
-    const onPath = new Set((process.env.PATH ?? "").split(":").filter((p) => p.startsWith("/root/")).map((p) => p.split("/")[2]));
+    const onPath = new Set(RUNTIME_PATH.split(":").filter((p) => p.startsWith("/root/")).map((p) => p.split("/")[2]));
     for (const name of lines[at + 4]!.trim().split(" ").filter(Boolean)) expect(onPath.has(name)).toBe(true);
   });
 });
