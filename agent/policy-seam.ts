@@ -3,6 +3,7 @@ import type { FileOps } from "../core/file-ops.ts";
 import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
+import { loadShellParser } from "../core/shell-parse.ts";
 import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../core/path-near-miss.ts";
@@ -194,17 +195,19 @@ function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real:
 
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
 async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+  await loadShellParser();
   const verdict = decide(deps.policy, { tool: t.name, access: "run", command });
   // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
   const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
   const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;
   const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
-  const key = unsandboxed ? null : `run:${command}`;
+  // An irreversible action (git push, npm publish…) is asked every time: never remembered.
+  const key = unsandboxed || verdict.irreversible ? null : `run:${command}`;
   if (decision === "ask" && key !== null && asker.remembered(key)) return null;
   deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision, reason, answeredBy: "rule" });
   if (decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
   if (decision === "allow") return null;
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed ? { once: true } : {}) } });
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed || verdict.irreversible ? { once: true } : {}) } });
   return answer.kind === "no" ? refusalText(`to run \`${command}\``, answer) : null;
 }
 

@@ -1,5 +1,6 @@
 import picomatch from "picomatch";
 import { isAbsolute, join, posix, resolve } from "node:path";
+import { decideCommand, runPattern, type RunRules } from "./command-policy.ts";
 import { realPathLoose } from "./workspace.ts";
 
 /** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command. */
@@ -123,6 +124,8 @@ export interface Decision {
   decision: Effect;
   reason: string;
   rule?: string;
+  /** For a command: the irreversible action it performs (`git push`, `npm publish`…); such an ask is never remembered and refused with nobody to ask. */
+  irreversible?: string;
 }
 
 /** Inputs of compilePolicy: the roots every pattern is resolved against, and the merged rules. */
@@ -138,11 +141,6 @@ interface PathRule {
   baseSlash: string;
   /** Null for a literal pattern: it covers the path itself and everything below it. */
   re: RegExp | null;
-  result: Decision;
-}
-
-interface RunRule {
-  re: RegExp;
   result: Decision;
 }
 
@@ -167,7 +165,7 @@ export interface Policy {
   readonly outsideWrite: Decision;
   readonly read: Groups<PathRule>;
   readonly edit: Groups<PathRule>;
-  readonly run: Groups<RunRule>;
+  readonly run: RunRules;
 }
 
 /**
@@ -272,15 +270,6 @@ const OUTSIDE_READ = result(
   "ask",
   "Reading outside the workspace needs the user's approval. If it is refused, work with the files inside the workspace.",
 );
-const RUN_DEFAULT = result(
-  "ask",
-  "Running a command needs the user's approval unless a Run(...) allow rule covers it. If it is refused, do without it or ask the user to run it.",
-);
-const RUN_CHAINED = result(
-  "ask",
-  "The command chains or redirects commands (; & | ` $( < > or a newline), so no allow rule covers it and the user must approve it. Run one simple command at a time to benefit from Run(...) allow rules.",
-);
-const RUN_EMPTY = result("deny", "The command is empty: give the command line to run, e.g. bun test.");
 const NO_PATH = result(
   "deny",
   "The path was not resolved to an absolute real path before the permission check. This is a Pencil bug, not something to retry with the same input.",
@@ -356,7 +345,7 @@ export function compilePolicy(input: PolicyInput): Policy {
 /** Judges one request: built-in denies, then deny > ask > allow rules, then defaults. Pure and allocation-free for paths. */
 export function decide(policy: Policy, request: AccessRequest): Decision {
   const access = request.access;
-  if (access === "run") return decideRun(policy, request.command);
+  if (access === "run") return decideCommand(policy.run, request.command);
   if (access !== "read" && access !== "write") return BAD_ACCESS;
   let real = request.real;
   if (typeof real !== "string" || real.charCodeAt(0) !== SLASH) return NO_PATH;
@@ -401,52 +390,6 @@ function firstPathMatch(rules: PathRule[], real: string): Decision | undefined {
     if (r.re === null || r.re.test(real)) return r.result;
   }
   return undefined;
-}
-
-// Anything that lets one command line run or redirect more than one simple command.
-const SHELL_CONTROL = /[;&|`<>\n\r]|\$\(/;
-const SEGMENT_SPLIT = /\$\(|[;&|`<>\n\r(){}]/;
-// Assignments and wrappers that run the next word as a command: stripped so deny rules see it.
-const COMMAND_PREFIX = /^(?:(?:[A-Za-z_][A-Za-z0-9_]*=\S*|sudo|exec|command|env|nohup|time|nice|builtin|!)\s+)+/;
-
-function decideRun(policy: Policy, command: string | undefined): Decision {
-  if (typeof command !== "string") return RUN_EMPTY;
-  const whole = collapse(command);
-  if (whole === "") return RUN_EMPTY;
-  const chained = SHELL_CONTROL.test(command) || command.includes("\0");
-  const candidates = [whole];
-  if (chained) {
-    for (const part of command.split(SEGMENT_SPLIT)) {
-      const seg = collapse(part);
-      if (seg !== "") candidates.push(seg);
-    }
-  }
-  for (const c of candidates.slice()) {
-    const stripped = c.replace(COMMAND_PREFIX, "");
-    if (stripped !== c && stripped !== "") candidates.push(stripped);
-  }
-  const hit = firstRunMatch(policy.run.deny, candidates) ?? firstRunMatch(policy.run.ask, candidates);
-  if (hit) return hit;
-  if (chained) return RUN_CHAINED;
-  return firstRunMatch(policy.run.allow, [whole]) ?? RUN_DEFAULT;
-}
-
-function firstRunMatch(rules: RunRule[], candidates: string[]): Decision | undefined {
-  for (const r of rules) for (const c of candidates) if (r.re.test(c)) return r.result;
-  return undefined;
-}
-
-function collapse(s: string): string {
-  return s.trim().replace(/\s+/g, " ");
-}
-
-/** `*` matches any text; everything else is literal; whitespace runs count as one space. */
-function runPattern(pattern: string): RegExp {
-  const body = collapse(pattern)
-    .split("*")
-    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-    .join("[\\s\\S]*");
-  return new RegExp(`^${body}$`);
 }
 
 function ruleResult(rule: Rule, text: string, verb: string): Decision {

@@ -340,7 +340,8 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
       `cat ${h.home}/.ssh/id_rsa ${h.home}/.netrc ${h.home}/.config/gh/hosts.yml ${h.home}/notes.txt ${h.home}/opt/secret.txt ${h.elsewhere}/aws/credentials; ` +
         `ls -A ${h.home}/.pencil ${h.pencilHome}; cat ${h.home}/.pencil/changesets/c1.json ${h.pencilHome}/state.json; ` +
         `acme; greet; mynode; "${process.execPath}" --version; echo "home=[$(ls -A ${h.home} | tr '\\n' ' ')]"; touch ${h.home}/.local/bin/x; ` +
-        `echo fds:; ls /proc/$$/fd | tr '\\n' ' '`,
+        // Into a file, not a pipe: the shell holds a pipe's end while it starts the other side, which would show as fd 3.
+        `echo fds:; ls /proc/$$/fd > "$TMPDIR/fds"; tr '\\n' ' ' < "$TMPDIR/fds"`,
     );
     for (const secret of h.secrets) expect(out).not.toContain(secret);
     expect(out).toContain(".ssh/id_rsa: No such file or directory");

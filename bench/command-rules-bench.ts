@@ -1,0 +1,79 @@
+// Command judging throughput: parse (tree-sitter-bash) + resolve wrappers + judge against
+// 50 Run rules, on distinct command lines, against a baseline measured in the same run
+// that only splits the line on whitespace and tests the same 50 regular expressions.
+// The mix is 7 plain lines (parsed without tree-sitter, same result) to 1 that needs it.
+import { compilePolicy, decide, parseRule, type Effect, type Rule } from "../core/policy.ts";
+import { loadShellParser } from "../core/shell-parse.ts";
+
+const COMMANDS = 100_000;
+const RUNS = 5;
+const TARGET = 50_000;
+
+await loadShellParser();
+const ruleTexts: [Effect, string][] = [];
+for (let i = 0; i < 15; i++) ruleTexts.push(["deny", `Run(tool-${i} delete*)`]);
+for (let i = 0; i < 10; i++) ruleTexts.push(["ask", `Run(deploy-${i}*)`]);
+for (let i = 0; i < 23; i++) ruleTexts.push(["allow", `Run(script-${i} *)`]);
+ruleTexts.push(["deny", "Run(git push*)"], ["allow", "Run(git *)"]);
+const rules: Rule[] = ruleTexts.map(([effect, text]) => parseRule(text, effect, "bench"));
+const policy = compilePolicy({ workspaceRoot: "/tmp", home: "/nonexistent-home", pencilHome: "/nonexistent-ph", rules });
+
+const shapes = [
+  (i: number) => `bun test test/file-${i}.test.ts`,
+  (i: number) => `git -C . log --oneline -${i % 50}`,
+  (i: number) => `timeout 5 git push origin branch-${i}`,
+  (i: number) => `ls -la src/dir-${i} | grep -v node_modules | head -20`,
+  (i: number) => `script-${i % 23} --flag value-${i} && echo done`,
+  (i: number) => `FOO=${i} sh -c 'make build-${i} && npm test'`,
+  (i: number) => `find . -name '*.ts' -newer file-${i} | xargs git add`,
+  (i: number) => `g=git; $g push origin v${i}`,
+];
+/** Lines with expansions, redirections or substitutions: always parsed by tree-sitter. */
+const treeShapes = [(i: number) => `g=git; $g push origin v${i}`, (i: number) => `echo "$(date)" > log-${i}.txt 2>&1`, (i: number) => `cat <<EOF | wc -l\nline ${i}\nEOF`];
+// Distinct lines: no cache can help.
+let lines = Array.from({ length: COMMANDS }, (_, i) => shapes[i % shapes.length]!(i));
+const treeLines = Array.from({ length: COMMANDS }, (_, i) => treeShapes[i % treeShapes.length]!(i));
+const compiled = rules.map((r) => new RegExp(`^${r.pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[\\s\\S]*")}$`));
+
+function runJudge(): number {
+  let sink = 0;
+  const t0 = performance.now();
+  for (const command of lines) sink += decide(policy, { tool: "run_command", access: "run", command }).decision.length;
+  if (sink === 0) throw new Error("unreachable");
+  return COMMANDS / ((performance.now() - t0) / 1000);
+}
+
+function runBaseline(): number {
+  let sink = 0;
+  const t0 = performance.now();
+  for (const command of lines) {
+    const text = command.trim().split(/\s+/).join(" ");
+    for (const re of compiled) if (re.test(text)) sink++;
+    sink++;
+  }
+  if (sink === 0) throw new Error("unreachable");
+  return COMMANDS / ((performance.now() - t0) / 1000);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+runJudge(); // warm-up
+runBaseline();
+const judged: number[] = [];
+const base: number[] = [];
+for (let r = 0; r < RUNS; r++) {
+  judged.push(runJudge());
+  base.push(runBaseline());
+}
+const all = lines;
+lines = treeLines;
+const treeRates = [runJudge(), runJudge(), runJudge()];
+lines = all;
+const fmt = (x: number) => Math.round(x).toLocaleString("en-US");
+const j = median(judged);
+const b = median(base);
+console.log(`command rules: parse + resolve + judge, ${rules.length} Run rules, ${fmt(COMMANDS)} distinct lines per run, median of ${RUNS} runs`);
+console.log(`  judged:   ${fmt(j)} commands/s   (runs: ${judged.map(fmt).join(", ")})`);
+console.log(`  baseline: ${fmt(b)} commands/s   (whitespace split + the same regexes, no parser)`);
+console.log(`  tree-sitter lines only ($x, $( ), > and heredocs): ${fmt(median(treeRates))} commands/s`);
+console.log(`  ratio:    parsing costs ${(b / j).toFixed(1)}x the bare regex baseline`);
+console.log(`  target ≥ ${fmt(TARGET)}/s: ${j >= TARGET ? "MET" : "NOT MET"}`);
