@@ -687,6 +687,45 @@ describe("policy seam: commands without a sandbox", () => {
   });
 });
 
+describe("policy seam: irreversible actions", () => {
+  function fakeTool() {
+    const ran: string[] = [];
+    const tool: PencilTool<{ command: string }> = {
+      name: "run_command",
+      description: "fake",
+      inputSchema: z.object({ command: z.string() }),
+      claims: () => [],
+      runCommand: ({ command }) => command,
+      sandboxed: () => true,
+      async execute({ command }) {
+        ran.push(command);
+        return `ran ${command}`;
+      },
+    };
+    return { tool, ran };
+  }
+
+  test("a push is asked every time, even under Run(*) and after always; the question offers no always", async () => {
+    const { tool, ran } = fakeTool();
+    const approver = scriptedApprover([{ kind: "always" }, { kind: "yes" }]);
+    const { exec } = seam([tool], [parseRule("Run(*)", "allow", "test")], approver);
+    expect(await exec("run_command", "timeout 5 git -C . push origin")).toBe("ran timeout 5 git -C . push origin");
+    expect(await exec("run_command", "timeout 5 git -C . push origin")).toBe("ran timeout 5 git -C . push origin");
+    expect(approver.questions).toHaveLength(2);
+    expect(approver.questions.every((q) => q.once === true && q.reason.includes("`git push` is irreversible"))).toBe(true);
+    expect(ran).toHaveLength(2);
+  });
+
+  test("with nobody to ask, a publish in any spelling is refused and never runs", async () => {
+    const { tool, ran } = fakeTool();
+    const { exec } = seam([tool], [parseRule("Run(*)", "allow", "test")], nobodyApprover);
+    for (const command of ["npm publish", "sh -c 'bun publish'", "pnpm -C pkg publish", "gh release create v1", "docker push x"]) {
+      expect(await exec("run_command", command)).toContain("Error:");
+    }
+    expect(ran).toEqual([]);
+  });
+});
+
 /** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
 function pidsRunning(args: string[]): number[] {
   const want = args.join("\0") + "\0";
