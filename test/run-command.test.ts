@@ -17,7 +17,7 @@ import { diffScratch } from "../core/scratch/diff.ts";
 import { disposeScratch } from "../core/scratch/dispose.ts";
 import { makeScratch } from "../core/scratch/make.ts";
 import { commandEnv, looksSecret, namesHostSocket } from "../core/sandbox/command-env.ts";
-import { hostUnixSockets, planHiding } from "../core/sandbox/hiding.ts";
+import { hostUnixSockets, planHiding, SYSTEM_TOPS } from "../core/sandbox/hiding.ts";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { createRunCommandTool, type RunCommandOptions, type SandboxChoice } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, ToolError, type PencilTool } from "../core/tools/tool.ts";
@@ -793,12 +793,62 @@ describe("host unix sockets", () => {
       scratchRoot: tempDir(),
       path: "",
       env: {},
-      unixSockets: ["/srv/pencil-test-nowhere/agent.sock", join(home, "in-home.sock"), "/run/covered.sock"],
+      unixSockets: ["/usr/pencil-test-nowhere/agent.sock", "/srv/pencil-test-nowhere/agent.sock", join(home, "in-home.sock"), "/run/covered.sock"],
     });
-    expect(plan.secrets).toContain("/srv/pencil-test-nowhere/agent.sock");
+    expect(plan.secrets).toContain("/usr/pencil-test-nowhere/agent.sock");
+    // /srv is covered whole, like every top-level directory that is not the system's.
+    expect(plan.secrets).not.toContain("/srv/pencil-test-nowhere/agent.sock");
     expect(plan.secrets).not.toContain(join(home, "in-home.sock"));
     expect(plan.secrets).not.toContain("/run/covered.sock");
     for (const p of ["/etc/shadow", "/etc/gshadow", "/etc/ssl/private"]) expect(plan.secrets).toContain(p);
+  });
+});
+
+describe("secrets hidden everywhere: the command sees only the system's own directories beside what it needs", () => {
+  test("the plan covers every top-level directory but the system's, masks top-level files and the .env files below /etc", () => {
+    const root = tempDir("pencil-root-");
+    writeTree(root, {
+      "usr/bin/tool": "x",
+      "etc/app/.env": "ETC-SECRET=1\n",
+      "etc/app/.env.production": "ETC-SECRET=2\n",
+      "etc/app/.env.example": "PLACEHOLDER=\n",
+      "srv/app/.env": "SRV-SECRET=1\n",
+      "opt/x/y": "y",
+      "info.json": "{}",
+    });
+    symlinkSync("usr/bin", join(root, "bin"));
+    const home = tempDir();
+    const plan = planHiding({ realHome: home, pencilHome: join(home, ".pencil"), wsRoot: tempDir(), scratchRoot: tempDir(), path: "", env: {}, unixSockets: [], root, systemDirs: [join(root, "etc")] });
+    const covered = plan.covers.map((c) => c.path);
+    for (const d of ["srv", "opt"]) expect(covered).toContain(join(root, d));
+    for (const d of ["usr", "etc", "bin"]) expect(covered).not.toContain(join(root, d));
+    expect(plan.secrets).toContain(join(root, "info.json"));
+    expect(plan.secrets).toContain(join(root, "etc/app/.env"));
+    expect(plan.secrets).toContain(join(root, "etc/app/.env.production"));
+    expect(plan.secrets).not.toContain(join(root, "etc/app/.env.example"));
+    expect(SYSTEM_TOPS.has("srv")).toBe(false);
+  });
+
+  // Needs a directory of its own at the top of the real file system (root), and the namespace.
+  const canPlace = hasNamespace && process.getuid?.() === 0;
+  if (hasNamespace && !canPlace) console.warn("run-command.test: SKIPPED the /srv and /etc .env test: it places files there and needs root.");
+  test.skipIf(!canPlace)("a command cannot read .env files of other projects (/srv/app/.env) nor below /etc; it still sees /usr and /etc", async () => {
+    const srv = join("/srv", `pencil-test-${process.pid}`);
+    const etc = join("/etc", `pencil-test-${process.pid}`);
+    try {
+      writeTree(srv, { ".env": "SRV-SECRET=1\n", "notes.txt": "SRV-NOTES\n" });
+      writeTree(etc, { ".env.local": "ETC-SECRET=1\n", "app.conf": "ETC-CONF-VISIBLE\n" });
+      const { run } = setup("namespace");
+      const out = after(await run(`cat ${srv}/.env ${srv}/notes.txt ${etc}/.env.local ${etc}/app.conf; ls /usr/bin/env`));
+      expect(out).not.toContain("SRV-SECRET");
+      expect(out).not.toContain("SRV-NOTES");
+      expect(out).not.toContain("ETC-SECRET");
+      expect(out).toContain("ETC-CONF-VISIBLE");
+      expect(out).toContain("/usr/bin/env");
+    } finally {
+      rmSync(srv, { recursive: true, force: true });
+      rmSync(etc, { recursive: true, force: true });
+    }
   });
 });
 

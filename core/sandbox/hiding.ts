@@ -74,7 +74,24 @@ export interface HidingInput {
   hidden?: (real: string) => boolean;
   /** Paths of the host's bound unix sockets; those the covers leave reachable are masked (default hostUnixSockets()). */
   unixSockets?: readonly string[];
+  /** The root whose top-level entries are covered unless they hold the system's programs (default "/"; tests give a directory of their own). */
+  root?: string;
+  /** System directories the command sees, searched (to SYSTEM_SCAN_LIMIT entries) for entries `hidden` denies, which are masked (default ["/etc"]). */
+  systemDirs?: readonly string[];
 }
+
+/**
+ * Top-level directories of the root that hold the system's programs,
+ * libraries and configuration: the command sees these (read-only). Every
+ * other top-level directory (/home, /root, /srv, /opt, /var, /mnt, /media and
+ * whatever else the machine has) is covered, with only what the command needs
+ * kept, and every top-level file is masked. /tmp, /run and /dev get their
+ * private replacements.
+ */
+export const SYSTEM_TOPS: ReadonlySet<string> = new Set(["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "nix", "snap", "tmp", "run"]);
+
+/** Entries visited at most per system directory searched for secrets (/etc has about a thousand). */
+const SYSTEM_SCAN_LIMIT = 20_000;
 
 /** System files that hold other users' secrets, masked always (a Pencil run as root could read them). */
 const SYSTEM_SECRETS: readonly string[] = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private"];
@@ -120,6 +137,20 @@ export function planHiding(input: HidingInput): Hiding {
   // root's home holds root's keys; shown to a command only when Pencil runs as root with another home.
   addCover(realOrNull("/root"), false, false, true);
   for (const sc of SYSTEM_COVERS) addCover(realOrNull(sc.path), sc.writable, sc.tmpfs, true);
+  // Everything outside the system's own directories: other projects (/srv/app/.env), other homes, data disks.
+  const top = input.root ?? "/";
+  for (const name of listDir(top)) {
+    if (SYSTEM_TOPS.has(name)) continue;
+    const p = join(top, name);
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) addCover(p, false, false, true);
+    else if (!st.isSymbolicLink()) secrets.add(p); // a link leads into a directory judged on its own
+  }
   covers.sort((a, b) => a.path.length - b.path.length);
   // The innermost cover strictly above `p`, if any.
   const coverOf = (p: string): Cover | undefined => {
@@ -182,6 +213,7 @@ export function planHiding(input: HidingInput): Hiding {
       if (hidden(p)) secrets.add(p);
     }
   };
+  for (const dir of input.systemDirs ?? ["/etc"]) for (const p of hiddenBelow(dir, hidden)) secrets.add(p);
   const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
   if (installDir !== null) scan(installDir);
   const kept = covers.flatMap((c) => c.keeps);
@@ -221,6 +253,29 @@ export function planHiding(input: HidingInput): Hiding {
     if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
   }
   return { covers, secrets: [...secrets] };
+}
+
+/** Entries below `dir` (not following links, within SYSTEM_SCAN_LIMIT) that `hidden` denies; a denied directory is listed, not entered. */
+export function hiddenBelow(dir: string, hidden: (real: string) => boolean): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  let seen = 0;
+  while (stack.length > 0 && seen < SYSTEM_SCAN_LIMIT) {
+    const current = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      seen++;
+      const p = join(current, e.name);
+      if (hidden(p)) out.push(p);
+      else if (e.isDirectory()) stack.push(p);
+    }
+  }
+  return out;
 }
 
 /** HOME_CREDENTIALS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
