@@ -1,4 +1,5 @@
 import { tool, type ToolSet } from "ai";
+import type { CommandRecord } from "../core/command-record.ts";
 import type { FileOps } from "../core/file-ops.ts";
 import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { decide, type Decision, type Policy } from "../core/policy.ts";
@@ -30,6 +31,8 @@ export interface SeamDeps {
   signal?: AbortSignal;
   /** Judges files with several hard links by all their names (default: one over the workspace and home's credentials). */
   links?: LinkGuard;
+  /** Receives every command a tool ran or the policy refused, for the run's record. */
+  recordCommand?: (record: CommandRecord) => void;
 }
 
 /**
@@ -123,8 +126,12 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       if (hint) return finish(false, `Error: ${hint}`);
     }
     if (t.runCommand) {
-      const refusal = await judgeCommand(t, t.runCommand(input), callId, deps, asker);
-      if (refusal) return finish(false, refusal);
+      const command = t.runCommand(input);
+      const refusal = await judgeCommand(t, command, callId, deps, asker);
+      if (refusal) {
+        deps.recordCommand?.({ command, at: new Date().toISOString(), outcome: "refused", exitCode: null, durationMs: 0, sandbox: null, staged: [], notStaged: 0, network: "none" });
+        return finish(false, refusal);
+      }
     }
     if (t.reaches) {
       const refusal = await judgeSending(t, t.reaches(input), callId, deps, asker);
@@ -170,6 +177,7 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
         const verdict = judgePath(deps, t.name, "read", real);
         return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
       },
+      ...(deps.recordCommand ? { recordCommand: deps.recordCommand } : {}),
       writeRefusal: (real) => {
         const verdict = judgePath(deps, t.name, "write", real);
         return verdict.decision === "deny" ? verdict.reason : null;

@@ -2,6 +2,7 @@ import type { LanguageModel, ModelMessage, UserContent } from "ai";
 import { readFileSync, statSync } from "node:fs";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ApplyResult } from "../core/apply.ts";
+import type { CommandRecord } from "../core/command-record.ts";
 import { buildChangeset, newChangesetId, type Changeset } from "../core/changeset.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
@@ -93,6 +94,8 @@ export function chooseModels(runtime: Runtime, sink: { emit: EventSink }): Model
 export class AgentRun {
   readonly overlay = new Overlay(new DiskFileOps());
   readonly reads = new ReadLedger();
+  /** Every command the run asked to run, in order (saved with each changeset). */
+  readonly commands: CommandRecord[] = [];
   messages: ModelMessage[] = [];
   changeset: Changeset | null = null;
   outcome: SessionOutcome | null = null;
@@ -206,6 +209,7 @@ export class AgentRun {
       readDisk: readDiskOrNull,
     });
     changeset.mode = this.mode;
+    if (this.commands.length > 0) changeset.commands = [...this.commands];
     if (revises) changeset.revises = revises;
     this.runtime.store.save(changeset);
     this.runtime.store.saveConversation(changeset.id, this.messages);
@@ -227,6 +231,7 @@ export class AgentRun {
       emit: hooks.emit,
       // Fresh each run: hard links made since the last one are indexed again.
       links: new LinkGuard({ root: this.runtime.ws.root, home: this.runtime.ws.home, pencilHome: this.runtime.pencilHome }),
+      recordCommand: (record) => this.commands.push(record),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
     const session = (messages: ModelMessage[]) => runSession(

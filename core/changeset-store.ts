@@ -136,6 +136,21 @@ const SavedShape = z.looseObject({
       digest: z.string(),
     }),
   ),
+  commands: z
+    .array(
+      z.looseObject({
+        command: z.string(),
+        at: z.string(),
+        outcome: z.enum(["exited", "killed", "timed-out", "cancelled", "sandbox-failed", "refused"]),
+        exitCode: z.number().nullable(),
+        durationMs: z.number(),
+        sandbox: z.enum(["namespace", "plain"]).nullable(),
+        staged: z.array(z.looseObject({ path: z.string(), change: z.enum(["create", "edit", "delete"]) })),
+        notStaged: z.number(),
+        network: z.enum(["none", "host"]),
+      }),
+    )
+    .optional(),
 });
 
 /**

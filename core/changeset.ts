@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { CommandRecord } from "./command-record.ts";
 import type { ChangeOrigin } from "./file-ops.ts";
 import { flagsFor } from "./flags.ts";
 import { sha256 } from "./hash.ts";
@@ -86,6 +87,8 @@ export interface Changeset {
   revises?: string;
   /** What the run was: agent, plan or ask. */
   mode?: string;
+  /** Every command the run asked to run, in order: ran (with what it staged) or refused. */
+  commands?: CommandRecord[];
 }
 
 /** Inputs for building a changeset from what a run staged. */

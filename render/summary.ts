@@ -1,5 +1,6 @@
 import pc from "picocolors";
 import type { ChangeFlag, Changeset, FileChange } from "../core/changeset.ts";
+import { commandRecordLine } from "../core/command-record.ts";
 import { visible } from "./visible-text.ts";
 import { wrapText } from "./wrap.ts";
 
@@ -106,6 +107,11 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
     lines.push(parts.join("  "));
   });
+  const commands = cs.commands ?? [];
+  if (commands.length > 0) {
+    lines.push(c.bold(`${commands.length} ${commands.length === 1 ? "command" : "commands"} run:`));
+    for (const r of commands) lines.push(`  ${(r.outcome === "exited" && r.exitCode === 0 ? c.dim : c.yellow)(visible(commandRecordLine(r)))}`);
+  }
   const text = lines.join("\n");
   return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
 }

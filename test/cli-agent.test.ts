@@ -40,6 +40,28 @@ const call = (name: string, args: Record<string, unknown>) => ({ name, arguments
 const PROMPT = "[s]teps ";
 
 describe("pencil agent, end to end", () => {
+  test("every command is recorded with the run, staged or not, refused or not: pencil log --json and the summary show them", async () => {
+    const { workspace, groq, env, log } = await setup();
+    groq.enqueue(
+      toolCallReply([call("create_file", { path: "c.txt", content: "gamma\n" })]),
+      toolCallReply([call("run_command", { command: "ls" })]),
+      toolCallReply([call("run_command", { command: "timeout 5 git push origin" })]),
+      textReply("Done."),
+    );
+    const { code, stdout } = await runCli(["agent", "make c", "-w", workspace], { cwd: workspace, env });
+    expect(code).toBe(3);
+    const [cs] = await log();
+    expect(cs.commands.map((r: { command: string; outcome: string; staged: unknown[] }) => [r.command, r.outcome, r.staged])).toEqual([
+      ["ls", "exited", []],
+      ["timeout 5 git push origin", "refused", []],
+    ]);
+    expect(cs.commands[0].exitCode).toBe(0);
+    expect(cs.commands[0].durationMs).toBeGreaterThan(0);
+    expect(stdout).toContain("2 commands run:");
+    expect(stdout).toContain("$ ls  (exit 0,");
+    expect(stdout).toContain("$ timeout 5 git push origin  (refused, not run; nothing staged)");
+  });
+
   test("review in a terminal: approve one, reject one with a reason the model then reads, approve all of the revision", async () => {
     const { workspace, groq, env, read } = await setup();
     groq.enqueue(

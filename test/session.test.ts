@@ -106,6 +106,12 @@ test("run_command runs in a scratch copy: its files come back staged, the disk i
   // `rm` has no allow rule: with nobody at the terminal the ask is a no, and a.txt stays.
   expect(run.outcome!.text).toContain("refused");
   expect(await Bun.file(join(workspace, "a.txt")).text()).toBe("a\n");
+  // Both are in the run's record, and in the changeset saved with it.
+  expect(run.commands.map((r) => [r.command, r.outcome, r.staged])).toEqual([
+    ["touch made-by-command.txt", "exited", [{ path: "made-by-command.txt", change: "create" }]],
+    ["rm a.txt", "refused", []],
+  ]);
+  expect(runtime.store.load(run.changeset!.id).commands).toEqual(run.commands);
 });
 
 test("an ask rule hides files from search and listings too, not only from read_file", async () => {

@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
+import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { commandPath } from "../sandbox/command-env.ts";
 import { planHiding, secretPaths } from "../sandbox/hiding.ts";
@@ -135,14 +136,30 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
             hidden: denied,
           })
         : null;
+    const at = new Date().toISOString();
     const outcome = await runIn(s, command, options, hiding, ctx.signal);
+    const effects: Effects = { staged: [], notStaged: 0 };
+    const record = (kind: CommandOutcomeKind) =>
+      ctx.recordCommand?.({
+        command,
+        at,
+        outcome: kind,
+        exitCode: kind === "exited" ? outcome.exitCode : null,
+        durationMs: kind === "sandbox-failed" ? 0 : Math.round(outcome.durationMs),
+        sandbox: kind === "sandbox-failed" ? null : s.share,
+        staged: effects.staged,
+        notStaged: effects.notStaged,
+        network: options.network === true ? "host" : "none",
+      });
     if (outcome.setupFailure !== null) {
+      record("sandbox-failed");
       // Never a silent downgrade to an unconfined run: the model (and through it the user) learns why nothing ran.
       throw new ToolError(
         `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    const text = report(command, s, outcome, ctx, pencilHome, options.network === true);
+    const text = report(command, s, outcome, ctx, pencilHome, options.network === true, effects);
+    record(outcome.timedOut ? "timed-out" : outcome.aborted ? "cancelled" : outcome.exitCode !== null ? "exited" : "killed");
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
     return disposeScratch(s) ? text : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
   } catch (error) {
@@ -164,7 +181,13 @@ function chooseMode(choice: SandboxChoice): ShareMode {
 }
 
 
-function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean): string {
+/** What a command's file changes became: filled in by report. */
+interface Effects {
+  staged: CommandRecord["staged"];
+  notStaged: number;
+}
+
+function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean, effects: Effects): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
   if (outcome.timedOut) {
@@ -213,12 +236,12 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
     lines.push(`Not staged: anything, because ${error.message}`);
     return lines.join("\n");
   }
-  lines.push(...stageChanges(s, changes, ctx, pencilHome));
+  lines.push(...stageChanges(s, changes, ctx, pencilHome, effects));
   return lines.join("\n");
 }
 
 /** Stages what may be staged; returns the `Staged …` and `Not staged …` lines. */
-function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pencilHome: string): string[] {
+function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pencilHome: string, effects: Effects): string[] {
   const staged: string[] = [];
   const refused: string[] = [];
   let gitChanges = 0;
@@ -243,10 +266,12 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
         if (ctx.fs.stat(real)?.kind !== "file") continue;
         ctx.fs.remove(real, { origin });
         staged.push(`Staged delete: ${c.rel}`);
+        effects.staged.push({ path: c.rel, change: "delete" });
         continue;
       }
       const before = ctx.fs.stat(real);
       ctx.fs.writeBytes(real, c.bytes!, { mode: c.mode!, origin });
+      effects.staged.push({ path: c.rel, change: before ? "edit" : "create" });
       if (!before) staged.push(`Staged create: ${c.rel}`);
       else if (before.mode !== c.mode) staged.push(`Staged edit: ${c.rel} (mode ${before.mode.toString(8)} → ${c.mode!.toString(8)})`);
       else staged.push(`Staged edit: ${c.rel}`);
@@ -254,6 +279,7 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
       refused.push(`Not staged: ${c.rel}, because ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  effects.notStaged = refused.length + gitChanges;
   const lines: string[] = [];
   if (staged.length === 0 && refused.length === 0 && gitChanges === 0) return ["No file changes."];
   lines.push(...staged.slice(0, LIST_CAP));

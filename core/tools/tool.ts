@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { CommandRecord } from "../command-record.ts";
 import type { FileOps } from "../file-ops.ts";
 import type { ReadLedger } from "../read-ledger.ts";
 import type { Workspace } from "../workspace.ts";
@@ -46,6 +47,8 @@ export interface ToolContext {
   visible(real: string): boolean;
   /** Policy-backed: why a write to this real path would be refused, or null when it may be staged. Used by tools that discover their writes afterwards (run_command). */
   writeRefusal?(real: string): string | null;
+  /** Where a command tool reports each command it ran, for the run's record (the changeset keeps them). */
+  recordCommand?(record: CommandRecord): void;
   signal?: AbortSignal;
 }
 

@@ -1,5 +1,7 @@
 import { hint } from "../io.ts";
 import { wrapText } from "../../../render/wrap.ts";
+import { commandRecordLine } from "../../../core/command-record.ts";
+import { visible } from "../../../render/visible-text.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -17,6 +19,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     workspace: cs.workspace,
     // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
     files: cs.files.map((f) => ({ path: f.path, kind: f.kind, added: f.added, removed: f.removed, models: f.models, decision: cs.decisions?.[f.path] ?? (cs.conflicts?.includes(f.path) ? "conflict" : null) })),
+    commands: cs.commands ?? [],
   }));
   if (ctx.args.json) {
     io.out(`${JSON.stringify(rows, null, 2)}\n`);
@@ -33,6 +36,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     for (const f of row.files) {
       io.out(`  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`);
     }
+    for (const r of row.commands) io.out(`  ${c.dim(visible(commandRecordLine(r)))}\n`);
   }
   return 0;
 }
