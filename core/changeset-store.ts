@@ -141,7 +141,7 @@ const SavedShape = z.looseObject({
       z.looseObject({
         command: z.string(),
         at: z.string(),
-        outcome: z.enum(["exited", "killed", "timed-out", "cancelled", "sandbox-failed", "refused"]),
+        outcome: z.enum(["exited", "killed", "timed-out", "write-cap", "cancelled", "sandbox-failed", "refused"]),
         exitCode: z.number().nullable(),
         durationMs: z.number(),
         sandbox: z.enum(["namespace", "plain"]).nullable(),

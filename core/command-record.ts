@@ -1,5 +1,5 @@
-/** What became of a command: it ran to an exit or signal, was stopped, never started, or was refused by the policy or the owner. */
-export type CommandOutcomeKind = "exited" | "killed" | "timed-out" | "cancelled" | "sandbox-failed" | "refused";
+/** What became of a command: it ran to an exit or signal, was stopped (timeout, write cap, cancel), never started, or was refused by the policy or the owner. */
+export type CommandOutcomeKind = "exited" | "killed" | "timed-out" | "write-cap" | "cancelled" | "sandbox-failed" | "refused";
 
 /** One command the agent asked to run, as recorded with the run (and saved in its changeset), whether or not it staged anything. */
 export interface CommandRecord {

@@ -82,6 +82,26 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     expect(readdirSync(scratchParent)).toEqual([]);
   });
 
+  test("the write cap: a file past it fails with File too large, and the answer names the cap and the setting", async () => {
+    const root = tempDir("pencil-run-ws-");
+    writeTree(root, { "a.txt": "a\n" });
+    const t = toolContext(root, { limits: { scratchWriteBytes: 1024 * 1024 } });
+    const tool = createRunCommandTool({ sandbox, scratchParent: tempDir("pencil-run-parent-"), parentEnv: RUNTIME_ENV });
+    const out = await t.run(tool, { command: "head -c 3000000 /dev/zero > big.bin; echo rc=$?; wc -c < big.bin" });
+    expect(out).toMatch(/File too large|File size limit exceeded/);
+    expect(out).toContain("\n1048576\n");
+    expect(out).toContain("may exceed 1.0 MB (limits.scratchWriteBytes in the user's settings)");
+  });
+
+  test("the write cap: many files past it in all, and the command is killed with nothing staged", async () => {
+    const { run, overlay } = setup(sandbox, {}, { writeCapBytes: 1024 * 1024 });
+    const out = await run("for i in $(seq 1 100); do head -c 100000 /dev/zero > f$i.bin; done; sleep 30; echo SURVIVED");
+    expect(out).toContain("it wrote more than 1.0 MB to files, the cap on what one command may write (limits.scratchWriteBytes");
+    expect(out).toContain("nothing was staged");
+    expect(after(out)).not.toContain("SURVIVED");
+    expect(overlay.list()).toEqual([]);
+  });
+
   test("staged content and staged deletions are what the command sees", async () => {
     const { root, run, overlay } = setup(sandbox);
     overlay.writeBytes(join(root, "src/app.ts"), new TextEncoder().encode("export const a = 'staged';\n"));

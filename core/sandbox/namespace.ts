@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
@@ -17,6 +17,14 @@ export interface CommandRunOptions {
   parentEnv?: Record<string, string | undefined>;
   /** Extra variables for the command; any whose name looks secret or leads to a host socket (SSH_AUTH_SOCK, DISPLAY…) is dropped. */
   extraEnv?: Record<string, string>;
+  /**
+   * Bytes the command may write to files (its scratch copy and temporary
+   * space), all its processes together: no single file may grow past it
+   * (RLIMIT_FSIZE), and the runner, watching the process tree's written bytes
+   * ten times a second, kills the command once the total passes it (so it can
+   * overshoot by what it writes in a tenth of a second). Default 1 GiB.
+   */
+  writeCapBytes?: number;
   /**
    * Namespace sandbox: let the command use the host's network (default false:
    * a private network with only its own loopback, so no internet, no local
@@ -39,7 +47,16 @@ export interface CommandOutcome {
   keptBytes: number;
   /** Total bytes the command wrote to stdout and stderr. */
   outputBytes: number;
+  /** True when it was killed for writing more than the write cap. */
+  overCap: boolean;
+  /** Bytes its processes had written to files when it ended (or was killed), as /proc counts them; null where that cannot be read. */
+  writtenBytes: number | null;
 }
+
+/** Bytes a command may write when no cap is given: 1 GiB. */
+export const DEFAULT_WRITE_CAP = 1024 * 1024 * 1024;
+/** Milliseconds between two looks at a running command's written bytes. */
+const WRITE_WATCH_MS = 100;
 
 /** Milliseconds before a command is killed when no timeout is given. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -115,7 +132,7 @@ const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"])
  */
 const NAMESPACE_SETUP = `
 set -e
-S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; shift 8
+S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; FB=$9; shift 9
 fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
 # A read-only bind in one mount(8) run (each run costs milliseconds; the seal below then skips it). Where the source's
 # locked flags make that refuse, a plain bind, which the seal below makes read-only.
@@ -166,7 +183,8 @@ done
 for c in "\${!covers[@]}"; do
   C=\${covers[$c]}; src=\${sources[$c]}; fd=\${sfds[$c]}
   if [ "$src" = tmpfs ]; then
-    mount -t tmpfs -o mode=1777,nosuid,nodev pencil-tmp "$C" || fail "cannot cover $C"
+    # Memory-backed: sized to the write cap, so it cannot be filled past it either.
+    mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$((FB * 1024))" pencil-tmp "$C" || fail "cannot cover $C"
     pts=()
     for i in "\${!points[@]}"; do
       if [ "\${pcover[$i]}" = "$c" ]; then pts+=("\${points[$i]}"); fi
@@ -224,6 +242,8 @@ for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys /dev; 
 done
 cd "$R" || fail "cannot enter the workspace path $R"
 exec 2>&1
+# No file larger than the write cap (1024-byte blocks); the runner watches the total.
+ulimit -f "$FB" || fail "cannot cap file sizes"
 exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
 `;
 
@@ -236,6 +256,8 @@ export interface RunOutcome extends CommandOutcome {
 /** Runs `command` in the scratch copy `s` (in the namespace sandbox when `s.share` is `namespace`), killing its whole process group on timeout, abort or exit. */
 export function runIn(s: Scratch, command: string, options: CommandRunOptions, hiding: Hiding | null, signal?: AbortSignal): Promise<RunOutcome> {
   const env = commandEnv(options.parentEnv ?? process.env, s, options.extraEnv);
+  const writeCap = options.writeCapBytes ?? DEFAULT_WRITE_CAP;
+  const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));
   let file: string;
   let args: string[];
   if (s.share === "namespace") {
@@ -261,10 +283,10 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
     makeDevDir(join(s.root, "dev"));
     file = "unshare";
     const net = options.network ? [] : ["--net"];
-    args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), ...items];
+    args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), String(fileBlocks), ...items];
   } else {
     file = SHELL;
-    args = ["-c", 'cd "$1" && exec 2>&1 && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command];
+    args = ["-c", 'cd "$1" && exec 2>&1 && ulimit -f "$4" && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command, String(fileBlocks)];
   }
   const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -287,6 +309,16 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
       timedOut = true;
       killGroup();
     }, timeoutMs);
+    let overCap = false;
+    let written: number | null = null;
+    const watch = setInterval(() => {
+      if (!child.pid) return;
+      written = treeWrittenBytes(child.pid);
+      if (written !== null && written > writeCap) {
+        overCap = true;
+        killGroup();
+      }
+    }, WRITE_WATCH_MS);
     const onAbort = () => {
       aborted = true;
       killGroup();
@@ -300,11 +332,13 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
     });
     child.on("error", (error) => {
       clearTimeout(timer);
+      clearInterval(watch);
       signal?.removeEventListener("abort", onAbort);
       reject(new ToolError(`The command could not be started (${error.message}).`));
     });
     child.on("exit", (code, sig) => {
       clearTimeout(timer);
+      clearInterval(watch);
       signal?.removeEventListener("abort", onAbort);
       // Background jobs the command left behind must not outlive it (nor write into the copy while it is diffed).
       killGroup();
@@ -322,6 +356,8 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
           output: out.text(),
           keptBytes: Math.min(out.total, cap),
           outputBytes: out.total,
+          overCap,
+          writtenBytes: written,
           setupFailure: s.share === "namespace" && code === SETUP_FAILED_EXIT && marker !== -1 ? setupText.slice(marker + SETUP_MARKER.length).trim().split("\n")[0]! : null,
         });
       };
@@ -333,6 +369,37 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
       });
     });
   });
+}
+
+/**
+ * Bytes written to files by the process tree under `root` (live processes and
+ * the children they reaped, from /proc/<pid>/io's write_bytes); null when
+ * /proc cannot tell (not Linux, or the counters are not readable).
+ */
+export function treeWrittenBytes(root: number): number | null {
+  let sum = 0;
+  let readable = false;
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    try {
+      const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"));
+      if (m) {
+        sum += Number(m[1]);
+        readable = true;
+      }
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+        if (kids) for (const k of kids.split(" ")) stack.push(Number(k));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return readable ? sum : null;
 }
 
 /** Keeps the last `cap` bytes of a stream and counts the rest. */

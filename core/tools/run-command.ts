@@ -137,7 +137,8 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
           })
         : null;
     const at = new Date().toISOString();
-    const outcome = await runIn(s, command, options, hiding, ctx.signal);
+    const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
+    const outcome = await runIn(s, command, { ...options, writeCapBytes: writeCap }, hiding, ctx.signal);
     const effects: Effects = { staged: [], notStaged: 0 };
     const record = (kind: CommandOutcomeKind) =>
       ctx.recordCommand?.({
@@ -158,8 +159,8 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
         `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    const text = report(command, s, outcome, ctx, pencilHome, options.network === true, effects);
-    record(outcome.timedOut ? "timed-out" : outcome.aborted ? "cancelled" : outcome.exitCode !== null ? "exited" : "killed");
+    const text = report(command, s, outcome, ctx, pencilHome, options.network === true, writeCap, effects);
+    record(outcome.overCap ? "write-cap" : outcome.timedOut ? "timed-out" : outcome.aborted ? "cancelled" : outcome.exitCode !== null ? "exited" : "killed");
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
     return disposeScratch(s) ? text : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
   } catch (error) {
@@ -187,10 +188,13 @@ interface Effects {
   notStaged: number;
 }
 
-function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean, effects: Effects): string {
+function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean, writeCap: number, effects: Effects): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
-  if (outcome.timedOut) {
+  const cap = size(writeCap);
+  if (outcome.overCap) {
+    lines.push(`Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`);
+  } else if (outcome.timedOut) {
     lines.push(`Timed out after ${secs} s: the command and every process it started were killed.`);
   } else if (outcome.aborted) {
     lines.push(`Cancelled after ${secs} s: the command and every process it started were killed.`);
@@ -223,6 +227,13 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
       ...(leaks.length > NOT_STAGED_CAP ? [`  …and ${leaks.length - NOT_STAGED_CAP} more`] : []),
       "Tell the user; do not run commands that write into dependency directories.",
     );
+  }
+  if (outcome.overCap) {
+    lines.push("Its file effects were discarded: nothing was staged. Write less (no large generated files), or ask the user to raise the cap.");
+    return lines.join("\n");
+  }
+  if (outcome.signal === "SIGXFSZ" || /File too large|File size limit exceeded/.test(output)) {
+    lines.push(`Note: no file a command writes may exceed ${cap} (limits.scratchWriteBytes in the user's settings); a write past it fails ("File too large", or the writer is killed with "File size limit exceeded").`);
   }
   if (outcome.timedOut || outcome.aborted) {
     lines.push("Its file effects were discarded: nothing was staged. Run a narrower or faster command.");
@@ -347,5 +358,6 @@ function pencilHomeOf(options: RunCommandOptions): string {
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(1)} GB`;
 }

@@ -26,6 +26,8 @@ export interface ToolLimits {
   searchMaxMatches: number;
   /** Entries `list_files` returns before it stops and says so. */
   listMaxEntries: number;
+  /** Bytes one `run_command` may write to files (scratch copy and temporary space, all its processes together) before it is killed; also the largest file it may write. */
+  scratchWriteBytes: number;
 }
 
 export const DEFAULT_LIMITS: ToolLimits = {
@@ -34,6 +36,7 @@ export const DEFAULT_LIMITS: ToolLimits = {
   maxLineChars: 2000,
   searchMaxMatches: 200,
   listMaxEntries: 1000,
+  scratchWriteBytes: 1024 * 1024 * 1024,
 };
 
 /** Everything a tool call may use: injected, so the same tool runs on the disk or the overlay. */
