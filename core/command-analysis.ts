@@ -299,7 +299,7 @@ function skipGlobals(name: string, words: readonly (string | null)[], spec: Opti
 export const READ_ONLY_COMMANDS: ReadonlyMap<string, readonly (readonly string[])[] | null> = new Map<string, readonly (readonly string[])[] | null>([
   ...["ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "true", "false", "test", "[", "grep", "egrep", "fgrep", "rg", "tree", "stat", "file",
     "du", "df", "which", "type", "basename", "dirname", "realpath", "readlink", "sort", "uniq", "cut", "tr", "diff", "cmp", "date", "whoami", "id",
-    "uname", "jq", "nl", "column", "less", "more", "sha256sum", "md5sum", "hostname"].map((n) => [n, null] as const),
+    "uname", "jq", "nl", "column", "less", "more", "sha256sum", "md5sum", "hostname", "cd", "pushd", "popd", ":", "exit"].map((n) => [n, null] as const),
   ["command", [["-v"], ["-V"]]],
   ["git", [["status"], ["diff"], ["log"], ["show"], ["blame"], ["ls-files"], ["rev-parse"], ["grep"], ["shortlog"], ["describe"]]],
   ["bun", [["test"], ["run", "test"], ["run", "typecheck"], ["run", "lint"]]],

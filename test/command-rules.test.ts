@@ -85,6 +85,7 @@ const rows: [string, Rules, string, Effect, string?][] = [
   ["git diff with -C", {}, "git -C sub diff HEAD~1", "allow"],
   ["git log and show", {}, "git log --oneline -5 && git show HEAD", "allow"],
   ["a test runner", {}, "bun test test/x.test.ts", "allow"],
+  ["cd then a test runner", {}, "cd packages/core && bun test", "allow"],
   ["npm test", {}, "npm test", "allow"],
   ["find without actions", {}, "find . -name '*.ts'", "allow"],
   ["find -delete", {}, "find . -name '*.tmp' -delete", "ask"],
