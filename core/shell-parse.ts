@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { Language, Parser, type Node } from "web-tree-sitter";
+import type { Node, Parser } from "web-tree-sitter";
 
 /** One `NAME=value` a command line sets; `value` is null when it is only known at run time. */
 export interface Assignment {
@@ -37,6 +37,8 @@ let loading: Promise<void> | null = null;
 export function loadShellParser(): Promise<void> {
   loading ??= (async () => {
     const require = createRequire(import.meta.url);
+    // Imported here, not at the top: start-up of commands that judge no command line stays free of it.
+    const { Language, Parser } = await import("web-tree-sitter");
     await Parser.init();
     const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
     const p = new Parser();
