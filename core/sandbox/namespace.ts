@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
 import { commandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
+import { planMounts, prepareCoverDirs, stepArguments } from "./mount-plan.ts";
 
 /** How a command is run and what it gets: the knobs of run_command that reach the process itself. */
 export interface CommandRunOptions {
@@ -261,25 +262,10 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
   let file: string;
   let args: string[];
   if (s.share === "namespace") {
-    // Triples (kind, path, path) read by NAMESPACE_SETUP; masks come after the binds they lie in.
-    const items: string[] = [];
-    for (const m of s.mounts) items.push("bind", m.source, m.target);
-    for (const sd of s.shared) for (const m of sd.masks) items.push(m.dir ? "maskd" : "maskf", m.path, "-");
-    (hiding?.covers ?? []).forEach((c, i) => {
-      let source = "tmpfs";
-      if (c.with === "dir") {
-        // An empty directory with the mount points made here (one process less each in the namespace).
-        source = join(s.root, `cover-${i}`);
-        mkdirSync(source);
-        chmodSync(source, c.writable ? 0o1777 : 0o755);
-        for (const p of c.mountPoints) mkdirSync(join(source, relative(c.path, p)), { recursive: true, mode: 0o755 });
-      } else {
-        for (const p of c.mountPoints) items.push("mkpt", p, String(i));
-      }
-      items.push(c.writable ? "wcover" : "cover", c.path, source);
-      for (const k of c.keeps) items.push("keep", k, String(i));
-    });
-    for (const x of hiding?.secrets ?? []) items.push("secret", x, "-");
+    // The plan as data (core/sandbox/mount-plan.ts), handed to NAMESPACE_SETUP as triples.
+    const plan = planMounts(s, hiding);
+    prepareCoverDirs(plan);
+    const items = stepArguments(plan.steps);
     makeDevDir(join(s.root, "dev"));
     file = "unshare";
     const net = options.network ? [] : ["--net"];

@@ -1,0 +1,113 @@
+import { chmodSync, mkdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { Scratch } from "../scratch/types.ts";
+import type { Hiding } from "./hiding.ts";
+
+/**
+ * One step of the namespace sandbox's mount setup, in the order the runner
+ * takes them. Every path is absolute and real.
+ */
+export type MountStep =
+  /** A real directory bound read-only into the copy (a shared dependency directory, git's object store). */
+  | { op: "bind"; source: string; target: string }
+  /** An entry below a bound directory that the policy hides: covered by an empty directory or /dev/null. */
+  | { op: "mask"; path: string; dir: boolean }
+  /** A host directory covered by `source` (an empty directory prepared in the scratch) or a fresh tmpfs; `writable` only for private temporary space. */
+  | { op: "cover"; path: string; source: string; tmpfs: boolean; writable: boolean; index: number }
+  /** A directory below cover `cover` bound back (read-only, except the workspace and the scratch). */
+  | { op: "keep"; path: string; cover: number }
+  /** A directory to make in tmpfs cover `cover` once it is mounted, for what lands in it. */
+  | { op: "mount-point"; path: string; cover: number }
+  /** A path masked wherever it is still reachable after the covers (credentials, sockets, .env files). */
+  | { op: "secret"; path: string };
+
+/** An empty directory the plan needs in the scratch before the namespace starts: a cover's source, with its mount points. */
+export interface CoverDir {
+  dir: string;
+  mode: number;
+  /** Directories to make inside it (relative), where keeps and inner covers land. */
+  mountPoints: string[];
+}
+
+/** The namespace sandbox as data: the steps the runner takes and the directories it needs prepared. */
+export interface MountPlan {
+  steps: MountStep[];
+  coverDirs: CoverDir[];
+}
+
+/**
+ * Plans the mounts for a scratch copy and what must be hidden (pure: no file
+ * system access). Binds come before the masks that lie in them; covers come
+ * outermost first, each followed by what it keeps; secrets come last, so
+ * nothing mounted after them can show them again.
+ */
+export function planMounts(s: Pick<Scratch, "root" | "mounts" | "shared">, hiding: Hiding | null): MountPlan {
+  const steps: MountStep[] = [];
+  const coverDirs: CoverDir[] = [];
+  for (const m of s.mounts) steps.push({ op: "bind", source: m.source, target: m.target });
+  for (const sd of s.shared) for (const m of sd.masks) steps.push({ op: "mask", path: m.path, dir: m.dir });
+  (hiding?.covers ?? []).forEach((c, index) => {
+    const tmpfs = c.with === "tmpfs";
+    let source = "tmpfs";
+    if (!tmpfs) {
+      // An empty directory with the mount points made beforehand (one process less each in the namespace).
+      source = join(s.root, `cover-${index}`);
+      coverDirs.push({ dir: source, mode: c.writable ? 0o1777 : 0o755, mountPoints: c.mountPoints.map((p) => relative(c.path, p)) });
+    } else {
+      for (const p of c.mountPoints) steps.push({ op: "mount-point", path: p, cover: index });
+    }
+    steps.push({ op: "cover", path: c.path, source, tmpfs, writable: c.writable, index });
+    for (const k of c.keeps) steps.push({ op: "keep", path: k, cover: index });
+  });
+  for (const x of hiding?.secrets ?? []) steps.push({ op: "secret", path: x });
+  return { steps, coverDirs };
+}
+
+/** Makes the plan's cover directories in the scratch. */
+export function prepareCoverDirs(plan: MountPlan): void {
+  for (const c of plan.coverDirs) {
+    mkdirSync(c.dir);
+    chmodSync(c.dir, c.mode);
+    for (const p of c.mountPoints) mkdirSync(join(c.dir, p), { recursive: true, mode: 0o755 });
+  }
+}
+
+/** The steps as the runner script reads them: triples (kind, path, path). */
+export function stepArguments(steps: readonly MountStep[]): string[] {
+  const out: string[] = [];
+  for (const step of steps) {
+    switch (step.op) {
+      case "bind":
+        out.push("bind", step.source, step.target);
+        break;
+      case "mask":
+        out.push(step.dir ? "maskd" : "maskf", step.path, "-");
+        break;
+      case "mount-point":
+        out.push("mkpt", step.path, String(step.cover));
+        break;
+      case "cover":
+        out.push(step.writable ? "wcover" : "cover", step.path, step.source);
+        break;
+      case "keep":
+        out.push("keep", step.path, String(step.cover));
+        break;
+      case "secret":
+        out.push("secret", step.path, "-");
+        break;
+    }
+  }
+  return out;
+}
+
+/** What a command sees of the host under the plan, for people and tests: covered, kept, read-only binds, hidden. */
+export function describePlan(plan: MountPlan): { covered: string[]; writableCovers: string[]; kept: string[]; bound: string[]; hidden: string[] } {
+  const covers = plan.steps.filter((x): x is Extract<MountStep, { op: "cover" }> => x.op === "cover");
+  return {
+    covered: covers.map((c) => c.path),
+    writableCovers: covers.filter((c) => c.writable).map((c) => c.path),
+    kept: plan.steps.flatMap((x) => (x.op === "keep" ? [x.path] : [])),
+    bound: plan.steps.flatMap((x) => (x.op === "bind" ? [x.target] : [])),
+    hidden: plan.steps.flatMap((x) => (x.op === "secret" || x.op === "mask" ? [x.path] : [])),
+  };
+}

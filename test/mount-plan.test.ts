@@ -1,0 +1,84 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Hiding } from "../core/sandbox/hiding.ts";
+import { describePlan, planMounts, prepareCoverDirs, stepArguments } from "../core/sandbox/mount-plan.ts";
+import { tempDir } from "./support/temp.ts";
+
+// The namespace sandbox as data: these run on any machine, with or without namespaces.
+
+const hiding: Hiding = {
+  covers: [
+    { path: "/home/me", with: "dir", writable: false, keeps: ["/home/me/.nvm", "/home/me/proj"], mountPoints: ["/home/me/.nvm", "/home/me/proj"] },
+    { path: "/srv", with: "dir", writable: false, keeps: [], mountPoints: [] },
+    { path: "/tmp", with: "dir", writable: true, keeps: ["/tmp/pencil-run-x"], mountPoints: ["/tmp/pencil-run-x"] },
+    { path: "/dev/shm", with: "tmpfs", writable: true, keeps: [], mountPoints: ["/dev/shm/inner"] },
+  ],
+  secrets: ["/home/me/.ssh", "/etc/shadow", "/home/me/.nvm/.env"],
+};
+const scratch = {
+  root: "/tmp/pencil-run-x",
+  mounts: [{ source: "/home/me/proj/node_modules", target: "/tmp/pencil-run-x/ws/node_modules" }],
+  shared: [{ rel: "node_modules", real: "/home/me/proj/node_modules", masks: [{ path: "/tmp/pencil-run-x/ws/node_modules/pkg/.env", dir: false }] }],
+};
+
+describe("planMounts", () => {
+  test("binds, then the masks inside them, then each cover with what it keeps, secrets last", () => {
+    const plan = planMounts(scratch, hiding);
+    const ops = plan.steps.map((s) => s.op);
+    expect(ops[0]).toBe("bind");
+    expect(ops[1]).toBe("mask");
+    expect(ops.lastIndexOf("cover")).toBeLessThan(ops.indexOf("secret"));
+    expect(ops.slice(-3)).toEqual(["secret", "secret", "secret"]);
+    // Each keep follows its own cover.
+    plan.steps.forEach((s, i) => {
+      if (s.op !== "keep") return;
+      const cover = plan.steps.slice(0, i).reverse().find((x) => x.op === "cover");
+      expect(cover && cover.op === "cover" && cover.index).toBe(s.cover);
+    });
+  });
+
+  test("what the command sees, described: covered, writable temporary space, kept, bound read-only, hidden", () => {
+    expect(describePlan(planMounts(scratch, hiding))).toEqual({
+      covered: ["/home/me", "/srv", "/tmp", "/dev/shm"],
+      writableCovers: ["/tmp", "/dev/shm"],
+      kept: ["/home/me/.nvm", "/home/me/proj", "/tmp/pencil-run-x"],
+      bound: ["/tmp/pencil-run-x/ws/node_modules"],
+      hidden: ["/tmp/pencil-run-x/ws/node_modules/pkg/.env", "/home/me/.ssh", "/etc/shadow", "/home/me/.nvm/.env"],
+    });
+  });
+
+  test("a directory cover gets an empty source in the scratch with its mount points; a tmpfs cover makes them after mounting", () => {
+    const plan = planMounts(scratch, hiding);
+    expect(plan.coverDirs).toEqual([
+      { dir: "/tmp/pencil-run-x/cover-0", mode: 0o755, mountPoints: [".nvm", "proj"] },
+      { dir: "/tmp/pencil-run-x/cover-1", mode: 0o755, mountPoints: [] },
+      { dir: "/tmp/pencil-run-x/cover-2", mode: 0o1777, mountPoints: ["pencil-run-x"] },
+    ]);
+    expect(plan.steps.filter((s) => s.op === "mount-point")).toEqual([{ op: "mount-point", path: "/dev/shm/inner", cover: 3 }]);
+    expect(plan.steps.find((s) => s.op === "cover" && s.path === "/dev/shm")).toMatchObject({ source: "tmpfs", tmpfs: true, writable: true });
+  });
+
+  test("the runner's triples", () => {
+    const args = stepArguments(planMounts(scratch, hiding).steps);
+    expect(args.length % 3).toBe(0);
+    expect(args.slice(0, 6)).toEqual(["bind", "/home/me/proj/node_modules", "/tmp/pencil-run-x/ws/node_modules", "maskf", "/tmp/pencil-run-x/ws/node_modules/pkg/.env", "-"]);
+    expect(args.slice(6, 9)).toEqual(["cover", "/home/me", "/tmp/pencil-run-x/cover-0"]);
+    expect(args).toContain("wcover");
+    expect(args.slice(-3)).toEqual(["secret", "/home/me/.nvm/.env", "-"]);
+  });
+
+  test("no hiding (plain directory sharing only): binds and masks alone", () => {
+    expect(planMounts(scratch, null).steps.map((s) => s.op)).toEqual(["bind", "mask"]);
+  });
+
+  test("prepareCoverDirs makes the sources with their modes and mount points", () => {
+    const root = tempDir("pencil-plan-");
+    mkdirSync(join(root, "x"));
+    const plan = planMounts({ ...scratch, root }, hiding);
+    prepareCoverDirs(plan);
+    expect(statSync(join(root, "cover-2")).mode & 0o7777).toBe(0o1777);
+    expect(existsSync(join(root, "cover-0", "proj"))).toBe(true);
+    expect(existsSync(join(root, "cover-0", ".nvm"))).toBe(true);
+  });
+});
