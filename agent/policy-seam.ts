@@ -220,14 +220,21 @@ async function judgeCommand(t: PencilTool, command: string, callId: string, deps
 }
 
 /**
- * Data leaving the machine is always the owner's call: no rule allows it, the owner
- * answers per call (or "always" for that destination in this run), and with nobody
- * there the answer is no.
+ * Data leaving the machine: a Net(host) deny refuses and an allow lets it go; otherwise
+ * the owner answers per call (or "always" for that destination in this run), and with
+ * nobody there the answer is no.
  */
-async function judgeSending(t: PencilTool, target: { subject: string; destination: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+async function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+  const verdict = decide(deps.policy, { tool: t.name, access: "net", host: target.host ?? target.destination });
+  if (verdict.decision !== "ask") {
+    deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+    return verdict.decision === "deny" ? `Error: reaching ${target.destination} is denied. ${verdict.reason}` : null;
+  }
   const key = `send:${target.destination}`;
   if (asker.remembered(key)) return null;
-  const reason = `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
+  const reason = verdict.rule
+    ? verdict.reason
+    : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
   deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
   const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject: target.subject, reason } });
   return answer.kind === "no" ? refusalText(`to let ${t.name} reach ${target.destination}`, answer) : null;

@@ -3,8 +3,8 @@ import { isAbsolute, join, posix, resolve } from "node:path";
 import { decideCommand, runPattern, type RunRules } from "./command-policy.ts";
 import { realPathLoose } from "./workspace.ts";
 
-/** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command. */
-export type RuleKind = "Read" | "Edit" | "Run";
+/** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command, Net → requests that leave the machine (fetch_url, web_search), by host. */
+export type RuleKind = "Read" | "Edit" | "Run" | "Net";
 
 /** What a matching rule decides. */
 export type Effect = "allow" | "ask" | "deny";
@@ -35,11 +35,13 @@ export class ConfigError extends Error {
 
 /** What a valid rule looks like: appended to every rule error. */
 export const RULE_HELP =
-  "A rule is Read(glob), Edit(glob) or Run(command prefix*), e.g. Edit(src/generated/**), Read(../shared-lib/**), Read(~/notes/**) or Run(bun test*).";
+  "A rule is Read(glob), Edit(glob), Run(command prefix*) or Net(host), e.g. Edit(src/generated/**), Read(../shared-lib/**), Read(~/notes/**), Run(bun test*) or Net(*.npmjs.org).";
 
 const RULE_SHAPE = /^([A-Za-z_]+)\(([\s\S]*)\)$/;
-const KINDS: readonly RuleKind[] = ["Read", "Edit", "Run"];
-const KIND_HINTS: Record<string, RuleKind> = { write: "Edit", bash: "Run", shell: "Run", exec: "Run", command: "Run" };
+const KINDS: readonly RuleKind[] = ["Read", "Edit", "Run", "Net"];
+const KIND_HINTS: Record<string, RuleKind> = { write: "Edit", bash: "Run", shell: "Run", exec: "Run", command: "Run", network: "Net", host: "Net", fetch: "Net", web: "Net" };
+/** A Net(...) pattern: a host name or address, `*` for any run of characters (`*.example.com`). */
+const HOST_PATTERN = /^[A-Za-z0-9*.\-:[\]]+$/;
 
 /** Parses `Kind(pattern)` into a Rule; throws ConfigError (naming `source` and the rule) when it is malformed. */
 export function parseRule(text: string, effect: Effect, source: string): Rule {
@@ -58,7 +60,8 @@ export function parseRule(text: string, effect: Effect, source: string): Rule {
   }
   const pattern = inner!.trim();
   if (pattern === "") fail("the pattern between the parentheses is empty");
-  if (kind !== "Run") {
+  if (kind === "Net" && !HOST_PATTERN.test(pattern)) fail("a Net rule names a host (letters, digits, . - : and * only), e.g. Net(registry.npmjs.org) or Net(*.github.com)");
+  if (kind === "Read" || kind === "Edit") {
     if (pattern.startsWith("~") && pattern !== "~" && !pattern.startsWith("~/")) {
       fail("only ~/ (your own home directory) is understood, not ~user");
     }
@@ -112,11 +115,13 @@ export function ruleTarget(rule: Rule, roots: { workspaceRoot: string; home: str
 export interface AccessRequest {
   /** The tool name (read_file, edit_file, run_command, ...). */
   tool: string;
-  access: "read" | "write" | "run";
+  access: "read" | "write" | "run" | "net";
   /** Real absolute path, already resolved (symlinks followed) by the caller; required for read and write. */
   real?: string;
   /** The command line; required for run. */
   command?: string;
+  /** The host a request goes to; required for net. */
+  host?: string;
 }
 
 /** The verdict on one request; `reason` is written for the model, `rule` names the settings rule that decided (none for built-ins and defaults). */
@@ -166,6 +171,7 @@ export interface Policy {
   readonly read: Groups<PathRule>;
   readonly edit: Groups<PathRule>;
   readonly run: RunRules;
+  readonly net: RunRules;
 }
 
 /**
@@ -313,11 +319,16 @@ export function compilePolicy(input: PolicyInput): Policy {
     read: { deny: [], ask: [], allow: [] },
     edit: { deny: [], ask: [], allow: [] },
     run: { deny: [], ask: [], allow: [] },
+    net: { deny: [], ask: [], allow: [] },
   };
   for (const rule of input.rules) {
     const text = ruleText(rule);
     if (rule.kind === "Run") {
       policy.run[rule.effect].push({ re: runPattern(rule.pattern), result: ruleResult(rule, text, "running this command") });
+      continue;
+    }
+    if (rule.kind === "Net") {
+      policy.net[rule.effect].push({ re: hostPattern(rule.pattern), result: ruleResult(rule, text, "reaching this host") });
       continue;
     }
     const { base, glob } = ruleTarget(rule, roots);
@@ -346,6 +357,7 @@ export function compilePolicy(input: PolicyInput): Policy {
 export function decide(policy: Policy, request: AccessRequest): Decision {
   const access = request.access;
   if (access === "run") return decideCommand(policy.run, request.command);
+  if (access === "net") return decideNet(policy, request.host);
   if (access !== "read" && access !== "write") return BAD_ACCESS;
   let real = request.real;
   if (typeof real !== "string" || real.charCodeAt(0) !== SLASH) return NO_PATH;
@@ -390,6 +402,24 @@ function firstPathMatch(rules: PathRule[], real: string): Decision | undefined {
     if (r.re === null || r.re.test(real)) return r.result;
   }
   return undefined;
+}
+
+const NET_NO_HOST = result("deny", "The request names no host. This is a Pencil bug, not something to retry with the same input.");
+
+/** Judges a request to `host` by the Net rules: deny > ask > allow; without a rule it asks. */
+function decideNet(policy: Policy, host: string | undefined): Decision {
+  if (typeof host !== "string" || host === "") return NET_NO_HOST;
+  const h = host.toLowerCase();
+  for (const group of [policy.net.deny, policy.net.ask, policy.net.allow]) for (const r of group) if (r.re.test(h)) return r.result;
+  return result(
+    "ask",
+    `Reaching ${host} sends data outside this machine, so the user approves it unless a Net(...) allow rule covers the host. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`,
+  );
+}
+
+/** A host glob: `*` matches any run of characters; case-insensitive. */
+function hostPattern(pattern: string): RegExp {
+  return new RegExp(`^${pattern.toLowerCase().split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*")}$`);
 }
 
 function ruleResult(rule: Rule, text: string, verb: string): Decision {

@@ -83,6 +83,7 @@ export function loadSettings(input: SettingsInput): Settings {
   };
   const pointless = (rule: Rule): string | null => {
     if (rule.kind === "Run") return rule.pattern.match(/[;&|`<>]|\$\(/) ? "commands with shell operators are never allowed by a rule." : null;
+    if (rule.kind === "Net") return null;
     const { base, glob } = ruleTarget(rule, roots);
     // Glob characters stay literal in the probe path, so a literal `.env` or `.git` component still shows up.
     const probe = glob === null ? base : (base === "/" ? "/" : base + "/") + glob;
@@ -117,6 +118,12 @@ export function loadSettings(input: SettingsInput): Settings {
         if (rule.kind === "Run") {
           warnings.push(
             `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot allow commands. Put it in ${userFile} or pass --allow if you trust it.`,
+          );
+          continue;
+        }
+        if (rule.kind === "Net") {
+          warnings.push(
+            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot let data leave the machine unasked. Put it in ${userFile} or pass --allow if you trust it.`,
           );
           continue;
         }

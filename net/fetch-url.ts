@@ -72,7 +72,7 @@ export function createFetchUrlTool(deps: FetchUrlOptions = {}): PencilTool<z.inf
       `Large pages are cut (${Math.round((deps.maxBytes ?? DEFAULTS.maxBytes) / 1024 / 1024)} MB read, ${maxChars} characters shown).`,
     inputSchema: input,
     claims: () => [],
-    reaches: ({ url }) => ({ subject: url, destination: hostOf(url) }),
+    reaches: ({ url }) => ({ subject: url, destination: hostOf(url), host: hostNameOf(url) }),
     async execute({ url }, ctx) {
       return formatPage(await fetchPublicPage(url, deps, ctx.signal), maxChars, deps.maxBytes ?? DEFAULTS.maxBytes);
     },
@@ -348,6 +348,15 @@ function formatBytes(n: number): string {
 }
 
 /** The host a URL goes to, for the owner's question; the URL itself when it does not parse (the fetch then refuses it). */
+/** The host name alone (no port), as Net(...) rules judge it. */
+function hostNameOf(url: string): string {
+  try {
+    return new URL(url).hostname || url;
+  } catch {
+    return url;
+  }
+}
+
 function hostOf(url: string): string {
   try {
     return new URL(url).host || url;

@@ -38,7 +38,7 @@ export function createWebSearchTool(options: WebSearchOptions): PencilTool<z.inf
       "Use fetch_url on a result's URL to read the page itself.",
     inputSchema: input,
     claims: () => [],
-    reaches: ({ query }) => ({ subject: `web search: ${query}`, destination: `Firecrawl (${hostOfBase(options.baseUrl)})` }),
+    reaches: ({ query }) => ({ subject: `web search: ${query}`, destination: `Firecrawl (${hostOfBase(options.baseUrl)})`, host: hostNameOfBase(options.baseUrl) }),
     async execute({ query }, ctx) {
       const hits = await searchFirecrawl(query, options, ctx.signal);
       return formatHits(query, hits);
@@ -136,6 +136,15 @@ function firstString(...values: unknown[]): string | undefined {
 function oneLine(s: string, max: number): string {
   const flat = s.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The search service's host name alone (no port), as Net(...) rules judge it. */
+function hostNameOfBase(baseUrl: string | undefined): string {
+  try {
+    return new URL(baseUrl ?? FIRECRAWL_DEFAULT_BASE_URL).hostname;
+  } catch {
+    return baseUrl ?? FIRECRAWL_DEFAULT_BASE_URL;
+  }
 }
 
 function hostOfBase(baseUrl: string | undefined): string {

@@ -353,3 +353,27 @@ describe("decide with real symlinks (resolveInWorkspace → decide)", () => {
     expect(decide(policy, { tool: "t", access: "read", real: join(h, "dotfiles", "vimrc") }).decision).toBe("ask");
   });
 });
+
+describe("Net(host) rules", () => {
+  const net = (spec: Rules, host: string) => decide(policyOf(spec), { tool: "fetch_url", access: "net", host });
+  test.each([
+    ["no rule asks", {}, "example.com", "ask"],
+    ["an exact host", { allow: ["Net(example.com)"] }, "example.com", "allow"],
+    ["case does not matter", { allow: ["Net(Example.COM)"] }, "EXAMPLE.com", "allow"],
+    ["an exact host is not its subdomains", { allow: ["Net(example.com)"] }, "api.example.com", "ask"],
+    ["a glob covers subdomains", { allow: ["Net(*.example.com)"] }, "a.b.example.com", "allow"],
+    ["a glob is anchored", { allow: ["Net(*.example.com)"] }, "example.com.evil.net", "ask"],
+    ["deny beats allow", { allow: ["Net(*)"], deny: ["Net(*.evil.net)"] }, "x.evil.net", "deny"],
+    ["ask beats allow", { allow: ["Net(*)"], ask: ["Net(api.example.com)"] }, "api.example.com", "ask"],
+  ] as [string, Rules, string, Effect][])("%s", (_what, spec, host, expected) => {
+    const d = net(spec, host);
+    expect(d.decision).toBe(expected);
+    expect(d.reason.length).toBeGreaterThan(20);
+  });
+
+  test("a request with no host is denied; a malformed Net rule is a configuration error", () => {
+    expect(decide(policyOf({}), { tool: "fetch_url", access: "net" }).decision).toBe("deny");
+    expect(() => parseRule("Net(https://example.com/x)", "allow", "test")).toThrow(ConfigError);
+    expect(() => parseRule("Network(example.com)", "allow", "test")).toThrow("did you mean Net?");
+  });
+});

@@ -746,6 +746,36 @@ describe("policy seam: irreversible actions", () => {
   });
 });
 
+describe("policy seam: Net(host) rules for requests that leave the machine", () => {
+  function sender() {
+    const sent: string[] = [];
+    const tool: PencilTool<{ command: string }> = {
+      name: "fetch_url",
+      description: "fake",
+      inputSchema: z.object({ command: z.string() }),
+      claims: () => [],
+      reaches: ({ command: url }) => ({ subject: url, destination: new URL(url).host, host: new URL(url).hostname }),
+      async execute({ command: url }) {
+        sent.push(url);
+        return `fetched ${url}`;
+      },
+    };
+    return { tool, sent };
+  }
+
+  test("an allow rule lets it go unasked, a deny refuses it, no rule asks (and nobody means no)", async () => {
+    const { tool, sent } = sender();
+    const approver = scriptedApprover([]);
+    const rules = [parseRule("Net(*.docs.example)", "allow", "test"), parseRule("Net(evil.example)", "deny", "test")];
+    const { exec } = seam([tool], rules, approver);
+    expect(await exec("fetch_url", "https://api.docs.example:8443/x")).toBe("fetched https://api.docs.example:8443/x");
+    expect(await exec("fetch_url", "https://evil.example/?q=secret")).toContain("Error: reaching evil.example is denied");
+    expect(await exec("fetch_url", "https://other.example/")).toContain("Error:");
+    expect(sent).toEqual(["https://api.docs.example:8443/x"]);
+    expect(approver.questions.map((q) => q.subject)).toEqual(["https://other.example/"]);
+  });
+});
+
 /** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
 function pidsRunning(args: string[]): number[] {
   const want = args.join("\0") + "\0";

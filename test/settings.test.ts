@@ -174,6 +174,19 @@ describe("loadSettings", () => {
     expect(decide(policy, { tool: "t", access: "read", real: join(l.root, "shared-lib/a") }).decision).toBe("deny");
   });
 
+  test("workspace Net allows are ignored; its Net denies count; the user's Net allows count", () => {
+    const l = layout({
+      ws: { permissions: { allow: ["Net(evil.example)"], deny: ["Net(*.tracker.example)"] } },
+      user: { permissions: { allow: ["Net(registry.npmjs.org)"] } },
+    });
+    const s = loadSettings(l.input());
+    expect(s.rules.map(ruleText).sort()).toEqual(["Net(*.tracker.example)", "Net(registry.npmjs.org)"]);
+    expect(s.warnings.some((w) => w.includes("Ignored Net(evil.example)") && w.includes("cannot let data leave the machine unasked"))).toBe(true);
+    const policy = compilePolicy({ workspaceRoot: l.ws, home: l.home, pencilHome: l.pencilHome, rules: s.rules });
+    const net = (host: string) => decide(policy, { tool: "t", access: "net", host }).decision;
+    expect([net("evil.example"), net("a.tracker.example"), net("registry.npmjs.org")]).toEqual(["ask", "deny", "allow"]);
+  });
+
   test("workspace mode switches are ignored with a warning each", () => {
     const l = layout({
       ws: {

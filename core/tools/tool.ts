@@ -66,10 +66,11 @@ export interface PencilTool<I = any> {
   runCommand?: (input: I) => string;
   /**
    * For tools that send data off the machine: what the call would send where (`subject`, e.g. the URL or
-   * the query) and the destination an "always" answer covers (`destination`, e.g. the host). The seam asks
-   * the owner before every such call: a file the agent read could otherwise smuggle its content out.
+   * the query), the destination an "always" answer covers (`destination`, e.g. the host), and the host name
+   * the Net(...) rules judge (`host`, without a port; default `destination`). Without an allow rule the seam
+   * asks the owner before every such call: a file the agent read could otherwise smuggle its content out.
    */
-  reaches?: (input: I) => { subject: string; destination: string };
+  reaches?: (input: I) => { subject: string; destination: string; host?: string };
   /** For command tools: true when a run is confined by a sandbox; false means it would run with the user's full permissions, so the seam asks every time. */
   sandboxed?: () => boolean;
   /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */
