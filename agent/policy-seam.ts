@@ -5,7 +5,7 @@ import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
 import { loadShellParser } from "../core/shell-parse.ts";
-import { ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
+import { ToolError, type NetRequest, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../core/path-near-miss.ts";
 import { RepeatedFailures } from "./nudges.ts";
@@ -178,6 +178,7 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
         return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
       },
       ...(deps.recordCommand ? { recordCommand: deps.recordCommand } : {}),
+      reach: (r) => judgeReach(t, r, callId, deps, asker),
       writeRefusal: (real) => {
         const verdict = judgePath(deps, t.name, "write", real);
         return verdict.decision === "deny" ? verdict.reason : null;
@@ -217,6 +218,34 @@ async function judgeCommand(t: PencilTool, command: string, callId: string, deps
   if (decision === "allow") return null;
   const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed || verdict.irreversible ? { once: true } : {}) } });
   return answer.kind === "no" ? refusalText(`to run \`${command}\``, answer) : null;
+}
+
+/** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
+const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "CONNECT"]);
+
+/**
+ * A request a sandboxed command makes through Pencil's proxy: a Net(host) deny
+ * refuses it; any method that is not a read asks every time (never remembered,
+ * whatever the rules); otherwise an allow lets it go and the rest asks as
+ * fetch_url does. With nobody there the answer is no.
+ */
+async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: SeamDeps, asker: Asker): Promise<boolean> {
+  const verdict = decide(deps.policy, { tool: t.name, access: "net", host: r.host });
+  const irreversible = !READING_METHODS.has(r.method.toUpperCase());
+  const subject = r.url ? `${r.method} ${r.url}` : `${r.method} ${r.host}:${r.port}`;
+  if (verdict.decision === "deny" || (verdict.decision === "allow" && !irreversible)) {
+    deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "send", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+    return verdict.decision === "allow";
+  }
+  const key = irreversible ? null : `send:${r.host}`;
+  if (key !== null && asker.remembered(key)) return true;
+  const by = r.command ? ` made by \`${r.command}\`` : "";
+  const reason = irreversible
+    ? `A ${r.method} request${by} to ${r.host} changes something outside this machine (a push, a publish, an upload) and cannot be taken back: it is asked every time, whatever the rules say.`
+    : `${verdict.reason} This is a connection${by}; what goes through an https tunnel is not visible.`;
+  deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject, reason, ...(irreversible ? { once: true } : {}) } });
+  return answer.kind !== "no";
 }
 
 /**

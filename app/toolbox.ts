@@ -1,6 +1,7 @@
 import { createCreateFileTool } from "../core/tools/create-file.ts";
 import { createDeleteFileTool } from "../core/tools/delete-file.ts";
 import { createEditFileTool } from "../core/tools/edit-file.ts";
+import { startCommandProxy } from "../net/command-proxy.ts";
 import { createFetchUrlTool } from "../net/fetch-url.ts";
 import { createListFilesTool } from "../core/tools/list-files.ts";
 import { createReadFileTool } from "../core/tools/read-file.ts";
@@ -30,7 +31,7 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
       createEditFileTool(),
       createWriteFileTool(),
       createDeleteFileTool(),
-      createRunCommandTool({ pencilHome: runtime.pencilHome, network: runtime.settings.sandbox.network }),
+      createRunCommandTool({ pencilHome: runtime.pencilHome, network: runtime.settings.sandbox.network, startProxy: startCommandProxy }),
     ];
   }
   const search = webSearchToolFromEnv({ ...runtime.env });

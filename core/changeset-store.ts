@@ -147,7 +147,8 @@ const SavedShape = z.looseObject({
         sandbox: z.enum(["namespace", "plain"]).nullable(),
         staged: z.array(z.looseObject({ path: z.string(), change: z.enum(["create", "edit", "delete"]) })),
         notStaged: z.number(),
-        network: z.enum(["none", "host"]),
+        network: z.enum(["none", "proxy", "host"]),
+        connections: z.array(z.looseObject({ method: z.string(), host: z.string(), port: z.number(), url: z.string().optional(), allowed: z.boolean() })).optional(),
       }),
     )
     .optional(),

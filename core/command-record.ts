@@ -18,8 +18,10 @@ export interface CommandRecord {
   staged: { path: string; change: "create" | "edit" | "delete" }[];
   /** Changes it made that were not staged (ignored output, .git, refused paths, over the limits). */
   notStaged: number;
-  /** Network access it had: none (a private network with only its own loopback) or the host's. */
-  network: "none" | "host";
+  /** Network access it had: none (a private network with only its own loopback), through Pencil's proxy, or the host's (no sandbox). */
+  network: "none" | "proxy" | "host";
+  /** Requests it made through the proxy, each allowed or refused. */
+  connections?: { method: string; host: string; port: number; url?: string; allowed: boolean }[];
 }
 
 /** A one-line account of a command for people: `$ bun test  exit 0, 1.20 s, 2 staged`. */
@@ -31,5 +33,8 @@ export function commandRecordLine(r: CommandRecord): string {
     : r.outcome === "sandbox-failed" ? "not run: the sandbox could not be set up"
     : `${r.outcome}, ${secs}`;
   const effects = [r.staged.length ? `${r.staged.length} staged` : "nothing staged", r.notStaged ? `${r.notStaged} not staged` : ""].filter(Boolean).join(", ");
-  return `$ ${r.command}  (${how}; ${effects}${r.network === "host" ? "; network on" : ""})`;
+  const conns = r.connections ?? [];
+  const refused = conns.filter((c) => !c.allowed).length;
+  const net = conns.length > 0 ? `; ${conns.length} network ${conns.length === 1 ? "request" : "requests"}${refused ? `, ${refused} refused` : ""}` : r.network === "host" ? "; network on, unsandboxed" : "";
+  return `$ ${r.command}  (${how}; ${effects}${net})`;
 }

@@ -18,9 +18,11 @@ import { disposeScratch } from "../core/scratch/dispose.ts";
 import { makeScratch } from "../core/scratch/make.ts";
 import { commandEnv, looksSecret, namesHostSocket } from "../core/sandbox/command-env.ts";
 import { hostUnixSockets, planHiding, SYSTEM_TOPS } from "../core/sandbox/hiding.ts";
+import { startCommandProxy } from "../net/command-proxy.ts";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
-import { createRunCommandTool, type RunCommandOptions, type SandboxChoice } from "../core/tools/run-command.ts";
-import { DEFAULT_LIMITS, ToolError, type PencilTool } from "../core/tools/tool.ts";
+import { createRunCommandTool, type RunCommandOptions, type SandboxChoice, type StartProxy } from "../core/tools/run-command.ts";
+import { DEFAULT_LIMITS, ToolError, type NetRequest, type PencilTool } from "../core/tools/tool.ts";
+import type { CommandRecord } from "../core/command-record.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { tempDir as sharedTempDir, writeTree } from "./support/temp.ts";
 import { toolContext } from "./support/tool-context.ts";
@@ -492,7 +494,7 @@ console.log(JSON.stringify({ uid: process.getuid(), out: await t.run(tool, { com
 });
 
 describe("namespace sandbox: network, host sockets and shared memory", () => {
-  test.skipIf(!hasNamespace)("no network by default (the private loopback works); `network: true` reaches the host's", async () => {
+  test.skipIf(!hasNamespace)("no network by default (the private loopback works); `network: true` opens no direct way out either", async () => {
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("from-host") });
     try {
       const probe =
@@ -502,9 +504,10 @@ describe("namespace sandbox: network, host sockets and shared memory", () => {
       expect(closed).toContain("HOST-UNREACHABLE");
       expect(closed).toContain("Note: sandboxed commands have no network access");
       expect(closed).toContain("own loopback: inside");
-      const open = after(await setup("namespace", {}, { network: true }).run(probe));
-      expect(open).toContain("HOST-REACHED");
-      expect(open).not.toContain("no network access");
+      // With the network on, still no direct way out: the host's loopback stays out of reach (the proxy is the only door).
+      const open = after(await setup("namespace", {}, { network: true, startProxy: startCommandProxy }).run(probe));
+      expect(open).toContain("HOST-UNREACHABLE");
+      expect(open).toContain("own loopback: inside");
     } finally {
       server.stop(true);
     }
@@ -774,6 +777,151 @@ describe("policy seam: Net(host) rules for requests that leave the machine", () 
     expect(sent).toEqual(["https://api.docs.example:8443/x"]);
     expect(approver.questions.map((q) => q.subject)).toEqual(["https://other.example/"]);
   });
+});
+
+/** A git smart-HTTP server (git http-backend behind Bun) for the bare repository `repo.git` under `root`; records each request. */
+function gitHttpServer(root: string) {
+  const seen: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      seen.push(`${req.method} ${url.pathname}`);
+      const body = new Uint8Array(await req.arrayBuffer());
+      const proc = Bun.spawn(["git", "http-backend"], {
+        env: { GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: "1", REQUEST_METHOD: req.method, PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), CONTENT_TYPE: req.headers.get("content-type") ?? "", CONTENT_LENGTH: String(body.length), REMOTE_USER: "tester", REMOTE_ADDR: "127.0.0.1", PATH: process.env.PATH ?? "/usr/bin:/bin" },
+        stdin: body,
+        stdout: "pipe",
+      });
+      const out = Buffer.from(await new Response(proc.stdout).arrayBuffer());
+      const split = out.indexOf("\r\n\r\n");
+      const headers = new Headers();
+      let status = 200;
+      for (const line of out.subarray(0, split).toString().split("\r\n")) {
+        const i = line.indexOf(":");
+        if (line.slice(0, i).toLowerCase() === "status") status = Number.parseInt(line.slice(i + 1), 10);
+        else headers.set(line.slice(0, i), line.slice(i + 1).trim());
+      }
+      return new Response(out.subarray(split + 4), { status, headers });
+    },
+  });
+  return { server, seen };
+}
+
+const hasGitHttp = hasGit && spawnSync("git", ["http-backend", "-h"]).error === undefined && existsSync(join(spawnSync("git", ["--exec-path"], { encoding: "utf8" }).stdout.trim(), "git-http-backend"));
+
+describe("policy seam: requests a command makes through the proxy", () => {
+  test("a non-GET asks every time even under Net(*) and after always; a GET under an allow goes unasked; a deny refuses unasked", async () => {
+    const answers: boolean[] = [];
+    const tool: PencilTool<{ command: string }> = {
+      name: "run_command",
+      description: "fake",
+      inputSchema: z.object({ command: z.string() }),
+      claims: () => [],
+      runCommand: ({ command }) => command,
+      sandboxed: () => true,
+      async execute({ command }, ctx) {
+        for (const r of [
+          { method: "POST", host: "git.example", port: 80, url: "http://git.example/repo.git/git-receive-pack" },
+          { method: "POST", host: "git.example", port: 80, url: "http://git.example/repo.git/git-receive-pack" },
+          { method: "GET", host: "git.example", port: 80, url: "http://git.example/repo.git/info/refs" },
+          { method: "CONNECT", host: "evil.example", port: 443 },
+        ]) answers.push(await ctx.reach!({ ...r, command }));
+        return "ran";
+      },
+    };
+    const approver = scriptedApprover([{ kind: "always" }, { kind: "yes" }]);
+    const rules = [parseRule("Net(*)", "allow", "test"), parseRule("Net(evil.example)", "deny", "test"), parseRule("Run(*)", "allow", "test")];
+    const { exec } = seam([tool], rules, approver);
+    expect(await exec("run_command", "make deploy")).toBe("ran");
+    expect(answers).toEqual([true, true, true, false]);
+    expect(approver.questions.map((q) => [q.subject, q.once])).toEqual([
+      ["POST http://git.example/repo.git/git-receive-pack", true],
+      ["POST http://git.example/repo.git/git-receive-pack", true],
+    ]);
+    expect(approver.questions[0]!.reason).toContain("cannot be taken back");
+  });
+});
+
+describe("irreversible actions through Pencil's proxy (namespace, network on)", () => {
+  test.skipIf(!hasNamespace || !hasGitHttp)("git push over http, plain or disguised: the GETs go through, the push's POST is refused, the repository is unchanged", async () => {
+    const remote = tempDir("pencil-git-remote-");
+    expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
+    spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
+    const { server, seen } = gitHttpServer(remote);
+    try {
+      const asked: NetRequest[] = [];
+      // The owner's answers: reads yes, anything else no (as nobody at the terminal would say for the push).
+      const reach = async (r: NetRequest) => {
+        asked.push(r);
+        return r.method === "GET";
+      };
+      const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h) });
+      const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
+      for (const args of [["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"]]) spawnSync("git", ["-C", root, ...args]);
+      ctx.reach = reach;
+      const records: CommandRecord[] = [];
+      ctx.recordCommand = (r) => records.push(r);
+      const remoteUrl = `http://git.pencil.test:${server.port}/repo.git`;
+      for (const command of [`git push ${remoteUrl} HEAD:refs/heads/main`, `g=git; $g push ${remoteUrl} HEAD:refs/heads/main`]) {
+        const out = await run(command);
+        expect(out).toContain("REFUSED: POST " + remoteUrl + "/git-receive-pack");
+        expect(out).toContain("Refused requests were not sent");
+      }
+      // The remote saw the ref advertisement, never the push itself.
+      expect(seen.some((x) => x.startsWith("GET /repo.git/info/refs"))).toBe(true);
+      expect(seen.some((x) => x.startsWith("POST"))).toBe(false);
+      expect(spawnSync("git", ["-C", join(remote, "repo.git"), "for-each-ref"], { encoding: "utf8" }).stdout).toBe("");
+      expect(asked.filter((r) => r.method === "POST").length).toBe(2);
+      expect(records.map((r) => [r.network, r.connections?.some((c) => c.method === "POST" && !c.allowed)])).toEqual([["proxy", true], ["proxy", true]]);
+    } finally {
+      server.stop(true);
+    }
+  }, 60_000);
+
+  const hasNpm = spawnSync("npm", ["--version"]).status === 0;
+  test.skipIf(!hasNamespace || !hasNpm)("npm publish to a local registry stand-in: the PUT is refused and the registry receives nothing", async () => {
+    const received: string[] = [];
+    const registry = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        received.push(`${req.method} ${new URL(req.url).pathname}`);
+        return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
+      },
+    });
+    try {
+      const asked: NetRequest[] = [];
+      const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
+      const url = `http://registry.pencil.test:${registry.port}/`;
+      const { run, ctx } = setup("namespace", {
+        "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
+        "index.js": "module.exports = 1;\n",
+        // Not named .npmrc (a credential file the policy hides): a fake token so npm gets as far as the request.
+        "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
+      }, { network: true, startProxy, timeoutMs: 60_000 });
+      ctx.reach = async (r) => {
+        asked.push(r);
+        return r.method === "GET";
+      };
+      const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
+      expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
+      expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
+      expect(asked.some((r) => r.method === "PUT")).toBe(true);
+    } finally {
+      registry.stop(true);
+    }
+  }, 60_000);
+
+  test.skipIf(!hasNamespace)("with nobody to judge (no seam), every request is refused; an https CONNECT is judged by host", async () => {
+    const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
+    const { run } = setup("namespace", {}, { network: true, startProxy });
+    const out = await run("curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data x http://registry.pencil.test:9/pkg; curl -s -o /dev/null https://registry.pencil.test:9/ || echo tunnel-refused");
+    expect(out).toContain("REFUSED: PUT http://registry.pencil.test:9/pkg");
+    expect(out).toContain("REFUSED: CONNECT registry.pencil.test:443".replace(":443", ":9"));
+    expect(out).toContain("tunnel-refused");
+  }, 60_000);
 });
 
 /** Host pids whose command line is exactly `args` (NUL-separated in /proc). */

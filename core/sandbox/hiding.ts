@@ -76,6 +76,8 @@ export interface HidingInput {
   unixSockets?: readonly string[];
   /** The root whose top-level entries are covered unless they hold the system's programs (default "/"; tests give a directory of their own). */
   root?: string;
+  /** More directories the command must reach, kept read-only where a cover would hide them (Bun for the network forwarder). */
+  keep?: readonly string[];
   /** System directories the command sees, searched (to SYSTEM_SCAN_LIMIT entries) for entries `hidden` denies, which are masked (default ["/etc"]). */
   systemDirs?: readonly string[];
 }
@@ -159,7 +161,7 @@ export function planHiding(input: HidingInput): Hiding {
     return found;
   };
 
-  const wanted: string[] = [ws, scratch];
+  const wanted: string[] = [ws, scratch, ...(input.keep ?? []).flatMap((k) => realOrNull(k) ?? [])];
   // Name resolution must keep working for commands given network access (/etc/resolv.conf often leads into /run).
   const resolver = realOrNull("/etc/resolv.conf");
   if (resolver !== null) wanted.push(dirname(resolver));

@@ -26,6 +26,8 @@ export interface CommandRunOptions {
    * overshoot by what it writes in a tenth of a second). Default 1 GiB.
    */
   writeCapBytes?: number;
+  /** The unix socket of Pencil's proxy for this run (set by run_command when the network is on); without it there is no network. */
+  proxySocket?: string;
   /**
    * Namespace sandbox: let the command use the host's network (default false:
    * a private network with only its own loopback, so no internet, no local
@@ -52,6 +54,29 @@ export interface CommandOutcome {
   overCap: boolean;
   /** Bytes its processes had written to files when it ended (or was killed), as /proc counts them; null where that cannot be read. */
   writtenBytes: number | null;
+}
+
+/** The port, on the command's own private loopback, where the forwarder to Pencil's proxy listens. */
+export const PROXY_PORT = 3128;
+
+/** The forwarder run (by Bun, without capabilities) inside the namespace: each connection to 127.0.0.1:PORT piped to the proxy's unix socket. */
+const FORWARDER = `import net from "node:net";
+import { writeFileSync } from "node:fs";
+const [sock, port, ready] = process.argv.slice(2);
+net.createServer((c) => {
+  const u = net.connect(sock);
+  c.pipe(u);
+  u.pipe(c);
+  c.on("error", () => u.destroy());
+  u.on("error", () => c.destroy());
+}).listen(Number(port), "127.0.0.1", () => writeFileSync(ready, "1"));
+`;
+
+/** The proxy variables every common client honours (curl and git read the lower-case ones for http). */
+function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  const noProxy = "localhost,127.0.0.1,::1";
+  return { http_proxy: url, https_proxy: url, HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, all_proxy: url, no_proxy: noProxy, NO_PROXY: noProxy, npm_config_proxy: url, npm_config_https_proxy: url };
 }
 
 /** Bytes a command may write when no cap is given: 1 GiB. */
@@ -133,7 +158,7 @@ const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"])
  */
 const NAMESPACE_SETUP = `
 set -e
-S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; FB=$9; shift 9
+S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; FB=$9; FW=\${10}; shift 10
 fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
 # A read-only bind in one mount(8) run (each run costs milliseconds; the seal below then skips it). Where the source's
 # locked flags make that refuse, a plain bind, which the seal below makes read-only.
@@ -245,6 +270,13 @@ cd "$R" || fail "cannot enter the workspace path $R"
 exec 2>&1
 # No file larger than the write cap (1024-byte blocks); the runner watches the total.
 ulimit -f "$FB" || fail "cannot cap file sizes"
+# With the network on, the only way out is Pencil's proxy: a forwarder (no capabilities either) from this private
+# network's 127.0.0.1:${PROXY_PORT} to the proxy's unix socket in the scratch.
+if [ -n "$FW" ]; then
+  "$SP" ${DROP_PRIVILEGES.join(" ")} "$FW" "$S/forward.mjs" "$S/proxy.sock" ${PROXY_PORT} "$S/forward-ready" </dev/null >/dev/null 2>&1 &
+  for _ in $(seq 1 500); do [ -e "$S/forward-ready" ] && break; sleep 0.01; done
+  [ -e "$S/forward-ready" ] || fail "the network proxy's forwarder did not start"
+fi
 exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
 `;
 
@@ -268,8 +300,13 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
     const items = stepArguments(plan.steps);
     makeDevDir(join(s.root, "dev"));
     file = "unshare";
-    const net = options.network ? [] : ["--net"];
-    args = [...unshareArgs!, ...net, BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, options.network ? "" : (IP ?? ""), String(fileBlocks), ...items];
+    // A private network always: with the network on, the command reaches it only through the proxy.
+    const forwarder = options.network && options.proxySocket ? process.execPath : "";
+    if (forwarder) {
+      writeFileSync(join(s.root, "forward.mjs"), FORWARDER);
+      Object.assign(env, proxyEnv());
+    }
+    args = [...unshareArgs!, "--net", BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, IP ?? "", String(fileBlocks), forwarder, ...items];
   } else {
     file = SHELL;
     args = ["-c", 'cd "$1" && exec 2>&1 && ulimit -f "$4" && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command, String(fileBlocks)];

@@ -12,7 +12,7 @@ import { makeScratch } from "../scratch/make.ts";
 import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
-import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
+import { ToolError, type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
 
 /**
  * Where the command runs.
@@ -52,7 +52,21 @@ export interface RunCommandOptions extends CommandRunOptions {
   realHome?: string;
   /** Pencil's state directory, never visible to the command (default $PENCIL_HOME, else ~/.pencil). */
   pencilHome?: string;
+  /**
+   * Starts the proxy through which a sandboxed command with `network` reaches the network (the app passes
+   * net/command-proxy's; tests may map host names). Without it, `network` in the sandbox gives no network.
+   */
+  startProxy?: StartProxy;
 }
+
+/** A running proxy, as run_command uses it: what went through it, and how to stop it. */
+export interface ProxyHandle {
+  readonly log: { method: string; host: string; port: number; url?: string; allowed: boolean }[];
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a unix socket that lets a request go when `reach` resolves true. */
+export type StartProxy = (options: { socketPath: string; reach: (r: NetRequest) => Promise<boolean> }) => Promise<ProxyHandle>;
 
 /**
  * The optional hook through which the session's policy judges writes; the
@@ -123,6 +137,8 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     const why = error instanceof ScratchError ? error.message : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
     throw new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
   }
+  const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
+  let proxy: ProxyHandle | null = null;
   try {
     const hiding =
       mode === "namespace"
@@ -134,11 +150,19 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
             path: commandPath(options.parentEnv ?? process.env),
             env: options.parentEnv ?? process.env,
             hidden: denied,
+            // The forwarder to the proxy is run by Pencil's own Bun.
+            ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
           })
         : null;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
-    const outcome = await runIn(s, command, { ...options, writeCapBytes: writeCap }, hiding, ctx.signal);
+    // With nobody to judge a request (no seam), every one is refused.
+    const reach = ctx.reach?.bind(ctx) ?? (async () => false);
+    proxy = proxied ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) }) : null;
+    const outcome = await runIn(s, command, { ...options, writeCapBytes: writeCap, ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}) }, hiding, ctx.signal);
+    await proxy?.close();
+    const connections = proxy ? [...proxy.log] : [];
+    proxy = null;
     const effects: Effects = { staged: [], notStaged: 0 };
     const record = (kind: CommandOutcomeKind) =>
       ctx.recordCommand?.({
@@ -150,7 +174,8 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
         sandbox: kind === "sandbox-failed" ? null : s.share,
         staged: effects.staged,
         notStaged: effects.notStaged,
-        network: options.network === true ? "host" : "none",
+        network: !options.network ? "none" : s.share === "plain" ? "host" : proxied ? "proxy" : "none",
+        connections,
       });
     if (outcome.setupFailure !== null) {
       record("sandbox-failed");
@@ -159,11 +184,17 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
         `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    const text = report(command, s, outcome, ctx, pencilHome, options.network === true, writeCap, effects);
+    let text = report(command, s, outcome, ctx, pencilHome, proxied || (options.network === true && s.share === "plain"), writeCap, effects);
+    if (connections.length > 0) {
+      const shown = connections.slice(0, 20).map((c) => `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}`);
+      text += `\nNetwork (through Pencil's proxy):\n${shown.join("\n")}${connections.length > 20 ? `\n  …and ${connections.length - 20} more` : ""}`;
+      if (connections.some((c) => !c.allowed)) text += "\nRefused requests were not sent: the user did not allow them. Do not retry them; tell the user what you needed.";
+    }
     record(outcome.overCap ? "write-cap" : outcome.timedOut ? "timed-out" : outcome.aborted ? "cancelled" : outcome.exitCode !== null ? "exited" : "killed");
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
     return disposeScratch(s) ? text : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
   } catch (error) {
+    await proxy?.close();
     disposeScratch(s);
     throw error;
   }

@@ -39,6 +39,18 @@ export const DEFAULT_LIMITS: ToolLimits = {
   scratchWriteBytes: 1024 * 1024 * 1024,
 };
 
+/** A request a sandboxed command makes through Pencil's proxy. */
+export interface NetRequest {
+  /** The HTTP method, or CONNECT for a tunnel (HTTPS), whose content is not visible. */
+  method: string;
+  host: string;
+  port: number;
+  /** The full URL of a plain HTTP request. */
+  url?: string;
+  /** The command line that made it. */
+  command?: string;
+}
+
 /** Everything a tool call may use: injected, so the same tool runs on the disk or the overlay. */
 export interface ToolContext {
   ws: Workspace;
@@ -52,6 +64,8 @@ export interface ToolContext {
   writeRefusal?(real: string): string | null;
   /** Where a command tool reports each command it ran, for the run's record (the changeset keeps them). */
   recordCommand?(record: CommandRecord): void;
+  /** Judges a request a command makes through Pencil's proxy (Net rules, the owner); resolves true to let it go. Absent: every request is refused. */
+  reach?(request: NetRequest): Promise<boolean>;
   signal?: AbortSignal;
 }
 
