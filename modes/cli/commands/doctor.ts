@@ -143,7 +143,7 @@ function checkSandbox(): Check {
     return { name: "sandbox", status: "fail", detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`, fix: "set TMPDIR to a writable directory" };
   }
   return shell
-    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace over a scratch copy (in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings` }
+    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace over a scratch copy (in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: a copy (overlayfs not used)` }
     : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
 }
 
