@@ -4,7 +4,7 @@ import type { FileOps } from "../core/file-ops.ts";
 import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { decide, type Decision, type Policy } from "../core/policy.ts";
 import type { ReadLedger } from "../core/read-ledger.ts";
-import { loadShellParser } from "../core/shell-parse.ts";
+import { loadShellParser, ShellParserNotLoaded } from "../core/shell-parse.ts";
 import { ToolError, type NetRequest, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../core/path-near-miss.ts";
@@ -202,10 +202,20 @@ function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real:
   return stricter(verdict, deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other }), { unprovenRead }));
 }
 
+/** decide() for a command line; tree-sitter's grammar is loaded only when a line needs it (plain lines never do). */
+async function judgeRun(policy: Policy, tool: string, command: string): Promise<Decision> {
+  try {
+    return decide(policy, { tool, access: "run", command });
+  } catch (error) {
+    if (!(error instanceof ShellParserNotLoaded)) throw error;
+    await loadShellParser();
+    return decide(policy, { tool, access: "run", command });
+  }
+}
+
 /** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
 async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
-  await loadShellParser();
-  const verdict = decide(deps.policy, { tool: t.name, access: "run", command });
+  const verdict = await judgeRun(deps.policy, t.name, command);
   // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
   const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
   const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;

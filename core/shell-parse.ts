@@ -48,6 +48,14 @@ export function loadShellParser(): Promise<void> {
   return loading;
 }
 
+/** Thrown when a line needs tree-sitter before loadShellParser has finished: load it, then judge again. */
+export class ShellParserNotLoaded extends Error {
+  override name = "ShellParserNotLoaded";
+  constructor() {
+    super("This command line needs the shell parser, which is not loaded yet: await loadShellParser() and judge it again.");
+  }
+}
+
 /** True once loadShellParser has finished. */
 export function shellParserReady(): boolean {
   return parser !== null;
@@ -64,7 +72,7 @@ export function parseShell(text: string): ParsedScript {
 
 /** parseShell through tree-sitter always (parseShell takes a faster way for plain lines; tests compare the two). */
 export function parseShellTree(text: string): ParsedScript {
-  if (parser === null) throw new Error("parseShell was called before loadShellParser finished: a Pencil bug.");
+  if (parser === null) throw new ShellParserNotLoaded();
   const tree = parser.parse(text);
   if (tree === null) return { commands: [], assigns: [], malformed: true };
   try {
