@@ -20,6 +20,7 @@ import { LinkGuard } from "../core/hard-links.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runWithNudge } from "../agent/nudges.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
+import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import type { Runtime } from "./runtime.ts";
 import { toolsFor } from "./toolbox.ts";
 
@@ -238,7 +239,8 @@ export class AgentRun {
       {
         model: this.models.model,
         modelLabel: () => this.models.current(),
-        system: this.options.system ?? systemPrompt(this.mode),
+        // The repository's AGENTS.md goes after Pencil's own rules, framed as ranking below them and the goal.
+        system: (this.options.system ?? systemPrompt(this.mode)) + instructionsPrompt(instructionsFor(this.runtime)),
         tools,
         maxSteps: this.options.maxSteps ?? DEFAULT_MAX_STEPS,
         contextWindow: this.models.contextWindow,

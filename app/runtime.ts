@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   deny?: string[];
   /** `--model NAME`. */
   model?: string;
+  /** False with `--no-project-doc`: no AGENTS.md / CLAUDE.md is given to the model. */
+  projectDoc?: boolean;
 }
 
 /** Everything a run needs that comes from configuration: workspace, policy, limits and where state lives. */
@@ -34,6 +36,8 @@ export interface Runtime {
   journalDir: string;
   /** The `--model` override, if any. */
   model?: string;
+  /** Whether AGENTS.md / CLAUDE.md instructions are given to the model (off with `--no-project-doc`). */
+  projectDoc: boolean;
 }
 
 /** Where Pencil keeps its state for this environment. */
@@ -81,6 +85,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     limits: settings.limits,
     store: new ChangesetStore(pencilHome),
     journalDir: join(pencilHome, "journal"),
+    projectDoc: options.projectDoc ?? true,
     ...(options.model ? { model: options.model } : {}),
   };
 }

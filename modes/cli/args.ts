@@ -13,6 +13,12 @@ export interface CliArgs {
   verbose: boolean;
   help: boolean;
   image?: string;
+  /** `--no-project-doc`: skip AGENTS.md / CLAUDE.md. */
+  noProjectDoc: boolean;
+  /** `--commit`: one git commit of exactly the applied files. */
+  commit: boolean;
+  /** `review --open`: edit staged files in $VISUAL/$EDITOR before deciding. */
+  open: boolean;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -30,6 +36,9 @@ const OPTIONS = {
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   image: { type: "string" },
+  "no-project-doc": { type: "boolean" },
+  commit: { type: "boolean" },
+  open: { type: "boolean" },
 } as const;
 
 /**
@@ -62,6 +71,9 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     verbose: v.verbose ?? false,
     help: v.help ?? false,
     ...(v.image !== undefined ? { image: v.image } : {}),
+    noProjectDoc: v["no-project-doc"] ?? false,
+    commit: v.commit ?? false,
+    open: v.open ?? false,
   };
 }
 

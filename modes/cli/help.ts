@@ -30,6 +30,9 @@ Options:
       --patch            with review: print the changeset as a unified diff
       --verbose          show commands' whole output (else the first and last lines;
                          the run's log file under $PENCIL_HOME/logs has all of it)
+      --commit           with agent/review: one git commit of exactly the applied files (never a push)
+      --open             with review: edit each staged file in $VISUAL/$EDITOR before deciding
+      --no-project-doc   do not give AGENTS.md / CLAUDE.md instructions to the model
   -h, --help             this help
       --version          print the version
 
@@ -59,6 +62,9 @@ file's diff is reviewed, one key per file: [y]es [n]o [a]ll [q]uit [r]eason [e]d
 ${RUN_OPTIONS}
       --json             one JSON document: the run and its staged changeset (nothing
                          is asked or applied; exit 3 when something is staged)
+      --commit           after the review, one git commit of exactly the applied files
+                         (message from the goal and the model's summary; never a push)
+      --no-project-doc   do not give AGENTS.md / CLAUDE.md instructions to the model
 ${COMMON}`,
   plan: `Usage: pencil plan "<goal>" [options]
 
@@ -82,6 +88,9 @@ Reviews a pending changeset (this workspace's latest when no ID).
 
 Options:
       --patch            print it as a unified diff that git apply accepts
+      --commit           one git commit of exactly the applied files (never a push)
+      --open             open each staged file in $VISUAL/$EDITOR before deciding it
+                         (or press e on a file); what you save is what is reviewed
 ${COMMON}`,
   undo: `Usage: pencil undo [ID] [options]
 

@@ -12,6 +12,7 @@ export function openRuntime(ctx: CommandContext): Runtime {
     allow: args.allow,
     deny: args.deny,
     ...(args.model ? { model: args.model } : {}),
+    projectDoc: !args.noProjectDoc,
   });
   for (const warning of runtime.settings.warnings) io.err(`${io.colors.yellow("warning:")} ${warning}\n`);
   for (const interrupted of findInterruptedApplies(runtime.journalDir)) {

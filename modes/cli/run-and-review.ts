@@ -5,6 +5,8 @@ import { AgentRun, chooseModels, type RunHooks, type RunOptions } from "../../ap
 import type { Runtime } from "../../app/runtime.ts";
 import { formatSummary, summarizeChangeset } from "../../render/summary.ts";
 import { hint, type CliIO } from "./io.ts";
+import { describeInstructions, instructionsFor } from "../../app/project-instructions.ts";
+import { visible } from "../../render/visible-text.ts";
 import { ProgressView } from "./progress.ts";
 import { reviewLoop } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
@@ -18,6 +20,8 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
     io.err("\nStopping… what was staged so far is kept for review. (Ctrl-C again to quit at once.)\n");
   };
   process.on("SIGINT", onInterrupt);
+  const loaded = instructionsFor(runtime);
+  if (loaded.files.length > 0 || loaded.skipped.length > 0) io.out(io.colors.dim(`instructions: ${visible(describeInstructions(loaded))}\n`));
   // No human, no yes: without a terminal every question the run asks is answered no.
   const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
   const hooks: RunHooks = { approver, emit: view.sink, signal: controller.signal };

@@ -5,6 +5,7 @@ import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
 import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { entryIds, readEntry } from "../../../core/journal.ts";
+import { describeInstructions, instructionsFor } from "../../../app/project-instructions.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
@@ -51,13 +52,20 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 function checkWorkspace(ctx: CommandContext): Check[] {
   try {
-    const runtime = createRuntime({ env: ctx.env, ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}), allow: ctx.args.allow, deny: ctx.args.deny });
+    const runtime = createRuntime({ env: ctx.env, ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}), allow: ctx.args.allow, deny: ctx.args.deny, projectDoc: !ctx.args.noProjectDoc });
     const out: Check[] = [{ name: "workspace", status: "ok", detail: runtime.ws.root }];
     out.push({
       name: "settings",
       status: runtime.settings.warnings.length ? "warn" : "ok",
       detail: runtime.settings.files.length ? `read ${runtime.settings.files.join(", ")}` : "no settings files (built-in rules only)",
       ...(runtime.settings.warnings.length ? { fix: runtime.settings.warnings.join(" ") } : {}),
+    });
+    const loaded = instructionsFor(runtime);
+    out.push({
+      name: "project instructions",
+      status: loaded.skipped.length > 0 ? "warn" : "ok",
+      detail: runtime.projectDoc ? describeInstructions(loaded) : "off (--no-project-doc)",
+      ...(loaded.skipped.length > 0 ? { fix: "a skipped AGENTS.md is a symlink or hard link to a file the policy does not let Pencil read, or past the 32 KiB cap; make it a plain file in the workspace" } : {}),
     });
     return out;
   } catch (error) {
