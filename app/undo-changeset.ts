@@ -10,12 +10,21 @@ import type { Runtime } from "./runtime.ts";
  * several applies (say, one phone card after another) is marked undone only once
  * none of its applies is left on disk.
  */
-export function undoInWorkspace(runtime: Runtime, ref?: string): UndoResult {
+export function undoInWorkspace(runtime: Runtime, ref?: string): UndoResult & { commits: string[] } {
   return withWorkspaceLock(runtime.pencilHome, runtime.ws.root, "undo", () => {
     const result = undoApply(runtime.journalDir, ref, runtime.ws.root);
     markUndone(runtime, result.changesetId);
-    return result;
+    return { ...result, commits: commitsOf(runtime, result.changesetId) };
   });
+}
+
+/** The git commits `--commit` made of a changeset's files: undo leaves them in history and says so. */
+function commitsOf(runtime: Runtime, changesetId: string): string[] {
+  try {
+    return (runtime.store.load(changesetId).commits ?? []).map((c) => c.sha);
+  } catch {
+    return [];
+  }
 }
 
 /** Records on a changeset that one of its applies was undone: `undone` once none is left on disk, `partial` before. */

@@ -89,6 +89,10 @@ export interface Changeset {
   mode?: string;
   /** Every command the run asked to run, in order: ran (with what it staged) or refused. */
   commands?: CommandRecord[];
+  /** Git commits made of this changeset's applied files (`--commit`); undo leaves them in history. */
+  commits?: { sha: string; branch: string; files: string[] }[];
+  /** Paths whose staged content the owner replaced in their editor before deciding. */
+  editedByOwner?: string[];
 }
 
 /** Inputs for building a changeset from what a run staged. */

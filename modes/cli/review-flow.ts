@@ -12,6 +12,7 @@ import { applyReviewed } from "../../app/apply-reviewed.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { wordMeaning } from "./answer-words.ts";
 import { hint, type CliIO } from "./io.ts";
+import { commitAfterReview, showGitState } from "./git-review.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
 export interface ReviewDecision {
@@ -172,6 +173,12 @@ export function reportApply(io: CliIO, result: ReviewedApply, rejected: Rejectio
   }
 }
 
+/** What the owner asked for on the command line besides the review itself. */
+export interface ReviewOptions {
+  /** `--commit`: one git commit of exactly the files applied in this review. */
+  commit?: boolean;
+}
+
 /** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */
 export type ReviewExit = 0 | 3 | 4;
 
@@ -179,9 +186,12 @@ export type ReviewExit = 0 | 3 | 4;
  * Reviews, applies, and — when files were rejected with reasons and a live run
  * exists — sends them back for revision, up to MAX_REVISION_ROUNDS.
  */
-export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null, reviewHooks: ReviewHooks = {}): Promise<ReviewExit> {
+export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null, reviewHooks: ReviewHooks = {}, options: ReviewOptions = {}): Promise<ReviewExit> {
   let cs: Changeset | null = first;
   let conflicted = false;
+  showGitState(io, runtime);
+  // Every round's applied files go into the one commit made at the end (`--commit`).
+  const appliedRounds: { id: string; paths: string[] }[] = [];
   while (cs) {
     // Files already decided (say, from the phone) are not asked about again.
     const undecided = cs.files.filter((f) => !cs!.decisions?.[f.path]);
@@ -193,6 +203,7 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     }
     const result = applyReviewed(runtime, cs, decision.approved, decision.rejected.map((r) => r.path));
     reportApply(io, result, decision.rejected, cs);
+    if (result.applied.length > 0) appliedRounds.push({ id: cs.id, paths: result.applied });
     if (result.conflicts.length > 0) {
       conflicted = true;
       io.out(io.colors.red(`${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`));
@@ -209,6 +220,7 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     cs = run.changeset;
     if (!cs) io.out("The agent staged nothing new.\n");
   }
+  if (options.commit) commitAfterReview(io, runtime, first, run, appliedRounds);
   return conflicted ? 4 : 0;
 }
 

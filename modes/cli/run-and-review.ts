@@ -8,7 +8,7 @@ import { hint, type CliIO } from "./io.ts";
 import { describeInstructions, instructionsFor } from "../../app/project-instructions.ts";
 import { visible } from "../../render/visible-text.ts";
 import { ProgressView } from "./progress.ts";
-import { reviewLoop } from "./review-flow.ts";
+import { reviewLoop, type ReviewOptions } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
 
 /** A run with terminal progress; Ctrl-C stops it and keeps what was staged. */
@@ -43,13 +43,13 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
  * Runs the agent, then reviews: on a terminal, the A6 review with revisions;
  * without one, nothing is applied, the changeset is saved, and the exit code is 3.
  */
-export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}): Promise<number> {
+export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}, review: ReviewOptions = {}): Promise<number> {
   const { run, hooks } = await runWithProgress(io, runtime, "agent", goal, options);
-  return reviewAfterRun(io, runtime, run, hooks);
+  return reviewAfterRun(io, runtime, run, hooks, review);
 }
 
 /** The review half of runAndReview, for callers that ran the agent themselves. */
-export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun, hooks: RunHooks): Promise<number> {
+export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun, hooks: RunHooks, review: ReviewOptions = {}): Promise<number> {
   const outcome = run.outcome!;
   const cs = run.changeset;
   if (io.machine) {
@@ -79,7 +79,7 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
     io.out(`\nNo terminal to review on, so nothing was applied. Changeset ${cs.id} is saved.\nReview it with: ${hint(io, `review ${cs.id}`)}   (or print it: ${hint(io, `review ${cs.id} --patch`)})\n`);
     return 3;
   }
-  return reviewLoop(io, runtime, cs, run, hooks);
+  return reviewLoop(io, runtime, cs, run, hooks, {}, review);
 }
 
 /** `$PENCIL_HOME/logs/<time>-<pid>.log`: where a run's tool outputs are kept whole. */

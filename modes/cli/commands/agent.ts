@@ -2,11 +2,13 @@ import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { runAndReview } from "../run-and-review.ts";
+import { requireGitForCommit } from "../git-review.ts";
 
 /** `pencil agent "<goal>"`: run, then review the staged changeset. */
 export async function run(ctx: CommandContext): Promise<number> {
   const goal = ctx.args.positionals.join(" ").trim();
   if (!goal) throw new UsageError('agent needs a goal, e.g. pencil agent "add a --verbose flag to the CLI"');
   const runtime = openRuntime(ctx);
-  return runAndReview(ctx.io, runtime, goal);
+  if (ctx.args.commit) requireGitForCommit(runtime);
+  return runAndReview(ctx.io, runtime, goal, {}, { commit: ctx.args.commit });
 }

@@ -9,6 +9,7 @@ import { ProgressView } from "../progress.ts";
 import { reviewLoop } from "../review-flow.ts";
 import { runLogPath } from "../run-and-review.ts";
 import { terminalApprover } from "../terminal-approver.ts";
+import { requireGitForCommit } from "../git-review.ts";
 
 /** `pencil review [ID] [--patch]`: reviews a pending changeset (the workspace's latest when no ID). */
 export async function run(ctx: CommandContext): Promise<number> {
@@ -32,6 +33,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   if (damaged.length > 0) io.err(`Reviewing ${cs.id}, the newest pending changeset that could be read.\n`);
   assertSameWorkspace(runtime, cs);
+  if (ctx.args.commit && !ctx.args.patch) requireGitForCommit(runtime);
   if (ctx.args.patch) {
     const { patch, skipped } = exportPatch(cs);
     io.out(patch);
@@ -51,5 +53,5 @@ export async function run(ctx: CommandContext): Promise<number> {
   const agentRun = AgentRun.resume(runtime, cs);
   const view = new ProgressView(io, { logPath: runLogPath(runtime) });
   const hooks = { approver: terminalApprover(io, () => view.pause()), emit: view.sink };
-  return reviewLoop(io, runtime, cs, agentRun, hooks);
+  return reviewLoop(io, runtime, cs, agentRun, hooks, {}, { commit: ctx.args.commit });
 }

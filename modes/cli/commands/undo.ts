@@ -19,5 +19,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   for (const path of result.reverted) io.out(`${c.green("reverted")} ${path}\n`);
   for (const refused of result.refused) io.out(`${c.red("kept")}     ${refused.path}: ${refused.reason}\n`);
   io.out(`Undo of ${result.changesetId} (apply ${result.applyId}): ${result.state}.\n`);
+  // Undo does not rewrite history: the files are reverted in the working tree, the commit stays.
+  for (const sha of result.commits) io.out(`The commit ${sha.slice(0, 12)} made of these files is still in git history; the revert is an uncommitted change (git revert ${sha.slice(0, 12)} would record it).\n`);
   return result.refused.length > 0 ? 4 : 0;
 }
