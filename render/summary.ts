@@ -104,6 +104,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
     if (f.flags.length) parts.push(f.flags.map((flag) => c.red(`[${flag}]`)).join(" "));
     if (f.mode) parts.push(c.yellow(f.mode));
     if (f.models.length) parts.push(c.cyan(f.models.map(visible).join(", ")));
+    // The owner replaced the agent's content in their editor (app/edit-staged.ts records it as an origin).
+    if (f.tools.includes("edited by you")) parts.push(c.magenta("edited by you"));
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
     lines.push(parts.join("  "));
   });

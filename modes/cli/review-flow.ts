@@ -13,6 +13,7 @@ import type { Runtime } from "../../app/runtime.ts";
 import { wordMeaning } from "./answer-words.ts";
 import { hint, type CliIO } from "./io.ts";
 import { commitAfterReview, showGitState } from "./git-review.ts";
+import { terminalEditHook } from "./editor-hook.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
 export interface ReviewDecision {
@@ -177,6 +178,8 @@ export function reportApply(io: CliIO, result: ReviewedApply, rejected: Rejectio
 export interface ReviewOptions {
   /** `--commit`: one git commit of exactly the files applied in this review. */
   commit?: boolean;
+  /** `review --open`: every file goes to $VISUAL/$EDITOR before the review asks about it (`e` works either way). */
+  open?: boolean;
 }
 
 /** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */
@@ -196,7 +199,16 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     // Files already decided (say, from the phone) are not asked about again.
     const undecided = cs.files.filter((f) => !cs!.decisions?.[f.path]);
     if (undecided.length === 0) break;
-    const decision = await reviewChangeset(io, { ...cs, files: undecided }, reviewHooks);
+    // The owner's edits rebuild the changeset: `current` holds the rebuilt one, which is what gets applied.
+    const current = { cs };
+    const editFile = terminalEditHook(io, runtime, run, current);
+    if (options.open) {
+      // `review --open`: each file goes to the editor first; the review then shows what was saved.
+      for (const file of undecided) await editFile(file);
+    }
+    const edit = reviewHooks.edit ?? ((_: Changeset, file: FileChange) => editFile(file));
+    const decision = await reviewChangeset(io, { ...current.cs, files: current.cs.files.filter((f) => !current.cs.decisions?.[f.path]) }, { ...reviewHooks, edit });
+    cs = current.cs;
     if (decision.quit) {
       io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: ${hint(io, `review ${cs.id}`)}\n`);
       return 3;

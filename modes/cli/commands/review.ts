@@ -53,5 +53,5 @@ export async function run(ctx: CommandContext): Promise<number> {
   const agentRun = AgentRun.resume(runtime, cs);
   const view = new ProgressView(io, { logPath: runLogPath(runtime) });
   const hooks = { approver: terminalApprover(io, () => view.pause()), emit: view.sink };
-  return reviewLoop(io, runtime, cs, agentRun, hooks, {}, { commit: ctx.args.commit });
+  return reviewLoop(io, runtime, cs, agentRun, hooks, {}, { commit: ctx.args.commit, open: ctx.args.open });
 }
