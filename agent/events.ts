@@ -16,7 +16,9 @@ export type SessionEvent =
   | { type: "step-end"; step: number; model: string; usage: TokenUsage; context: ContextMeter; /** Dollars, when the provider reported the step's price. */ cost?: number }
   | { type: "compacted"; results: number; chars: number }
   | { type: "model-fallback"; from: string; to: string; reason: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** Something the owner should know that does not stop the run (an MCP server left out). */
+  | { type: "notice"; message: string };
 
 /** How full the model's context window is: `used` tokens of `window`. */
 export interface ContextMeter {

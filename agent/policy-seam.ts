@@ -12,6 +12,7 @@ import { RepeatedFailures } from "./nudges.ts";
 import { invalidReason, lenientSchema } from "./tool-call-repair.ts";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
 import type { EventSink } from "./events.ts";
+import { decideMcp, type McpPolicy } from "../core/mcp-rules.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
 const NO_SANDBOX = "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
@@ -33,6 +34,8 @@ export interface SeamDeps {
   links?: LinkGuard;
   /** Receives every command a tool ran or the policy refused, for the run's record. */
   recordCommand?: (record: CommandRecord) => void;
+  /** The run's Mcp(server/tool) rules; without them every MCP call asks. */
+  mcpPolicy?: McpPolicy;
 }
 
 /**
@@ -124,6 +127,10 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
     for (const claim of t.claims(input)) {
       const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
       if (hint) return finish(false, `Error: ${hint}`);
+    }
+    if (t.mcp) {
+      const refusal = await judgeMcpCall(t, t.mcp, input, callId, deps, asker);
+      if (refusal) return finish(false, refusal);
     }
     if (t.runCommand) {
       const command = t.runCommand(input);
@@ -232,6 +239,18 @@ async function judgeCommand(t: PencilTool, command: string, callId: string, deps
 
 /** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
 const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "CONNECT"]);
+/** Judges an MCP tool call by the Mcp rules (deny > ask > allow, default ask); returns the refusal text, or null when it may run. */
+async function judgeMcpCall(t: PencilTool, mcp: { server: string; tool: string }, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+  const verdict = decideMcp(deps.mcpPolicy ?? { rules: [] }, mcp.server, mcp.tool);
+  const subject = `${mcp.server}/${mcp.tool} ${JSON.stringify(input ?? {}).slice(0, 500)}`;
+  const key = `mcp:${mcp.server}/${mcp.tool}`;
+  if (verdict.decision === "ask" && asker.remembered(key)) return null;
+  deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "run", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+  if (verdict.decision === "deny") return `Error: the MCP tool ${mcp.server}/${mcp.tool} is denied. ${verdict.reason} Continue without it.`;
+  if (verdict.decision === "allow") return null;
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason } });
+  return answer.kind === "no" ? refusalText(`the MCP call ${mcp.server}/${mcp.tool}`, answer) : null;
+}
 
 /**
  * A request a sandboxed command makes through Pencil's proxy: a Net(host) deny

@@ -21,6 +21,7 @@ import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runWithNudge } from "../agent/nudges.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
+import { openRunMcp } from "./mcp/run-mcp.ts";
 import type { Runtime } from "./runtime.ts";
 import { toolsFor } from "./toolbox.ts";
 
@@ -104,6 +105,8 @@ export class AgentRun {
   rounds = 0;
   /** A plan run's plan, once the model submitted it (null before, and for other modes). */
   plan: Plan | null = null;
+  /** MCP calls judged in this run, for the changeset's record. */
+  readonly mcpCalls: { tool: string; subject: string; decision: string; by: string }[] = [];
   private readonly sink: { emit: EventSink } = { emit: () => {} };
   private chosen: ModelChoice | undefined;
 
@@ -211,17 +214,36 @@ export class AgentRun {
     });
     changeset.mode = this.mode;
     if (this.commands.length > 0) changeset.commands = [...this.commands];
+    if (this.mcpCalls.length > 0) changeset.mcpCalls = [...this.mcpCalls];
     if (revises) changeset.revises = revises;
     this.runtime.store.save(changeset);
     this.runtime.store.saveConversation(changeset.id, this.messages);
     return changeset;
   }
 
-  private async go(hooks: RunHooks, revises?: string): Promise<void> {
+  private async go(given: RunHooks, revises?: string): Promise<void> {
+    // MCP calls are recorded as they are judged, so the review shows what ran outside the overlay.
+    const hooks: RunHooks = {
+      ...given,
+      emit: (event) => {
+        if (event.type === "policy" && event.tool.startsWith("mcp__")) this.mcpCalls.push({ tool: event.tool, subject: event.path, decision: event.decision, by: event.answeredBy ?? "rule" });
+        given.emit(event);
+      },
+    };
     this.sink.emit = hooks.emit;
+    const mcp = await openRunMcp(this.runtime, hooks.approver, hooks.signal);
+    for (const notice of mcp.notices) hooks.emit({ type: "notice", message: notice });
+    try {
+      await this.goWith(hooks, mcp.tools, revises);
+    } finally {
+      await mcp.close();
+    }
+  }
+
+  private async goWith(hooks: RunHooks, mcpTools: PencilTool[], revises?: string): Promise<void> {
     // A plan run ends when the model submits its plan, parsed by the plan schema.
     const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
-    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? [])], {
+    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? []), ...mcpTools], {
       ws: this.runtime.ws,
       policy: this.runtime.policy,
       approver: hooks.approver,
@@ -231,6 +253,7 @@ export class AgentRun {
       currentModel: () => this.models.current(),
       emit: hooks.emit,
       // Fresh each run: hard links made since the last one are indexed again.
+      mcpPolicy: this.runtime.mcpPolicy,
       links: new LinkGuard({ root: this.runtime.ws.root, home: this.runtime.ws.home, pencilHome: this.runtime.pencilHome }),
       recordCommand: (record) => this.commands.push(record),
       ...(hooks.signal ? { signal: hooks.signal } : {}),

@@ -4,6 +4,8 @@ import { join, resolve } from "node:path";
 import { ChangesetStore } from "../core/changeset-store.ts";
 import { compilePolicy, ConfigError, type Policy } from "../core/policy.ts";
 import { loadSettings, type Settings } from "../core/settings.ts";
+import { compileMcpPolicy, type McpPolicy } from "../core/mcp-rules.ts";
+import { parseServers, type McpServerConfig } from "./mcp/config.ts";
 import type { ToolLimits } from "../core/tools/tool.ts";
 import { isInside, openWorkspace, PathError, realPathLoose, type Workspace } from "../core/workspace.ts";
 
@@ -36,6 +38,10 @@ export interface Runtime {
   journalDir: string;
   /** The `--model` override, if any. */
   model?: string;
+  /** The MCP servers of the owner's settings (`mcpServers`); a workspace's proposals are read per run. */
+  mcpServers: McpServerConfig[];
+  /** The compiled Mcp(server/tool) rules. */
+  mcpPolicy: McpPolicy;
   /** Whether AGENTS.md / CLAUDE.md instructions are given to the model (off with `--no-project-doc`). */
   projectDoc: boolean;
 }
@@ -86,6 +92,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     store: new ChangesetStore(pencilHome),
     journalDir: join(pencilHome, "journal"),
     projectDoc: options.projectDoc ?? true,
+    mcpServers: settings.mcpServers === undefined ? [] : parseServers(settings.mcpServers, join(pencilHome, "settings.json"), "owner"),
+    mcpPolicy: compileMcpPolicy(settings.mcpRules),
     ...(options.model ? { model: options.model } : {}),
   };
 }

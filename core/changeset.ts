@@ -91,6 +91,8 @@ export interface Changeset {
   commands?: CommandRecord[];
   /** Git commits made of this changeset's applied files (`--commit`); undo leaves them in history. */
   commits?: { sha: string; branch: string; files: string[] }[];
+  /** MCP tool calls judged during the run (tool, what it was called with, the verdict and who gave it): they act outside the overlay. */
+  mcpCalls?: { tool: string; subject: string; decision: string; by: string }[];
   /** Paths whose staged content the owner replaced in their editor before deciding. */
   editedByOwner?: string[];
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { compilePolicy, ConfigError, decide, parseRule, ruleTarget, ruleText, type Effect, type Rule } from "./policy.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
+import { isMcpRuleText, parseMcpRule, type McpRule } from "./mcp-rules.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
 
 /** Where settings come from: the two files' roots and the trusted CLI flags. */
@@ -30,6 +31,10 @@ export interface Settings {
   warnings: string[];
   /** Settings files that existed and were read, user file first. */
   files: string[];
+  /** `Mcp(server/tool-glob)` rules (core/mcp-rules.ts); a workspace file's allow rules are not among them. */
+  mcpRules: McpRule[];
+  /** The user file's `mcpServers`, unparsed (app/mcp/config.ts checks it); a workspace file's is ignored. */
+  mcpServers?: unknown;
 }
 
 /** Largest settings file read: anything bigger is not a hand-written settings file. */
@@ -49,7 +54,7 @@ type SettingsFile = z.infer<typeof SettingsSchema>;
 
 // Keys that, in tools Pencil is often compared with, switch off or loosen permission checks.
 const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
-const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema"]);
+const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers"]);
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
 
 /**
@@ -65,8 +70,10 @@ export function loadSettings(input: SettingsInput): Settings {
   const warnings: string[] = [];
   const files: string[] = [];
   const rules: Rule[] = [];
+  const mcpRules: McpRule[] = [];
   const limits: ToolLimits = { ...DEFAULT_LIMITS };
   const sandbox = { network: false };
+  let mcpServers: unknown;
   const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
   // The rules-free policy answers "is this built-in denied?" for the pointless-allow warnings.
   const builtins = compilePolicy({ ...roots, pencilHome: input.pencilHome, rules: [] });
@@ -95,7 +102,13 @@ export function loadSettings(input: SettingsInput): Settings {
   if (user) {
     files.push(userFile);
     warnUnknownKeys(user, userFile, false, warnings);
-    for (const effect of EFFECTS) for (const text of user.permissions?.[effect] ?? []) keep(parseRule(text, effect, userFile));
+    for (const effect of EFFECTS) {
+      for (const text of user.permissions?.[effect] ?? []) {
+        if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, effect, userFile));
+        else keep(parseRule(text, effect, userFile));
+      }
+    }
+    if (user.mcpServers !== undefined) mcpServers = user.mcpServers;
     for (const key of limitKeys) {
       const value = user.limits?.[key];
       if (value !== undefined) limits[key] = value;
@@ -110,6 +123,12 @@ export function loadSettings(input: SettingsInput): Settings {
     warnUnknownKeys(ws, wsFile, true, warnings);
     for (const effect of EFFECTS) {
       for (const text of ws.permissions?.[effect] ?? []) {
+        if (isMcpRuleText(text)) {
+          const mcp = parseMcpRule(text, effect, wsFile);
+          if (effect === "allow") warnings.push(`Ignored ${text} in ${wsFile}: a workspace settings file cannot allow MCP tools. Put it in ${userFile} if you trust it.`);
+          else mcpRules.push(mcp);
+          continue;
+        }
         const rule = parseRule(text, effect, wsFile);
         if (effect !== "allow") {
           keep(rule);
@@ -146,14 +165,23 @@ export function loadSettings(input: SettingsInput): Settings {
         );
       } else limits[key] = value;
     }
+    if (ws.mcpServers !== undefined) {
+      warnings.push(`Ignored mcpServers in ${wsFile}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`);
+    }
     if (ws.sandbox?.network === true) {
       warnings.push(`Ignored sandbox.network in ${wsFile}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`);
     } else if (ws.sandbox?.network === false) sandbox.network = false;
   }
 
-  for (const text of input.cliDeny) rules.push(parseRule(text, "deny", "--deny"));
-  for (const text of input.cliAllow) keep(parseRule(text, "allow", "--allow"));
-  return { rules, limits, sandbox, warnings, files };
+  for (const text of input.cliDeny) {
+    if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, "deny", "--deny"));
+    else rules.push(parseRule(text, "deny", "--deny"));
+  }
+  for (const text of input.cliAllow) {
+    if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, "allow", "--allow"));
+    else keep(parseRule(text, "allow", "--allow"));
+  }
+  return { rules, limits, sandbox, warnings, files, mcpRules, ...(mcpServers !== undefined ? { mcpServers } : {}) };
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. */

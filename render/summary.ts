@@ -114,6 +114,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
     lines.push(c.bold(`${commands.length} ${commands.length === 1 ? "command" : "commands"} run:`));
     for (const r of commands) lines.push(`  ${(r.outcome === "exited" && r.exitCode === 0 ? c.dim : c.yellow)(visible(commandRecordLine(r)))}`);
   }
+  // MCP calls act outside the overlay: the review says which ran, and who let them.
+  for (const call of cs.mcpCalls ?? []) lines.push(c.dim(`  mcp ${call.decision === "deny" ? "refused" : "called"}: `) + visible(call.subject.slice(0, 200)) + c.dim(` (${call.decision}, by ${call.by})`));
   const text = lines.join("\n");
   return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
 }

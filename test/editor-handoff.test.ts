@@ -45,7 +45,7 @@ async function setup(editorBody: string) {
   return { workspace, env, tools, changesets, read: () => readFileSync(join(workspace, "a.txt"), "utf8") };
 }
 
-const PROMPT = "reject with feedback: ";
+const PROMPT = "[e]dit [s]teps ";
 
 describe("editor hand-off", () => {
   test("`e` opens the staged version in $EDITOR in a temporary copy; what is saved is re-diffed, marked, and applied", async () => {

@@ -105,8 +105,8 @@ describe("agent --commit, end to end", () => {
       cwd: workspace,
       env,
       steps: [
-        { expect: "reject with feedback: ", send: "y\r" },
-        { expect: "reject with feedback: ", send: "n\r" },
+        { expect: "[e]dit [s]teps ", send: "y\r" },
+        { expect: "[e]dit [s]teps ", send: "n\r" },
       ],
     });
     expect(code).toBe(0);

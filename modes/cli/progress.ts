@@ -150,6 +150,10 @@ export class ProgressView {
         this.stopSpinner();
         this.line(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}`));
         break;
+      case "notice":
+        this.stopSpinner();
+        this.line(c.yellow(`  ! ${visible(event.message)}`));
+        break;
       case "error":
         // Not printed here: the command that started the run reports its failure, once.
         this.stopSpinner();

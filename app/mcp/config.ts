@@ -1,0 +1,100 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { z } from "zod";
+import { ConfigError } from "../../core/policy.ts";
+
+/** How to reach one MCP server: a command speaking stdio, or a streamable HTTP URL. */
+export type McpServerConfig =
+  | { name: string; kind: "stdio"; command: string; args: string[]; env: Record<string, string>; origin: "owner" | "workspace" }
+  | { name: string; kind: "http"; url: string; headers: Record<string, string>; origin: "owner" | "workspace" };
+
+/** Server names become part of tool names (`mcp__<server>__<tool>`): letters, digits, `_` and `-` only. */
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+
+const Entry = z.union([
+  z.strictObject({ command: z.string().min(1), args: z.array(z.string()).optional(), env: z.record(z.string(), z.string()).optional(), type: z.literal("stdio").optional() }),
+  z.strictObject({ url: z.url({ protocol: /^https?$/ }), headers: z.record(z.string(), z.string()).optional(), type: z.enum(["http", "streamable-http"]).optional() }),
+]);
+const Servers = z.record(z.string(), Entry);
+
+const HELP = 'mcpServers looks like {"docs": {"command": "npx", "args": ["-y", "some-mcp-server"], "env": {}}, "remote": {"url": "https://example.com/mcp", "headers": {}}}.';
+
+/** Parses an `mcpServers` object; throws ConfigError naming the file and the server. */
+export function parseServers(raw: unknown, file: string, origin: "owner" | "workspace"): McpServerConfig[] {
+  const parsed = Servers.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`mcpServers${issue?.path.length ? `.${issue.path.join(".")}` : ""}: ${issue?.message}. ${HELP}`, file);
+  }
+  return Object.entries(parsed.data).map(([name, entry]) => {
+    if (!SERVER_NAME.test(name)) throw new ConfigError(`The MCP server name "${name}" must be 1–32 letters, digits, "_" or "-" (it becomes part of tool names).`, file);
+    return "command" in entry
+      ? { name, kind: "stdio" as const, command: entry.command, args: entry.args ?? [], env: entry.env ?? {}, origin }
+      : { name, kind: "http" as const, url: entry.url, headers: entry.headers ?? {}, origin };
+  });
+}
+
+/** A workspace's `.pencil/mcp.json` proposals; a malformed file is a warning, never a stop (the repository's words, not the owner's). */
+export function readProposals(workspaceRoot: string): { servers: McpServerConfig[]; warning?: string } {
+  const file = join(workspaceRoot, ".pencil", "mcp.json");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return { servers: [] };
+  }
+  try {
+    const data = JSON.parse(text) as { mcpServers?: unknown };
+    return { servers: parseServers(data?.mcpServers ?? {}, file, "workspace") };
+  } catch (error) {
+    return { servers: [], warning: `Ignored ${file}: ${(error as Error).message}` };
+  }
+}
+
+/** What an approval binds to: the exact command (or URL) and its arguments and environment, hashed. */
+export function fingerprint(server: McpServerConfig): string {
+  const what = server.kind === "stdio" ? { command: server.command, args: server.args, env: server.env } : { url: server.url, headers: Object.keys(server.headers).sort() };
+  return createHash("sha256").update(JSON.stringify(what)).digest("hex");
+}
+
+/** The command line of a server as the owner is shown it. */
+export function describeServer(server: McpServerConfig): string {
+  if (server.kind === "http") return server.url;
+  const env = Object.keys(server.env).map((k) => `${k}=…`).join(" ");
+  return [env, server.command, ...server.args.map((a) => (/^[\w./:@=-]+$/.test(a) ? a : JSON.stringify(a)))].filter(Boolean).join(" ");
+}
+
+/** The owner's approvals of workspace-proposed servers, under $PENCIL_HOME: workspace → server name → fingerprint. */
+export class McpApprovals {
+  private readonly file: string;
+
+  constructor(pencilHome: string) {
+    this.file = join(pencilHome, "mcp-approvals.json");
+  }
+
+  private read(): Record<string, Record<string, string>> {
+    try {
+      const data = JSON.parse(readFileSync(this.file, "utf8"));
+      return data && typeof data === "object" ? data : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** True when the owner approved exactly this server (same name, same command) for this workspace. */
+  approved(workspaceRoot: string, server: McpServerConfig): boolean {
+    const byName = this.read()[workspaceRoot];
+    return byName !== undefined && Object.hasOwn(byName, server.name) && byName[server.name] === fingerprint(server);
+  }
+
+  /** Remembers an approval; a changed command later does not match it and is asked again. */
+  approve(workspaceRoot: string, server: McpServerConfig): void {
+    const all = this.read();
+    all[workspaceRoot] = { ...(all[workspaceRoot] ?? {}), [server.name]: fingerprint(server) };
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
+    renameSync(tmp, this.file);
+  }
+}
