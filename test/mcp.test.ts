@@ -219,5 +219,9 @@ describe("MCP tools through the policy seam, end to end", () => {
     expect(result.stdout + result.stderr).toContain('MCP server "proposed" (proposed by the workspace) was not started');
     expect(existsSync(marker)).toBe(false);
     expect((groq.requests[0]!.body.tools as any[]).some((t) => t.function.name.startsWith("mcp__"))).toBe(false);
+    // doctor lists it without starting it.
+    const doctor = await runCli(["doctor", "-w", workspace], { cwd: workspace, env });
+    expect(doctor.stdout).toContain("MCP servers: proposed (stdio, proposed by .pencil/mcp.json, not approved)");
+    expect(existsSync(marker)).toBe(false);
   });
 });

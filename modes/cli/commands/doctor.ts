@@ -6,6 +6,7 @@ import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { entryIds, readEntry } from "../../../core/journal.ts";
 import { describeInstructions, instructionsFor } from "../../../app/project-instructions.ts";
+import { McpApprovals, readProposals } from "../../../app/mcp/config.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
@@ -67,6 +68,21 @@ function checkWorkspace(ctx: CommandContext): Check[] {
       detail: runtime.projectDoc ? describeInstructions(loaded) : "off (--no-project-doc)",
       ...(loaded.skipped.length > 0 ? { fix: "a skipped AGENTS.md is a symlink or hard link to a file the policy does not let Pencil read, or past the 32 KiB cap; make it a plain file in the workspace" } : {}),
     });
+    // Listed, not started: doctor never runs a server.
+    const proposals = readProposals(runtime.ws.root);
+    const approvals = new McpApprovals(runtime.pencilHome);
+    const unapproved = proposals.servers.filter((p) => !approvals.approved(runtime.ws.root, p));
+    if (runtime.mcpServers.length > 0 || proposals.servers.length > 0 || proposals.warning) {
+      out.push({
+        name: "MCP servers",
+        status: unapproved.length > 0 || proposals.warning ? "warn" : "ok",
+        detail: [
+          ...runtime.mcpServers.map((s) => `${s.name} (${s.kind})`),
+          ...proposals.servers.map((s) => `${s.name} (${s.kind}, proposed by .pencil/mcp.json, ${unapproved.includes(s) ? "not approved" : "approved"})`),
+        ].join(", ") || "none",
+        ...(unapproved.length > 0 || proposals.warning ? { fix: proposals.warning ?? "a proposed server starts only after you approve its exact command in an agent run at a terminal" } : {}),
+      });
+    }
     return out;
   } catch (error) {
     const e = error as Error & { file?: string };
