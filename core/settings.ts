@@ -33,6 +33,8 @@ export interface Settings {
   files: string[];
   /** `Mcp(server/tool-glob)` rules (core/mcp-rules.ts); a workspace file's allow rules are not among them. */
   mcpRules: McpRule[];
+  /** `git.commitButton` in the user's file: the bot's card offers "Approve all & commit" (off by default). */
+  gitCommitButton: boolean;
   /** The user file's `mcpServers`, unparsed (app/mcp/config.ts checks it); a workspace file's is ignored. */
   mcpServers?: unknown;
 }
@@ -54,7 +56,7 @@ type SettingsFile = z.infer<typeof SettingsSchema>;
 
 // Keys that, in tools Pencil is often compared with, switch off or loosen permission checks.
 const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
-const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers"]);
+const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers", "git"]);
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
 
 /**
@@ -74,6 +76,7 @@ export function loadSettings(input: SettingsInput): Settings {
   const limits: ToolLimits = { ...DEFAULT_LIMITS };
   const sandbox = { network: false };
   let mcpServers: unknown;
+  let gitCommitButton = false;
   const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
   // The rules-free policy answers "is this built-in denied?" for the pointless-allow warnings.
   const builtins = compilePolicy({ ...roots, pencilHome: input.pencilHome, rules: [] });
@@ -109,6 +112,8 @@ export function loadSettings(input: SettingsInput): Settings {
       }
     }
     if (user.mcpServers !== undefined) mcpServers = user.mcpServers;
+    const git = user.git as { commitButton?: unknown } | undefined;
+    if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
     for (const key of limitKeys) {
       const value = user.limits?.[key];
       if (value !== undefined) limits[key] = value;
@@ -165,6 +170,7 @@ export function loadSettings(input: SettingsInput): Settings {
         );
       } else limits[key] = value;
     }
+    if (ws.git !== undefined) warnings.push(`Ignored git in ${wsFile}: only your own settings (${userFile}) can turn on committing.`);
     if (ws.mcpServers !== undefined) {
       warnings.push(`Ignored mcpServers in ${wsFile}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`);
     }
@@ -181,7 +187,7 @@ export function loadSettings(input: SettingsInput): Settings {
     if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, "allow", "--allow"));
     else keep(parseRule(text, "allow", "--allow"));
   }
-  return { rules, limits, sandbox, warnings, files, mcpRules, ...(mcpServers !== undefined ? { mcpServers } : {}) };
+  return { rules, limits, sandbox, warnings, files, mcpRules, gitCommitButton, ...(mcpServers !== undefined ? { mcpServers } : {}) };
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. */

@@ -7,6 +7,7 @@ export type ButtonAction =
   | "approve"
   | "reject"
   | "approve-all"
+  | "approve-all-commit"
   | "reject-all"
   | "skip-reason"
   | "review"

@@ -151,6 +151,7 @@ function keyboard(card: ReviewCard): Keyboard {
       { text: "✅ Approve all", callback_data: card.buttons.approveAll },
       { text: "✖ Reject all", callback_data: card.buttons.rejectAll },
     ]);
+    if (card.buttons.approveAllCommit) rows.push([{ text: "✅ Approve all & commit", callback_data: card.buttons.approveAllCommit }]);
   }
   return { inline_keyboard: rows };
 }

@@ -31,7 +31,9 @@ export interface ReviewCard {
   /** The files this card shows (a large changeset is reviewed in batches, one card each). */
   files: CardFile[];
   /** Callback data of the card's Approve all and Reject all buttons. */
-  buttons: { approveAll: string; rejectAll: string };
+  buttons: { approveAll: string; rejectAll: string; approveAllCommit?: string };
+  /** Set by "Approve all & commit": the apply is followed by one git commit of the files it wrote. */
+  commitAfter?: boolean;
   /** Files of the changeset in all (more than `files` when it is reviewed in batches). */
   totalFiles: number;
   /** open: buttons live; settled: applied/rejected, result shown; closed: superseded or discarded. */

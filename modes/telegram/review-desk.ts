@@ -5,6 +5,8 @@ import type { Changeset } from "../../core/changeset.ts";
 import { sha256 } from "../../core/hash.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
+import { commitAfterApply } from "../../app/commit-on-approve.ts";
+import { gitState } from "../../app/git-commit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { outcomeLines } from "./card-outcome.ts";
@@ -94,7 +96,7 @@ export class ReviewDesk {
       chatId: owner,
       messageId: null,
       files,
-      buttons: { approveAll: approveAll!, rejectAll: rejectAll! },
+      buttons: { approveAll: approveAll!, rejectAll: rejectAll!, ...this.commitButton(id, allDigest) },
       totalFiles: cs.files.length,
       state: "open",
       outcome: [],
@@ -181,24 +183,26 @@ export class ReviewDesk {
       await this.close(card, "This changeset was reviewed elsewhere or has changed; this card is closed.");
       return NOT_PENDING;
     }
-    if (button.action === "approve-all" || button.action === "reject-all") {
+    if (button.action === "approve-all" || button.action === "reject-all" || button.action === "approve-all-commit") {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
       if (button.action === "approve-all" && button.token !== tokenOf(card.buttons.approveAll)) return this.pressedTooEarly(card, cs);
       const pending = card.files.filter((f) => !f.decision && matches(cs, f));
       if (pending.length === 0) return NOT_PENDING;
       // Approve all never covers a binary change: each one needs its own Approve.
-      const binary = button.action === "approve-all" ? pending.filter((f) => cs.files.find((c) => c.path === f.path)?.binary) : [];
+      const approving = button.action !== "reject-all";
+      const binary = approving ? pending.filter((f) => cs.files.find((c) => c.path === f.path)?.binary) : [];
       const open = pending.filter((f) => !binary.includes(f));
       const binaryNote = binary.length === 0 ? "" : ` ${binary.length} binary ${binary.length === 1 ? "change is" : "changes are"} not covered by Approve all: press its own Approve.`;
       if (open.length === 0) return `Approve all does not cover binary changes: press Approve on ${binary.length === 1 ? "it" : "each"} after its Diff.`;
-      const unseen = button.action === "approve-all" ? open.filter((f) => !isShown(f)) : [];
+      const unseen = approving ? open.filter((f) => !isShown(f)) : [];
       if (unseen.length > 0) {
         await this.sendDiffs(card, cs, unseen);
         return unseen.length === 1
           ? "Diff sent — review it, then press Approve all again."
           : `${unseen.length} diffs sent — review them, then press Approve all again.`;
       }
-      const decision = button.action === "approve-all" ? "approved" : "rejected";
+      const decision = approving ? "approved" : "rejected";
+      if (button.action === "approve-all-commit") card.commitAfter = true;
       for (const f of open) this.decide(f, decision);
       this.deps.cards.put(card);
       if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
@@ -303,6 +307,13 @@ export class ReviewDesk {
    * Applies the card's decisions once every file is decided and no reason is awaited,
    * shows the result on the card, then revises or moves on. False when not settled yet.
    */
+  /** "Approve all & commit", when the owner turned it on (`git.commitButton`) and the workspace is in git. */
+  private commitButton(id: string, allDigest: string): { approveAllCommit?: string } {
+    if (!this.deps.runtime.settings.gitCommitButton || !gitState(this.deps.runtime.ws.root)) return {};
+    const [token] = this.deps.tokens.issue([{ action: "approve-all-commit", subject: id, item: "all", digest: allDigest, owner: this.deps.ownerId }]);
+    return { approveAllCommit: token! };
+  }
+
   private async settleIfDone(card: ReviewCard, cs: Changeset): Promise<boolean> {
     if (card.state !== "open" || card.files.some((f) => !f.decision || f.awaitingReason)) return false;
     // Approve never records an unseen file; a card saved by an older version could hold one, and it must not be applied.
@@ -329,7 +340,8 @@ export class ReviewDesk {
       await this.refresh(card, cs);
       return true;
     }
-    this.finish(card, "settled", outcomeLines(result, rejected));
+    const committed = card.commitAfter ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, this.live.get(cs.id)?.outcome?.text ?? ""))] : [];
+    this.finish(card, "settled", [...outcomeLines(result, rejected), ...committed]);
     await this.refresh(card, cs);
     if (cs.status === "pending") {
       // A large changeset: the next batch of undecided files gets its own card.
