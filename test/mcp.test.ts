@@ -8,6 +8,8 @@ import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../core
 import { ConfigError } from "../core/policy.ts";
 import { loadSettings } from "../core/settings.ts";
 import { startHttpMcpServer } from "./fixtures/mcp/servers.ts";
+import { createServer } from "node:net";
+import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { runCli, runCliPty } from "./support/cli.ts";
 import { tempDir, writeTree } from "./support/temp.ts";
@@ -82,7 +84,7 @@ describe("MCP servers: started, listed, called", () => {
     });
     sessions.push(session);
     const names = session.tools.map((t) => t.name).sort();
-    expect(names).toEqual(["mcp__docs__echo", "mcp__docs__fail", "mcp__docs__read_file", "mcp__docs__write_here", "mcp__web__echo", "mcp__web__fail", "mcp__web__write_here"]);
+    expect(names).toEqual(["mcp__docs__echo", "mcp__docs__fail", "mcp__docs__reach", "mcp__docs__read_file", "mcp__docs__write_here", "mcp__web__echo", "mcp__web__fail", "mcp__web__reach", "mcp__web__write_here"]);
     expect(session.notices.join("\n")).toMatch(/tool "xyyy.*left out/);
     const ctx = {} as never;
     const echo = session.tools.find((t) => t.name === "mcp__web__echo")!;
@@ -104,6 +106,20 @@ describe("MCP servers: started, listed, called", () => {
     expect(session.tools.some((t) => t.name.startsWith("mcp__crashy") || t.name.startsWith("mcp__slow"))).toBe(false);
     expect(session.notices.find((n) => n.includes('"crashy"'))).toContain("left out of this run");
     expect(session.notices.find((n) => n.includes('"slow"'))).toMatch(/timed out after 1500 ?ms|within 1500 ms/);
+  }, 20_000);
+
+  test.if(sandboxAvailable())("a stdio server has no network unless the owner's settings open it (where the namespace sandbox works)", async () => {
+    const listener = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+    const port = (listener.address() as { port: number }).port;
+    const reach = async (network: boolean) => {
+      const session = await openMcpSession({ servers: [stdio("docs", ["docs"])], workspaceRoot: tempDir(), pencilHome: tempDir(), approver: nobodyApprover, network });
+      sessions.push(session);
+      return session.tools.find((t) => t.name === "mcp__docs__reach")!.execute({ port }, {} as never);
+    };
+    expect(await reach(false)).toMatch(/^unreachable/);
+    expect(await reach(true)).toBe("reached");
   }, 20_000);
 
   test("a workspace-proposed server is not started before approval (no human → never); approval is remembered per exact command", async () => {

@@ -8,6 +8,7 @@ import type { Approver } from "../../agent/approver.ts";
 import { commandEnv } from "../../core/sandbox/command-env.ts";
 import { ToolError, type PencilTool } from "../../core/tools/tool.ts";
 import { describeServer, McpApprovals, type McpServerConfig } from "./config.ts";
+import { confineServer } from "./confine.ts";
 
 /** The MCP tools of a run, what went wrong on the way (said to the owner), and how to stop the servers. */
 export interface McpSession {
@@ -45,6 +46,8 @@ export async function openMcpSession(input: {
   workspaceRoot: string;
   pencilHome: string;
   approver: Approver;
+  /** The owner's `sandbox.network`: without it, stdio servers get no network where the namespace sandbox works. */
+  network?: boolean;
   timeouts?: Partial<McpTimeouts>;
   signal?: AbortSignal;
 }): Promise<McpSession> {
@@ -73,7 +76,7 @@ export async function openMcpSession(input: {
       approvals.approve(input.workspaceRoot, server);
     }
     try {
-      const { client, cleanup } = await connect(server, timeouts);
+      const { client, cleanup } = await connect(server, timeouts, input.network ?? false);
       clients.push(client);
       cleanups.push(cleanup);
       const listed = await withTimeout(client.listTools({ options: { timeout: timeouts.connectMs } }), timeouts.connectMs, `did not list its tools within ${timeouts.connectMs} ms`);
@@ -92,7 +95,7 @@ export async function openMcpSession(input: {
   };
 }
 
-async function connect(server: McpServerConfig, timeouts: McpTimeouts): Promise<{ client: MCPClient; cleanup: () => void }> {
+async function connect(server: McpServerConfig, timeouts: McpTimeouts, network: boolean): Promise<{ client: MCPClient; cleanup: () => void }> {
   if (server.kind === "http") {
     const client = await withTimeout(
       createMCPClient({
@@ -113,7 +116,8 @@ async function connect(server: McpServerConfig, timeouts: McpTimeouts): Promise<
   try {
     // The owner's own server gets the variables the owner wrote for it (a token, say); a proposal's secret-looking ones are dropped.
     const env = server.origin === "owner" ? { ...commandEnv(process.env, { home: dir, tmp: dir }), ...server.env } : commandEnv(process.env, { home: dir, tmp: dir }, server.env);
-    const transport = new StdioMCPTransport({ command: server.command, args: server.args, env, cwd: dir, stderr: "ignore" });
+    const confined = confineServer(server.command, server.args, network);
+    const transport = new StdioMCPTransport({ command: confined.command, args: confined.args, env, cwd: dir, stderr: "ignore" });
     try {
       const client = await withTimeout(
         createMCPClient({ transport, clientName: "pencil", initializationOptions: { timeout: timeouts.connectMs }, onUncaughtError: () => {} }),
