@@ -124,13 +124,13 @@ describe("telegram: /projects", () => {
 
   test("a switch while a run waits in another workspace is allowed; /status shows both", async () => {
     const { w, say } = listed([
-      { toolCalls: [{ name: "run_command", input: { command: "echo hi" } }] },
+      { toolCalls: [{ name: "run_command", input: { command: "make deploy-hi" } }] },
       ...create("in-b.txt", "B\n"),
       { text: "a is done." },
     ]);
     await w.start();
     say("/agent run a command in a");
-    const question = await message(w.fake, (t) => t.includes("echo hi"));
+    const question = await message(w.fake, (t) => t.includes("make deploy-hi"));
     say("/projects");
     await message(w.fake, (t) => t.includes("Tap one"));
     expect(await press(w.fake, "📁 b")).toBe("Switched to b.");
