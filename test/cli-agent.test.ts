@@ -119,6 +119,27 @@ describe("pencil agent, end to end", () => {
     expect(groq.requests).toHaveLength(3);
   });
 
+  test("in a real terminal, a y typed while the agent works does not approve the diff shown after it", async () => {
+    const { workspace, groq, env, read } = await setup();
+    groq.enqueue(
+      // The first answer comes late, so the key is typed while the run is on screen.
+      { kind: "reply", toolCalls: [call("read_file", { path: "a.txt" })], delayMs: 1500 },
+      toolCallReply([call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" })]),
+      textReply("Done."),
+    );
+    const { code, output } = await runCliPty(["agent", "shout", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: "Ctrl-C to stop", send: "y" },
+        { expect: PROMPT, send: "n" },
+      ],
+    });
+    expect(output).toContain("rejected");
+    expect(code).toBe(0);
+    expect(read("a.txt")).toBe("alpha\n");
+  });
+
   test("without a terminal: nothing is applied, the changeset is saved, exit 3", async () => {
     const { workspace, groq, env, read, log } = await setup();
     groq.enqueue(

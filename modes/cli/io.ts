@@ -74,7 +74,7 @@ function quoteIfNeeded(word: string): string {
 }
 
 let input: KeyInput | null = null;
-/** One reader for the whole process, so type-ahead is never lost between questions. */
+/** One reader for the whole process, so piped answers are never lost between questions (a terminal's type-ahead is dropped: see KeyInput). */
 function keyInput(): KeyInput {
   if (!input) {
     input = new KeyInput(process.stdin, (text) => guarded(() => process.stdout.write(text)));

@@ -16,13 +16,17 @@ const CTRL_D = "\x04";
 const CTRL_U = "\x15";
 const ESC = "\x1b";
 const isEnter = (ch: string) => ch === "\r" || ch === "\n";
+/** How long a terminal question waits, before it shows, for keys typed earlier to arrive so they can be dropped. */
+export const TYPE_AHEAD_SETTLE_MS = 50;
 
 /**
  * Keys and lines from one input, read the same way whether a person presses keys in a
  * terminal (raw mode: one keypress acts, no Enter needed) or a script pipes them one
  * per line. A lone Enter never answers anything. Characters that arrive together with
  * a key (a pasted or piped word) make a word, never a run of keys: "sure" is one
- * answer, not s-u-r-e.
+ * answer, not s-u-r-e. On a terminal, keys typed before a question shows (during
+ * the run, or while the next diff was printed) are dropped: an answer counts only
+ * when given after the person could see what it answers. Piped input is kept.
  */
 export class KeyInput {
   private buffer = "";
@@ -33,6 +37,8 @@ export class KeyInput {
   constructor(
     private readonly input: KeySource,
     private readonly echo: (text: string) => void,
+    /** Milliseconds a terminal question waits for earlier keys to arrive before dropping them (0: keep them, for scripted terminals). */
+    private readonly settleMs = TYPE_AHEAD_SETTLE_MS,
   ) {
     this.tty = Boolean(input.isTTY);
   }
@@ -140,11 +146,16 @@ export class KeyInput {
   private async reading<T>(question: string, body: () => Promise<T>): Promise<T> {
     this.input.setEncoding?.("utf8");
     if (this.tty) this.input.setRawMode?.(true);
-    this.echo(question);
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.resume();
     try {
+      if (this.tty && this.settleMs > 0) {
+        // Keys the terminal held while no question was shown arrive as soon as we read: drop them before the question shows.
+        await new Promise((resolve) => setTimeout(resolve, this.settleMs));
+        this.buffer = "";
+      }
+      this.echo(question);
       return await body();
     } finally {
       this.input.off("data", this.onData);

@@ -38,7 +38,7 @@ class ScriptedInput extends EventEmitter implements KeySource {
 export function scriptedTerminal(chunks: string[], options: { tty?: boolean; columns?: number } = {}) {
   let screen = "";
   const write = (t: string) => void (screen += t);
-  const input = new KeyInput(new ScriptedInput(chunks, options.tty ?? true), write);
+  const input = new KeyInput(new ScriptedInput(chunks, options.tty ?? true), write, 0);
   const io: CliIO = {
     out: write,
     err: write,
