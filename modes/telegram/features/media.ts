@@ -18,6 +18,7 @@ export const MAX_DOCUMENT_BYTES = 256 * 1024;
  * progress message says so); a document with a goal caption is read-only context
  * of that run, in the prompt only: it reaches the workspace only if the agent
  * stages it and the owner approves it. Bare photos pass on (the brain takes them).
+ * A forwarded photo or document carries someone else's caption: it is never a goal.
  */
 export const mediaFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
@@ -33,6 +34,10 @@ export const mediaFeature: FeatureFactory = (deps) => {
   composer.on("message:photo", async (ctx, next) => {
     const intent = captionIntent(ctx.message.caption);
     if (intent.kind === "pass") return next();
+    if (ctx.message.forward_origin) {
+      await tell(FORWARDED("That photo"));
+      return;
+    }
     const photo = largestWithin(ctx.message.photo, MAX_PHOTO_BYTES);
     if (!photo) {
       await tell(`🖼 That photo is over ${formatBytes(MAX_PHOTO_BYTES)} even at Telegram's smaller sizes; send a smaller screenshot. Nothing started.`);
@@ -64,6 +69,10 @@ export const mediaFeature: FeatureFactory = (deps) => {
       await tell(`📎 Got <code>${escapeHtml(nameOf(doc))}</code>. Send it again with a caption saying what to do with it (the goal), e.g. <i>why does this crash?</i>; it is read as context of that run.`);
       return;
     }
+    if (ctx.message.forward_origin) {
+      await tell(FORWARDED(`<code>${escapeHtml(nameOf(doc))}</code>`));
+      return;
+    }
     if (doc.file_size !== undefined && doc.file_size > MAX_DOCUMENT_BYTES) {
       await tell(`📎 <code>${escapeHtml(nameOf(doc))}</code> is ${formatBytes(doc.file_size)}; a document is read as context up to ${formatBytes(MAX_DOCUMENT_BYTES)}. Send the part that matters (e.g. the last few hundred lines). Nothing started.`);
       return;
@@ -88,6 +97,10 @@ export const mediaFeature: FeatureFactory = (deps) => {
 
   return { name: "media", commands: [], composer };
 };
+
+/** The answer to forwarded media with a caption: the caption was written by whoever sent it first, so it starts nothing (HTML). */
+const FORWARDED = (what: string) =>
+  `↪️ ${what} was forwarded: its caption is someone else's words, so it starts nothing. To work on it, send it again yourself with your own caption saying what to do (the goal). Nothing started.`;
 
 /** The largest size of a photo within `max` bytes (sizes without a stated size count as fitting). */
 function largestWithin(sizes: PhotoSize[], max: number): PhotoSize | null {
