@@ -24,7 +24,7 @@ export const TYPE_AHEAD_SETTLE_MS = 50;
  * terminal (raw mode: one keypress acts, no Enter needed) or a script pipes them one
  * per line. A lone Enter never answers anything. Characters that arrive together with
  * a key (a pasted or piped word) make a word, never a run of keys: "sure" is one
- * answer, not s-u-r-e. On a terminal, keys typed before a question shows (during
+ * answer, not s-u-r-e. On a terminal, keys typed before a key question shows (during
  * the run, or while the next diff was printed) are dropped: an answer counts only
  * when given after the person could see what it answers. Piped input is kept.
  */
@@ -60,7 +60,7 @@ export class KeyInput {
    * "\n", a default). Null when input ended or the person pressed Ctrl-C / Ctrl-D.
    */
   async key(question: string, keys: string): Promise<string | null> {
-    return this.reading(question, async () => {
+    return this.reading(question, true, async () => {
       for (;;) {
         const ch = await this.next();
         if (ch === null || ch === CTRL_C || ch === CTRL_D) return this.done(null);
@@ -94,7 +94,8 @@ export class KeyInput {
 
   /** One line of text (raw-mode editing on a terminal: Backspace, Ctrl-U); null on end of input or Ctrl-C. */
   async line(question: string): Promise<string | null> {
-    return this.reading(question, () => this.lineFrom(""));
+    // A line decides nothing on its own, and what is typed on at once after `r` is meant for it.
+    return this.reading(question, false, () => this.lineFrom(""));
   }
 
   private async lineFrom(start: string): Promise<string | null> {
@@ -143,14 +144,14 @@ export class KeyInput {
    * (SIGINT). Raw mode is on before the question shows: a key pressed the moment it
    * appears is never echoed or held back by the terminal's line mode.
    */
-  private async reading<T>(question: string, body: () => Promise<T>): Promise<T> {
+  private async reading<T>(question: string, dropTypeAhead: boolean, body: () => Promise<T>): Promise<T> {
     this.input.setEncoding?.("utf8");
     if (this.tty) this.input.setRawMode?.(true);
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.resume();
     try {
-      if (this.tty && this.settleMs > 0) {
+      if (dropTypeAhead && this.tty && this.settleMs > 0) {
         // Keys the terminal held while no question was shown arrive as soon as we read: drop them before the question shows.
         await new Promise((resolve) => setTimeout(resolve, this.settleMs));
         this.buffer = "";
