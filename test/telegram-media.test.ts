@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ScriptedTurn } from "../ai/scripted-model.ts";
 import { captionIntent } from "../modes/telegram/media-routing.ts";
 import { type FakeOpenAIServer, errorReply, startFakeOpenAIServer, textReply } from "./support/fake-openai-server.ts";
-import { mediaUpdate, message, OWNER, press, type TelegramWorld, telegramWorld, textOf } from "./support/telegram-world.ts";
+import { mediaUpdate, message, OWNER, press, say, type TelegramWorld, telegramWorld, textOf } from "./support/telegram-world.ts";
 
 const worlds: TelegramWorld[] = [];
 const servers: FakeOpenAIServer[] = [];
@@ -186,5 +186,18 @@ describe("telegram: screenshots and files as context", () => {
     expect(w.fake.downloads).toHaveLength(0);
     expect(vision.requests).toHaveLength(0);
     expect(w.model.calls).toHaveLength(0);
+  });
+
+  test("a forwarded /agent … is someone else's command: no run, no provider call; the owner's own /agent still runs", async () => {
+    const w = telegramWorld(answer("mine ran"));
+    worlds.push(w);
+    await w.start();
+    const forwarded = { forward_origin: { type: "user", sender_user: { id: 999, is_bot: false, first_name: "x" }, date: 1 } } as any;
+    say(w.fake, "/agent delete the tests", forwarded);
+    await message(w.fake, (t) => t.includes("forwarded") && t.includes("starts nothing"));
+    expect(w.model.calls).toHaveLength(0);
+    say(w.fake, "/agent say hi");
+    await message(w.fake, (t) => t === "mine ran");
+    expect(w.model.calls).toHaveLength(1);
   });
 });
