@@ -188,7 +188,9 @@ describe("progress message", () => {
       const elapsed = Date.now() - started;
       expect(edits.length).toBeLessThanOrEqual(Math.ceil(elapsed / 150) + 1);
       expect(edits.length).toBeGreaterThanOrEqual(2);
-      for (let i = 1; i < edits.length; i++) expect(edits[i]!.at - edits[i - 1]!.at).toBeGreaterThanOrEqual(140);
+      // Arrival times at the fake server carry the machine's scheduling jitter; unthrottled
+      // edits would arrive ~5 ms apart, so half the interval still tells the two apart.
+      for (let i = 1; i < edits.length; i++) expect(edits[i]!.at - edits[i - 1]!.at).toBeGreaterThanOrEqual(75);
       const last = String(edits.at(-1)!.payload.text);
       expect(last).toContain("✗ reading src/f59.ts");
       expect(last).toContain("… 48 earlier");
