@@ -375,7 +375,8 @@ export function decide(policy: Policy, request: AccessRequest): Decision {
   if (flags & ENV) return write ? ENV_WRITE : ENV_READ;
   const name = real.slice(real.lastIndexOf("/") + 1);
   if (isSecretFileName(name)) return write ? SECRET_FILE_WRITE : SECRET_FILE_READ;
-  if (!write && flags & GIT && equalsCI(name, 0, name.length, "config")) return GIT_CONFIG_READ;
+  // Any repository's config, not only the workspace's: a worktree or submodule keeps its remote URLs in the main repository's .git, outside the workspace.
+  if (!write && flags & GIT_ANYWHERE && (equalsCI(name, 0, name.length, "config") || equalsCI(name, 0, name.length, "config.worktree"))) return GIT_CONFIG_READ;
   const secrets = policy.secrets;
   for (let i = 0; i < secrets.length; i++) {
     const s = secrets[i]!;
@@ -447,10 +448,11 @@ const UNNORMAL = 1;
 const ENV = 2;
 const GIT = 4;
 const PENCIL = 8;
+const GIT_ANYWHERE = 16;
 
 /**
  * One pass over the path's components: flags `.`/`..`/empty components, `.env`
- * names anywhere, and `.git`/`.pencil` at or after `metaFrom` (the part inside the workspace).
+ * names and `.git` components anywhere (GIT_ANYWHERE), and `.git`/`.pencil` at or after `metaFrom` (the part inside the workspace).
  */
 function scanComponents(path: string, metaFrom: number): number {
   let flags = 0;
@@ -464,10 +466,8 @@ function scanComponents(path: string, metaFrom: number): number {
     } else if (path.charCodeAt(start) === DOT) {
       if (n === 1 || (n === 2 && path.charCodeAt(start + 1) === DOT)) flags |= UNNORMAL;
       else if (isEnvName(path, start, n)) flags |= ENV;
-      else if (start >= metaFrom) {
-        if (equalsCI(path, start, n, ".git")) flags |= GIT;
-        else if (equalsCI(path, start, n, ".pencil")) flags |= PENCIL;
-      }
+      else if (equalsCI(path, start, n, ".git")) flags |= start >= metaFrom ? GIT | GIT_ANYWHERE : GIT_ANYWHERE;
+      else if (start >= metaFrom && equalsCI(path, start, n, ".pencil")) flags |= PENCIL;
     }
     start = i + 1;
   }
