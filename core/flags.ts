@@ -19,10 +19,18 @@ export interface FlagInput {
   beforeLineCount: number;
 }
 
+/** A key name that says it holds a credential, alone or as one word of a longer name (snake, kebab, dotted or camel case). */
+const CREDENTIAL_NAME =
+  "(?<![A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:[Aa][Pp][Ii][_-]?[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])|[Pp][Rr][Ii][Vv][Aa][Tt][Ee][_-]?[Kk][Ee][Yy]|[Aa][Cc][Cc][Ee][Ss][Ss][_-]?[Kk][Ee][Yy])(?:[_.-][A-Za-z0-9]{1,40}){0,6}|[a-z][A-Za-z0-9]{0,40}(?:ApiKey|Secret|Token|Password|PrivateKey|AccessKey)[A-Za-z0-9]{0,40})(?![A-Za-z0-9_])";
+/** An unquoted value of 12 or more token characters, with a letter and a digit, ending the value (not a call or an expression). */
+const UNQUOTED_VALUE = "(?=[A-Za-z0-9+/=_.~-]{0,200}[0-9])(?=[A-Za-z0-9+/=_.~-]{0,200}[A-Za-z])[A-Za-z0-9+/=_.~-]{12,200}(?=\\s|$|[,;#}\\]])";
+
 /** Shapes of credentials that must never slip into a commit unnoticed. */
 const SECRET_PATTERNS: RegExp[] = [
   /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----/,
-  /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'`<>]+:[^\s/?#@"'`<>]{3,}@[^\s/"'`<>]+/i, // a password or token in a URL (https://user:TOKEN@host)
+  // A password or token in a URL (https://user:TOKEN@host). The scheme is bounded: unbounded, every word start of a
+  // long line like `a-a-a-…` scanned to its end, and a staged 2 MB line held the review for half an hour.
+  /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/?#@"'`<>]+:[^\s/?#@"'`<>]{3,}@[^\s/"'`<>]+/i,
   /\bAKIA[0-9A-Z]{16}\b/, // AWS access key id
   /\bgh[pousr]_[A-Za-z0-9]{36,}\b/, // GitHub tokens
   /\bgithub_pat_[A-Za-z0-9_]{40,}\b/,
@@ -41,6 +49,10 @@ const SECRET_PATTERNS: RegExp[] = [
   /_auth(?:Token)?\s*=\s*\S{8,}/, // .npmrc credentials
   /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/, // JWT
   /\b(?:api[_-]?key|secret|token|passw(?:or)?d|private[_-]?key)\b["']?\s*[:=]\s*["'][^"'\s]{12,}["']/i,
+  // The same names inside longer ones (AWS_SECRET_ACCESS_KEY, DB_PASSWORD, clientSecret, authToken) and unquoted
+  // values (.env-style, YAML, INI): an unquoted value counts when it mixes letters and digits, which a reference
+  // to a variable (process.env.DB_PASSWORD, ${{ secrets.TOKEN }}) does not.
+  new RegExp(`${CREDENTIAL_NAME}["']?\\s*[:=]\\s*(?:["'][^"'\\s]{12,}["']|${UNQUOTED_VALUE})`),
 ];
 
 const LOCKFILES = new Set([

@@ -224,9 +224,38 @@ describe("credential files the old list missed", () => {
     ["an npm token", "npm_abcdefghijklmnopqrstuvwxyz0123456789"],
     ["an .npmrc auth line", "//registry.npmjs.org/:_authToken=abcdef123456"],
     ["a Stripe live key", "sk_live_abcdefghijklmnopqrstuvwx"],
+    ["a secret under a longer name (AWS)", 'AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'],
+    ["an unquoted INI value", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
+    ["a compose file's password", "      POSTGRES_PASSWORD: hunter2hunter2x"],
+    ["a shell export", "export API_TOKEN=abc123def456ghi789"],
+    ["a camel-case JSON key", '  "dbPassword": "correct-horse-battery-staple"'],
+    ["a camel-case YAML key", "clientSecret: 9f8e7d6c5b4a3f2e1d0c"],
   ])("the review flags staged content that looks like a credential: %s", (_, line) => {
     expect(flagsFor({ ...flagBase, addedLines: [line] })).toContain("secret");
   });
+
+  test.each([
+    ["a reference to the environment", "password: process.env.DB_PASSWORD"],
+    ["a CI secret reference", "token: ${{ secrets.GITHUB_TOKEN }}"],
+    ["a word that starts with token", 'tokenizer = "bert-base-uncased-v2"'],
+    ["a call", "const token = getToken(userId123456);"],
+    ["a count", "max_tokens: 4096"],
+    ["a Python lookup", "password = os.environ['DB_PASSWORD']"],
+    ["a name, not a value", "secret_name: my-app-secret-name"],
+  ])("ordinary code is not flagged as a credential: %s", (_, line) => {
+    expect(flagsFor({ ...flagBase, addedLines: [line] })).not.toContain("secret");
+  });
+
+  // Before, the URL-credential pattern scanned from every word start to the line's end: this line held the
+  // review (and the bot's whole event loop) for minutes; the file size cap allows lines four times as long.
+  test.each([["a-"], ["a.b"], ["token_"]])(
+    "a staged 600 KB line made of %p is flagged in one pass, not in quadratic time",
+    (unit) => {
+      const line = unit.repeat(Math.ceil(600_000 / unit.length));
+      expect(flagsFor({ ...flagBase, addedLines: [line] })).toEqual([]);
+    },
+    20_000,
+  );
 
   test("a credential inside binary content is flagged too", async () => {
     const l = layout();
