@@ -95,12 +95,6 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
   }
   if (plan.length === 0) return { applyId: null, applied: [], conflicts };
 
-  const space = spaceProblem(
-    plan.map((p) => ({ real: p.file.real, beforeSize: p.beforeBytes?.length ?? 0, afterSize: p.afterBytes?.length ?? 0 })),
-    [...createdDirs],
-  );
-  if (space) throw new ApplyError(`Nothing was applied: ${space}. Free some space, then approve again (the changeset stays pending).`);
-
   // Deletes last: a half-done apply then never lacks a file the written ones may need.
   plan.sort((a, b) => Number(a.file.after.exists === false) - Number(b.file.after.exists === false));
 
@@ -109,26 +103,41 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
     if (p.file.before.exists && p.beforeBytes) blobs.set(p.file.before.hash, p.beforeBytes);
     if (p.file.after.exists && p.afterBytes) blobs.set(p.file.after.hash, p.afterBytes);
   }
-  const now = new Date().toISOString();
-  const entry = createEntry(
-    journalDir,
-    {
-      version: 1,
-      applyId: newApplyId(),
-      changesetId: changeset.id,
-      changesetDigest: changeset.digest,
-      workspace: changeset.workspace,
-      goal: changeset.goal,
-      createdAt: now,
-      updatedAt: now,
-      state: "applying",
-      files: plan.map((p) => p.file),
-      createdDirs: [...createdDirs].sort(),
-      conflicts,
-      refused: [],
-    },
-    blobs,
+  let packBytes = 0;
+  for (const bytes of blobs.values()) packBytes += bytes.length;
+  const space = spaceProblem(
+    plan.map((p) => ({ real: p.file.real, beforeSize: p.beforeBytes?.length ?? 0, afterSize: p.afterBytes?.length ?? 0 })),
+    [...createdDirs],
+    [{ dir: journalDir, bytes: packBytes + journalEntryBytes(plan.length), inodes: 3 }],
   );
+  if (space) throw new ApplyError(`Nothing was applied: ${space}. Free some space, then approve again (the changeset stays pending).`);
+  const now = new Date().toISOString();
+  let entry: JournalEntry;
+  try {
+    entry = createEntry(
+      journalDir,
+      {
+        version: 1,
+        applyId: newApplyId(),
+        changesetId: changeset.id,
+        changesetDigest: changeset.digest,
+        workspace: changeset.workspace,
+        goal: changeset.goal,
+        createdAt: now,
+        updatedAt: now,
+        state: "applying",
+        files: plan.map((p) => p.file),
+        createdDirs: [...createdDirs].sort(),
+        conflicts,
+        refused: [],
+      },
+      blobs,
+    );
+  } catch (error) {
+    // createEntry removed what it had written; no file was touched.
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ApplyError(`Nothing was applied: the journal entry in ${journalDir} could not be written (${why}). Free some space there (or fix its permissions), then approve again (the changeset stays pending).`);
+  }
 
   const written: Planned[] = [];
   let current = plan[0]!;
@@ -149,6 +158,11 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
   entry.state = "applied";
   saveEntry(journalDir, entry);
   return { applyId: entry.applyId, applied: plan.map((p) => p.file.path), conflicts };
+}
+
+/** A generous size for a journal's entry.json (paths, hashes, states) and the temporary copy its last rewrite needs. */
+function journalEntryBytes(files: number): number {
+  return 2 * (4096 + 1024 * files);
 }
 
 /** The approved changes, validated: every path known, no path twice, each change consistent with its own hashes. */

@@ -1,5 +1,5 @@
 import { statfsSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 
 /** One file an apply is about to write: where, and its size before (0 when absent) and after (0 when deleted). */
 export interface SpaceNeed {
@@ -8,16 +8,24 @@ export interface SpaceNeed {
   afterSize: number;
 }
 
+/** Space the operation takes besides its files, in `dir` (which may not exist yet): e.g. the apply's journal entry. */
+export interface ExtraSpace {
+  dir: string;
+  bytes: number;
+  /** Files and directories it creates. */
+  inodes: number;
+}
+
 /**
  * Why the file systems cannot hold the apply, or null when they can. Per file system
  * (files grouped by the device of their nearest existing directory) the apply needs
  * the growth of every file, in whole blocks, plus room for the largest temporary file
  * (an atomic write holds the old and the new content until its rename), which is
  * also what a rollback needs to restore a file; and an inode per new file and
- * directory. Checked before the first write, so a full disk refuses the apply whole
+ * directory; plus `extras` (the journal) on the file systems they go to. Checked before the first write, so a full disk refuses the apply whole
  * instead of failing it half-way. Where the file system cannot be asked, null.
  */
-export function spaceProblem(files: readonly SpaceNeed[], createdDirs: readonly string[]): string | null {
+export function spaceProblem(files: readonly SpaceNeed[], createdDirs: readonly string[], extras: readonly ExtraSpace[] = []): string | null {
   type Group = { dir: string; bytes: number; largest: number; inodes: number };
   const groups = new Map<number, Group>();
   // Many files share few directories: each is looked at once.
@@ -49,6 +57,13 @@ export function spaceProblem(files: readonly SpaceNeed[], createdDirs: readonly 
   for (const d of createdDirs) {
     const g = groupOf(d);
     if (g) g.inodes += 1;
+  }
+  // The journal is written whole before the first file: where it shares a file system with them, it comes out of the same space.
+  for (const e of extras) {
+    const g = groupOf(join(e.dir, "entry"));
+    if (!g) continue;
+    g.bytes += e.bytes;
+    g.inodes += e.inodes;
   }
   for (const g of groups.values()) {
     let fs;

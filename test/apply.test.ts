@@ -174,6 +174,20 @@ describe("applyChangeset", () => {
     expect(listEntries(journalDir)[0]!.state).toBe("applied");
   });
 
+  test("a journal that cannot be created is an ApplyError in Pencil's words, before any file is written", () => {
+    const root = tempDir();
+    writeTree(root, { "a.txt": "old\n" });
+    const home = tempDir();
+    const journalDir = join(home, "journal");
+    writeFileSync(journalDir, "not a directory\n");
+    const cs = makeChangeset(root, [{ path: "a.txt", after: new TextEncoder().encode("new\n") }]);
+    expect(() => applyChangeset({ changeset: cs, approved: ["a.txt"], journalDir })).toThrow(ApplyError);
+    expect(() => applyChangeset({ changeset: cs, approved: ["a.txt"], journalDir })).toThrow(
+      new RegExp(`^Nothing was applied: the journal entry in ${journalDir} could not be written \\(.*\\)\\. Free some space there`),
+    );
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("old\n");
+  });
+
   test("a failure mid-way restores the files already written and says nothing was applied", () => {
     const { root, journalDir } = setup({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" });
     const cs = makeChangeset(root, [

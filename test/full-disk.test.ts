@@ -80,6 +80,51 @@ describe.skipIf(!canMount)("a full disk", () => {
     expect(existsSync(join(root, "someone-else.bin"))).toBe(true);
   });
 
+  test("a journal that cannot be written (PENCIL_HOME's disk is full) refuses the apply in Pencil's words; every file old, no entry left", () => {
+    const root = tempDir("pencil-full-ws-");
+    writeTree(root, { "a.txt": "a".repeat(4096), "b.txt": "b".repeat(4096) });
+    const home = mountTmpfs("256k")!;
+    const journalDir = join(home, "journal");
+    mkdirSync(journalDir);
+    fillUntil(home, 16 * 1024);
+    const cs = makeChangeset(root, [
+      { path: "a.txt", after: new Uint8Array(64 * 1024).fill(65) },
+      { path: "b.txt", after: new Uint8Array(64 * 1024).fill(66) },
+    ]);
+    let thrown: unknown;
+    try {
+      applyChangeset({ changeset: cs, approved: ["a.txt", "b.txt"], journalDir });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ApplyError);
+    expect((thrown as Error).message).toMatch(/^Nothing was applied: .*journal/);
+    expect((thrown as Error).message).toContain(home);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a".repeat(4096));
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("b".repeat(4096));
+    expect(readdirSync(journalDir)).toEqual([]);
+  });
+
+  test("a journal on the workspace's own file system is counted before the first write: refused whole, not failed half-way", () => {
+    const root = mountTmpfs("512k")!;
+    writeTree(root, { "a.txt": "a".repeat(4096), "b.txt": "b".repeat(4096) });
+    const journalDir = join(root, ".home", "journal");
+    // Room for the new files (2 × 64 KiB and a temporary file), not for them and a journal holding them too.
+    fillUntil(root, 220 * 1024);
+    const cs = makeChangeset(root, [
+      { path: "a.txt", after: new Uint8Array(64 * 1024).fill(65) },
+      { path: "b.txt", after: new Uint8Array(64 * 1024).fill(66) },
+    ]);
+    const written: string[] = [];
+    expect(() => applyChangeset({ changeset: cs, approved: ["a.txt", "b.txt"], journalDir, onFileWritten: (p) => written.push(p) })).toThrow(
+      /^Nothing was applied: the file system of .* free and the apply needs about/,
+    );
+    expect(written).toEqual([]);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a".repeat(4096));
+    expect(temps(root)).toEqual([]);
+    expect(existsSync(journalDir) ? readdirSync(journalDir) : []).toEqual([]);
+  });
+
   test("an undo that cannot fit changes nothing and says so; with space freed it reverts every file", () => {
     const root = mountTmpfs("512k")!;
     const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
