@@ -262,6 +262,10 @@ const GIT_CONFIG_READ = result(
   "deny",
   "Reading .git/config is never allowed: a remote URL there can carry a password or token (https://user:TOKEN@host). Use git commands through run_command for what you need (e.g. git status, git log).",
 );
+const PROC_SECRET_READ = result(
+  "deny",
+  "Reading a process's environment or memory (/proc/PID/environ, /proc/PID/mem) is never allowed: it holds API keys and tokens (Pencil's own among them). Ask the user for the non-secret setting you need.",
+);
 const GIT_WRITE = result(
   "deny",
   "Writing inside .git is never allowed: repository metadata changes only through git commands the user runs. Edit the working-tree files instead.",
@@ -375,6 +379,7 @@ export function decide(policy: Policy, request: AccessRequest): Decision {
   if (flags & ENV) return write ? ENV_WRITE : ENV_READ;
   const name = real.slice(real.lastIndexOf("/") + 1);
   if (isSecretFileName(name)) return write ? SECRET_FILE_WRITE : SECRET_FILE_READ;
+  if (!write && real.startsWith("/proc/") && (name === "environ" || name === "mem")) return PROC_SECRET_READ;
   // Any repository's config, not only the workspace's: a worktree or submodule keeps its remote URLs in the main repository's .git, outside the workspace.
   if (!write && flags & GIT_ANYWHERE && (equalsCI(name, 0, name.length, "config") || equalsCI(name, 0, name.length, "config.worktree"))) return GIT_CONFIG_READ;
   const secrets = policy.secrets;

@@ -17,8 +17,9 @@ const ws = join(base, "ws");
 for (const d of [home, pencilHome, ws, join(base, "shared-lib"), join(base, "other"), join(home, "notes")]) mkdirSync(d, { recursive: true });
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/** `~/x` → home, `@/x` → the temp base, anything else → the workspace; no resolution (these are already real). */
+/** `~/x` → home, `@/x` → the temp base, `/x` as it is, anything else → the workspace; no resolution (these are already real). */
 function at(p: string): string {
+  if (p.startsWith("/")) return p;
   if (p.startsWith("~/")) return join(home, p.slice(2));
   if (p.startsWith("@/")) return join(base, p.slice(2));
   return p === "." ? ws : `${ws}/${p}`;
@@ -89,6 +90,11 @@ const rows: Row[] = [
   [".git/config cannot be written", {}, { write: ".git/config" }, "deny"],
   [".git/config cannot be read (a remote URL can carry a token)", {}, { read: ".git/config" }, "deny"],
   [".git/HEAD can be read", {}, { read: ".git/HEAD" }, "allow"],
+  ["a process's environment (API keys exported in the shell) is denied, not asked", {}, { read: "/proc/1234/environ" }, "deny"],
+  ["a thread's environment is denied too", {}, { read: "/proc/1234/task/1235/environ" }, "deny"],
+  ["a process's memory is denied", {}, { read: "/proc/1234/mem" }, "deny"],
+  ["a catch-all allow does not open a process's environment", { allow: ["Read(/**)"] }, { read: "/proc/1/environ" }, "deny"],
+  ["another /proc file is an ordinary outside read", {}, { read: "/proc/cpuinfo" }, "ask"],
   [
     "the main repository's .git/config outside the workspace (a worktree's or submodule's remotes live there) is denied, not asked",
     {},

@@ -207,6 +207,20 @@ describe("credential files the old list missed", () => {
     expect(out).toContain("README.md");
   });
 
+  // Before, each was asked as an outside read and, said yes to, stopped only by read_file's and search's binary check.
+  test("a process's environment (/proc/self/environ: the keys exported for Pencil) is refused by the policy, without a question", async () => {
+    const l = layout();
+    const approver = scripted([{ kind: "yes" }, { kind: "yes" }, { kind: "yes" }, { kind: "yes" }]);
+    const { exec } = seam(l, approver);
+    for (const path of ["/proc/self/environ", `/proc/${process.pid}/environ`, "/proc/thread-self/environ"]) {
+      const out = await exec("read_file", { path });
+      expect(out).toContain("permission denied");
+      expect(out).toContain("environment");
+    }
+    expect(await exec("search", { pattern: "PATH=", path: "/proc/self/environ" })).toContain("permission denied");
+    expect(approver.questions).toEqual([]);
+  });
+
   test("writing them is refused too", async () => {
     const l = layout();
     const { exec, overlay } = seam(l);
