@@ -213,8 +213,8 @@ export const HOME_CREDENTIALS: readonly string[] = [
  */
 export const SECRET_FILE_NAMES: readonly string[] = [".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".vault-token"];
 
-/** Endings of key and certificate-bundle files, which hold private keys as often as not. */
-export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx"];
+/** Endings of key and certificate-bundle files, which hold private keys as often as not (PuTTY keys, Apple's .p8 signing keys and Java keystores included). */
+export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx", ".ppk", ".p8", ".jks", ".keystore"];
 
 /**
  * Certificate-authority bundles by the names certifi, curl and Debian give them:
@@ -252,11 +252,11 @@ const ENV_WRITE = result(
 );
 const SECRET_FILE_READ = result(
   "deny",
-  "Reading this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, id_* private keys) hold credentials that must never reach the model. Ask the user for the non-secret information you need.",
+  "Reading this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials that must never reach the model. Ask the user for the non-secret information you need.",
 );
 const SECRET_FILE_WRITE = result(
   "deny",
-  "Writing this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, id_* private keys) hold credentials, which the user manages. Tell the user what to change there.",
+  "Writing this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials, which the user manages. Tell the user what to change there.",
 );
 const GIT_CONFIG_READ = result(
   "deny",
