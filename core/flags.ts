@@ -22,8 +22,12 @@ export interface FlagInput {
 /** A key name that says it holds a credential, alone or as one word of a longer name (snake, kebab, dotted or camel case). */
 const CREDENTIAL_NAME =
   "(?<![A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:[Aa][Pp][Ii][_-]?[Kk][Ee][Yy]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Tt][Oo][Kk][Ee][Nn]|[Pp][Aa][Ss][Ss](?:[Ww][Oo][Rr][Dd]|[Ww][Dd])|[Pp][Rr][Ii][Vv][Aa][Tt][Ee][_-]?[Kk][Ee][Yy]|[Aa][Cc][Cc][Ee][Ss][Ss][_-]?[Kk][Ee][Yy])(?:[_.-][A-Za-z0-9]{1,40}){0,6}|[a-z][A-Za-z0-9]{0,40}(?:ApiKey|Secret|Token|Password|PrivateKey|AccessKey)[A-Za-z0-9]{0,40})(?![A-Za-z0-9_])";
+/** Not a URL, a path or a template: what a credential value never starts with. */
+const NOT_A_REFERENCE = "(?![A-Za-z][A-Za-z0-9+.-]{0,31}:\\/\\/|[/.~])";
+/** A quoted value of 12 or more characters a token or password is made of (no spaces, no template or markup characters such as `${`, `{{`, `<|`). */
+const QUOTED_VALUE = `${NOT_A_REFERENCE}[A-Za-z0-9+/=_.~:@!#%^&*,-]{12,200}`;
 /** An unquoted value of 12 or more token characters, with a letter and a digit, ending the value (not a call or an expression). */
-const UNQUOTED_VALUE = "(?=[A-Za-z0-9+/=_.~-]{0,200}[0-9])(?=[A-Za-z0-9+/=_.~-]{0,200}[A-Za-z])[A-Za-z0-9+/=_.~-]{12,200}(?=\\s|$|[,;#}\\]])";
+const UNQUOTED_VALUE = NOT_A_REFERENCE + "(?=[A-Za-z0-9+/=_.~-]{0,200}[0-9])(?=[A-Za-z0-9+/=_.~-]{0,200}[A-Za-z])[A-Za-z0-9+/=_.~-]{12,200}(?=\\s|$|[,;#}\\]])";
 
 /** Shapes of credentials that must never slip into a commit unnoticed. */
 const SECRET_PATTERNS: RegExp[] = [
@@ -52,7 +56,7 @@ const SECRET_PATTERNS: RegExp[] = [
   // The same names inside longer ones (AWS_SECRET_ACCESS_KEY, DB_PASSWORD, clientSecret, authToken) and unquoted
   // values (.env-style, YAML, INI): an unquoted value counts when it mixes letters and digits, which a reference
   // to a variable (process.env.DB_PASSWORD, ${{ secrets.TOKEN }}) does not.
-  new RegExp(`${CREDENTIAL_NAME}["']?\\s*[:=]\\s*(?:["'][^"'\\s]{12,}["']|${UNQUOTED_VALUE})`),
+  new RegExp(`${CREDENTIAL_NAME}["']?\\s*[:=]\\s*(?:["']${QUOTED_VALUE}["']|${UNQUOTED_VALUE})`),
 ];
 
 const LOCKFILES = new Set([

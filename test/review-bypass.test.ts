@@ -256,6 +256,10 @@ describe("credential files the old list missed", () => {
     ["a count", "max_tokens: 4096"],
     ["a Python lookup", "password = os.environ['DB_PASSWORD']"],
     ["a name, not a value", "secret_name: my-app-secret-name"],
+    ["a tokenizer's special token", '  "eos_token": "<|endoftext|>",'],
+    ["a URL", 'access_token_url: "https://github.com/login/oauth/access_token"'],
+    ["a path", 'token_file: "/var/run/secrets/kubernetes.io/token"'],
+    ["a template", 'secret_key: "${SECRET_KEY_VALUE}"'],
   ])("ordinary code is not flagged as a credential: %s", (_, line) => {
     expect(flagsFor({ ...flagBase, addedLines: [line] })).not.toContain("secret");
   });
