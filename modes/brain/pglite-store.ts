@@ -1,0 +1,260 @@
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite/vector";
+import { acquireBrainLock } from "./brain-lock.ts";
+import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION } from "./migrations.ts";
+import { VECTOR_DIMENSIONS, type NewNote, type Note } from "./note.ts";
+import { BrainStoreError, type BrainCounts, type BrainStore, type ScoredId } from "./store.ts";
+
+const COLUMNS = "id, created_at, kind, source, content, title, tags, summary, enriched_by, embedding_model";
+
+interface Row {
+  id: number | string;
+  created_at: Date | string;
+  kind: Note["kind"];
+  source: string | null;
+  content: string;
+  title: string;
+  tags: string[];
+  summary: string;
+  enriched_by: string | null;
+  embedding_model: string | null;
+}
+
+/** The embedded store: PGlite (Postgres in WebAssembly) with pgvector, in one directory, no service to run. */
+export class PgliteStore implements BrainStore {
+  private constructor(
+    private readonly db: PGlite,
+    readonly label: string,
+    private readonly release: () => void,
+  ) {}
+
+  /**
+   * Opens (or creates) the brain in `dir`. Refuses, touching nothing, a directory
+   * that is not a database, one PGlite cannot open, or one from a newer Pencil.
+   */
+  static async open(dir: string, options: { lockWaitMs?: number } = {}): Promise<PgliteStore> {
+    mkdirSync(dirname(dir), { recursive: true });
+    const release = await acquireBrainLock(`${dir}.lock`, options.lockWaitMs);
+    try {
+      checkDirectory(dir);
+      let db: PGlite;
+      try {
+        db = await PGlite.create({ dataDir: dir, extensions: { vector } });
+      } catch (error) {
+        throw corrupted(dir, error);
+      }
+      try {
+        await prepare(db, dir);
+      } catch (error) {
+        await db.close().catch(() => {});
+        throw error instanceof BrainStoreError ? error : corrupted(dir, error);
+      }
+      return new PgliteStore(db, `embedded (${dir})`, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** A brain in memory only (tests and benchmarks). */
+  static async inMemory(): Promise<PgliteStore> {
+    const db = await PGlite.create({ extensions: { vector } });
+    await prepare(db, "memory");
+    return new PgliteStore(db, "embedded (in memory)", () => {});
+  }
+
+  /** The database itself, for benchmarks and tests that look under the hood. */
+  get database(): PGlite {
+    return this.db;
+  }
+
+  async insert(note: NewNote): Promise<Note> {
+    const { rows } = await this.db.query<Row>(
+      `insert into brain_notes (kind, source, content, title, tags, summary, enriched_by, embedding_model, embedding)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector) returning ${COLUMNS}`,
+      [note.kind, note.source, note.content, note.title, note.tags, note.summary, note.enrichedBy, note.embeddingModel, vectorText(note.embedding)],
+    );
+    return toNote(rows[0]!);
+  }
+
+  /** Inserts many notes in one transaction (benchmarks, imports). */
+  async insertMany(notes: NewNote[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const note of notes) {
+        await tx.query(
+          `insert into brain_notes (kind, source, content, title, tags, summary, enriched_by, embedding_model, embedding)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector)`,
+          [note.kind, note.source, note.content, note.title, note.tags, note.summary, note.enrichedBy, note.embeddingModel, vectorText(note.embedding)],
+        );
+      }
+    });
+  }
+
+  async get(id: number): Promise<Note | null> {
+    const { rows } = await this.db.query<Row>(`select ${COLUMNS} from brain_notes where id = $1`, [id]);
+    return rows[0] ? toNote(rows[0]) : null;
+  }
+
+  async getMany(ids: number[]): Promise<Note[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<Row>(`select ${COLUMNS} from brain_notes where id = any($1::bigint[])`, [ids]);
+    const byId = new Map(rows.map((r) => [Number(r.id), toNote(r)]));
+    return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+  }
+
+  async list(limit: number): Promise<Note[]> {
+    const { rows } = await this.db.query<Row>(`select ${COLUMNS} from brain_notes order by created_at desc, id desc limit $1`, [limit]);
+    return rows.map(toNote);
+  }
+
+  async remove(id: number): Promise<boolean> {
+    const result = await this.db.query(`delete from brain_notes where id = $1`, [id]);
+    return (result.affectedRows ?? 0) > 0;
+  }
+
+  async update(id: number, patch: Parameters<BrainStore["update"]>[1]): Promise<void> {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    const set = (column: string, value: unknown, cast = "") => {
+      values.push(value);
+      sets.push(`${column} = $${values.length}${cast}`);
+    };
+    if (patch.title !== undefined) set("title", patch.title);
+    if (patch.tags !== undefined) set("tags", patch.tags);
+    if (patch.summary !== undefined) set("summary", patch.summary);
+    if (patch.enrichedBy !== undefined) set("enriched_by", patch.enrichedBy);
+    if (patch.embeddingModel !== undefined) set("embedding_model", patch.embeddingModel);
+    if (patch.embedding !== undefined) set("embedding", vectorText(patch.embedding), "::vector");
+    if (sets.length === 0) return;
+    values.push(id);
+    await this.db.query(`update brain_notes set ${sets.join(", ")} where id = $${values.length}`, values);
+  }
+
+  async matchVector(embedding: number[], model: string, count: number, minSimilarity: number): Promise<ScoredId[]> {
+    const { rows } = await this.db.query<{ id: number | string; similarity: number }>(`select id, similarity from match_notes($1::vector, $2, $3, $4)`, [
+      vectorText(embedding),
+      model,
+      count,
+      minSimilarity,
+    ]);
+    return rows.map((r) => ({ id: Number(r.id), score: r.similarity }));
+  }
+
+  async matchText(query: string, count: number): Promise<ScoredId[]> {
+    const { rows } = await this.db.query<{ id: number | string; rank: number }>(`select id, rank from search_notes($1, $2)`, [query, count]);
+    return rows.map((r) => ({ id: Number(r.id), score: r.rank }));
+  }
+
+  async waitingIds(model: string | null, enrich: boolean): Promise<number[]> {
+    const { rows } = await this.db.query<{ id: number | string }>(
+      `select id from brain_notes
+       where ($2 and (enriched_by is null or enriched_by = 'scripted'))
+          or ($1::text is not null and embedding_model is distinct from $1::text)
+       order by id`,
+      [model, enrich],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  async counts(currentModel: string | null): Promise<BrainCounts> {
+    const { rows } = await this.db.query<{ model: string | null; n: number | string; waiting: number | string }>(
+      `select embedding_model as model, count(*) as n,
+              count(*) filter (where enriched_by is null or enriched_by = 'scripted' or ($1::text is not null and embedding_model is distinct from $1::text)) as waiting
+       from brain_notes group by embedding_model`,
+      [currentModel],
+    );
+    const byModel: Record<string, number> = {};
+    let notes = 0;
+    let waiting = 0;
+    for (const row of rows) {
+      byModel[row.model ?? "none"] = Number(row.n);
+      notes += Number(row.n);
+      waiting += Number(row.waiting);
+    }
+    return { notes, waiting, byModel };
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.db.close();
+    } finally {
+      this.release();
+    }
+  }
+}
+
+/** A directory that exists and holds files but no Postgres cluster is somebody's data: never initialise over it. */
+function checkDirectory(dir: string): void {
+  if (!existsSync(dir)) return;
+  if (!statSync(dir).isDirectory()) {
+    throw new BrainStoreError(`The brain database path ${dir} is a file, not a directory. Nothing was changed: move it away, or set PENCIL_HOME to another directory.`);
+  }
+  const entries = readdirSync(dir);
+  if (entries.length > 0 && !entries.includes("PG_VERSION")) {
+    throw new BrainStoreError(
+      `The brain directory ${dir} holds files but no database (no PG_VERSION). Nothing was changed: restore it from a backup, or move it away to start a new brain.`,
+    );
+  }
+}
+
+/** Brings a freshly opened database to the current schema, or refuses one from a newer Pencil before writing anything. */
+async function prepare(db: PGlite, dir: string): Promise<void> {
+  const { rows } = await db.query<{ present: boolean }>(`select to_regclass('public.brain_meta') is not null as present`);
+  if (!rows[0]?.present) {
+    await db.exec(SCHEMA_SQL);
+    return;
+  }
+  const version = await db.query<{ value: string }>(`select value from brain_meta where key = 'schema_version'`);
+  const found = Number.parseInt(version.rows[0]?.value ?? "", 10);
+  if (!Number.isInteger(found)) throw new BrainStoreError(`The brain database in ${dir} has no schema version. Nothing was changed: restore it from a backup, or move it away to start a new brain.`);
+  if (found > SCHEMA_VERSION) {
+    throw new BrainStoreError(
+      `The brain database in ${dir} was written by a newer Pencil (schema version ${found}; this one knows up to ${SCHEMA_VERSION}). Nothing was changed: update Pencil to use it.`,
+    );
+  }
+  if (found < SCHEMA_VERSION) {
+    await db.transaction(async (tx) => {
+      for (const step of MIGRATIONS.filter((m) => m.version > found)) await tx.exec(step.sql);
+      await tx.query(`update brain_meta set value = $1 where key = 'schema_version'`, [String(SCHEMA_VERSION)]);
+    });
+  }
+}
+
+function corrupted(dir: string, error: unknown): BrainStoreError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new BrainStoreError(
+    `The brain database in ${dir} cannot be opened (${why || "the database refused to start"}). It was left as it is: restore it from a backup, or move it away to start a new brain.`,
+  );
+}
+
+/** A vector as pgvector's text form, zero-padded to the column's width; null stays null. */
+export function vectorText(values: number[] | null | undefined): string | null {
+  if (!values) return null;
+  if (values.length > VECTOR_DIMENSIONS) {
+    throw new BrainStoreError(`The embedding has ${values.length} dimensions; the brain stores at most ${VECTOR_DIMENSIONS}. Choose a model with ${VECTOR_DIMENSIONS} or fewer (PENCIL_EMBED_MODEL).`);
+  }
+  const padded = values.length === VECTOR_DIMENSIONS ? values : [...values, ...new Array<number>(VECTOR_DIMENSIONS - values.length).fill(0)];
+  return `[${padded.join(",")}]`;
+}
+
+function toNote(row: Row): Note {
+  return {
+    id: Number(row.id),
+    createdAt: row.created_at instanceof Date ? row.created_at.toISOString() : new Date(row.created_at).toISOString(),
+    kind: row.kind,
+    source: row.source,
+    content: row.content,
+    title: row.title,
+    tags: row.tags ?? [],
+    summary: row.summary,
+    enrichedBy: row.enriched_by,
+    embeddingModel: row.embedding_model,
+  };
+}
+
+/** The embedded brain's directory under PENCIL_HOME. */
+export function brainDir(pencilHome: string): string {
+  return join(pencilHome, "brain");
+}
