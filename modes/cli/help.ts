@@ -18,15 +18,18 @@ Commands:
   demo                   offline: a scripted agent on a copy of examples/demo, no keys needed
   doctor                 what is configured and what is missing, with the fix for each
   telegram               start the Telegram bot
-  brain dump|ask|list|reindex
-                         the second brain (not in this version)
+  brain dump "<text or url>" | dump --image FILE | dump -
+                         store a note in your second brain (- reads stdin)
+  brain ask "<question>" answer from your notes, citing them as [#id title]
+  brain list|show ID|forget ID|reindex
+                         recent notes; one note; delete one; enrich and embed what waits
 
 Options:
   -w, --workspace DIR    workspace (default: current directory)
       --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
       --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
       --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
-      --json             one JSON document on stdout (agent, plan, ask, log, doctor)
+      --json             one JSON document on stdout (agent, plan, ask, log, doctor, brain)
       --patch            with review: print the changeset as a unified diff
       --verbose          show commands' whole output (else the first and last lines;
                          the run's log file under $PENCIL_HOME/logs has all of it)

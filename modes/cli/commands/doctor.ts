@@ -36,6 +36,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   checks.push(checkSandbox());
   checks.push(...checkStore(ctx.env));
   checks.push(...checkTelegram(ctx.env));
+  checks.push(...(await checkBrain(ctx.env)));
   checks.push(checkOptional(ctx.env, "FIRECRAWL_API_KEY", "web search for plan and ask", "set FIRECRAWL_API_KEY to let plan and ask search the web"));
   const { io } = ctx;
   if (ctx.args.json) {
@@ -221,6 +222,15 @@ function checkTelegram(env: Env): Check[] {
   } catch (error) {
     return [{ name: "telegram", status: "fail", detail: (error as Error).message, fix: "fix the variable named above in .env" }];
   }
+}
+
+async function checkBrain(env: Env): Promise<Check[]> {
+  const { brainReport } = await import("../../brain/brain-report.ts");
+  const report = await brainReport(env);
+  return [
+    { name: "brain store", status: report.store.ok ? "ok" : "fail", detail: report.store.detail, ...(report.store.fix ? { fix: report.store.fix } : {}) },
+    { name: "brain embeddings", status: report.embeddings.ok ? "ok" : "warn", detail: report.embeddings.detail, ...(report.embeddings.fix ? { fix: report.embeddings.fix } : {}) },
+  ];
 }
 
 function checkOptional(env: Env, name: string, what: string, fix: string): Check {

@@ -1,0 +1,60 @@
+import { mkdirSync } from "node:fs";
+import { MissingModelKeyError } from "../../ai/errors.ts";
+import type { ModelEnv } from "../../ai/model-specs.ts";
+import { resolveModels } from "../../ai/resolve-models.ts";
+import { pencilHomeOf } from "../../app/runtime.ts";
+import { Brain } from "./brain.ts";
+import { embedderFromEnv } from "./embedder.ts";
+import type { ChatModel } from "./enrich.ts";
+import { brainDir, PgliteStore } from "./pglite-store.ts";
+import { BrainStoreError, type BrainStore } from "./store.ts";
+
+/** Options of openBrain: the `--model` override and a fetch for every client (tests). */
+export interface OpenBrainOptions {
+  model?: string;
+  fetch?: typeof fetch;
+  lockWaitMs?: number;
+}
+
+/** True when the environment selects the hosted store. */
+export function usesInsforge(env: ModelEnv): boolean {
+  return Boolean(env.INSFORGE_BASE_URL?.trim() || env.INSFORGE_ANON_KEY?.trim());
+}
+
+/**
+ * The store the environment selects: InsForge when INSFORGE_BASE_URL and
+ * INSFORGE_ANON_KEY are set, else the embedded database under `$PENCIL_HOME/brain`.
+ */
+export async function openStore(env: ModelEnv, options: OpenBrainOptions = {}): Promise<BrainStore> {
+  if (usesInsforge(env)) {
+    const baseUrl = env.INSFORGE_BASE_URL?.trim();
+    const anonKey = env.INSFORGE_ANON_KEY?.trim();
+    if (!baseUrl || !anonKey) {
+      throw new BrainStoreError("The hosted brain needs both INSFORGE_BASE_URL and INSFORGE_ANON_KEY; only one is set. Set the other, or unset both to use the embedded store.");
+    }
+    const { InsforgeStore } = await import("./insforge-store.ts");
+    return InsforgeStore.connect(baseUrl, anonKey, options.fetch);
+  }
+  const home = pencilHomeOf(env);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  return PgliteStore.open(brainDir(home), options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {});
+}
+
+/** The chat model for enrichment and answers, or null when no model is configured (the brain then works without one). */
+export function chatFromEnv(env: ModelEnv, options: OpenBrainOptions = {}): ChatModel | null {
+  try {
+    const resolved = resolveModels(env, { ...(options.model ? { model: options.model } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
+    return { model: resolved.model, label: resolved.labels[0]! };
+  } catch (error) {
+    if (error instanceof MissingModelKeyError) return null;
+    throw error;
+  }
+}
+
+/** The brain as the environment configures it: store, embedder, chat model. Close its store when done. */
+export async function openBrain(env: ModelEnv, options: OpenBrainOptions = {}): Promise<Brain> {
+  const embedder = embedderFromEnv(env, options.fetch);
+  const chat = chatFromEnv(env, options);
+  const store = await openStore(env, options);
+  return new Brain({ store, embedder, chat });
+}

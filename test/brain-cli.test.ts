@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { INDEX, runCli } from "./support/cli.ts";
+import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
+import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "./support/fake-embedding-server.ts";
+import { tempDir } from "./support/temp.ts";
+
+function baseEnv(): Record<string, string> {
+  const home = tempDir();
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+}
+
+describe("pencil brain without any key (the quick start)", () => {
+  const env = baseEnv();
+  const cli = (...args: string[]) => runCli(["brain", ...args], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+
+  test("dump, ask, list, show, forget — scripted enrichment said to be scripted, full-text search", async () => {
+    const dumped = await cli("dump", "The boiler service code is BX-4471. The engineer comes on the first Tuesday of March.");
+    expect(dumped.code).toBe(0);
+    expect(dumped.stdout).toMatch(/Stored \[#1 /);
+    expect(dumped.stdout).toContain("scripted (fixed rules, no model configured)");
+    expect(dumped.stdout).toContain("Full-text search only");
+    expect((await cli("dump", "Guest wifi password is tulip-42.")).code).toBe(0);
+
+    const asked = await cli("ask", "what was the boiler service code?", "--json");
+    expect(asked.code).toBe(0);
+    const answer = JSON.parse(asked.stdout);
+    expect(answer).toMatchObject({ outcome: "no-model", mode: "full-text" });
+    expect(answer.retrieved.map((r: { id: number }) => r.id)).toEqual([1]);
+
+    const human = await cli("ask", "what was the boiler service code?");
+    expect(human.stdout).toContain("No chat model is configured");
+    expect(human.stdout).toContain("[#1 The boiler service code is BX-4471.]");
+
+    const nothing = await cli("ask", "who painted the Sistine chapel?");
+    expect(nothing.stdout).toContain("Nothing relevant is stored in your notes");
+
+    const listed = JSON.parse((await cli("list", "--json")).stdout);
+    expect(listed.map((n: { id: number }) => n.id)).toEqual([2, 1]);
+    const shown = await cli("show", "1");
+    expect(shown.stdout).toContain("enriched by: scripted");
+    expect(shown.stdout).toContain("the first Tuesday of March");
+    expect((await cli("forget", "2")).stdout).toContain("Forgot [#2 Guest wifi password is tulip-42.]");
+    const again = await cli("forget", "2");
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("There is no note #2");
+
+    const doctor = JSON.parse((await runCli(["doctor", "--json"], { cwd: env.HOME!, env })).stdout) as { name: string; detail: string }[];
+    expect(doctor.find((c) => c.name === "brain store")?.detail).toMatch(/embedded .*: 1 note\(s\), 1 waiting for pencil brain reindex/);
+    expect(doctor.find((c) => c.name === "brain embeddings")?.detail).toMatch(/full-text search only/);
+  }, 90_000);
+
+  test("bad input is refused with what to do, nothing stored", async () => {
+    const empty = await cli("dump", "   ");
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("brain dump needs something to store");
+    expect((await cli("frobnicate")).code).toBe(2);
+    expect((await cli("show", "abc")).stderr).toContain("needs one note id");
+    expect((await cli("ask")).code).toBe(2);
+    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-"], { cwd: env.HOME!, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    proc.stdin.write("y".repeat(5 * 1024 * 1024));
+    await proc.stdin.end();
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("a note holds at most 1 MB of text. Nothing was stored");
+  }, 60_000);
+
+  test("dump - reads the note from stdin", async () => {
+    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-", "--json"], { cwd: env.HOME!, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    proc.stdin.write("Recipe: pancakes need 2 eggs,\n300 ml milk and 120 g flour.\n");
+    await proc.stdin.end();
+    expect(await proc.exited).toBe(0);
+    expect(JSON.parse(await new Response(proc.stdout).text()).note.content).toBe("Recipe: pancakes need 2 eggs,\n300 ml milk and 120 g flour.\n");
+  }, 30_000);
+});
+
+describe("pencil brain with a chat model and embeddings (local servers)", () => {
+  let llm: FakeOpenAIServer;
+  let embeddings: FakeEmbeddingServer;
+  beforeAll(async () => {
+    [llm, embeddings] = await Promise.all([startFakeOpenAIServer(), startFakeEmbeddingServer()]);
+  });
+  afterAll(async () => {
+    await Promise.all([llm.stop(), embeddings.stop()]);
+  });
+
+  test("dump is enriched and embedded; ask answers with its sources", async () => {
+    const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${llm.url}/openai/v1`, GEMINI_API_KEY: "g", GEMINI_BASE_URL: `${embeddings.url}/v1beta` };
+    llm.enqueue(textReply(JSON.stringify({ title: "Boiler service code", tags: ["home"], summary: "The boiler code. Needed for bookings." })));
+    const dumped = await runCli(["brain", "dump", "Boiler service code: BX-4471"], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+    expect(dumped.code).toBe(0);
+    expect(dumped.stdout).toContain("Stored [#1 Boiler service code] #home");
+    expect(dumped.stdout).not.toContain("scripted");
+    llm.enqueue(textReply("It is BX-4471 [#1 Boiler service code]."));
+    const asked = await runCli(["brain", "ask", "boiler code?"], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toContain("It is BX-4471");
+    expect(asked.stdout).toMatch(/Sources:\n {2}\[#1 Boiler service code\] \d{4}-\d\d-\d\d/);
+  }, 60_000);
+});
