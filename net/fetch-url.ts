@@ -28,6 +28,8 @@ export interface FetchUrlOptions {
   maxRedirects?: number;
   /** Characters of page text returned to the model (default 30 000). */
   maxChars?: number;
+  /** Turns an HTML page into readable text (default: `htmlToText`); the brain passes a Readability-based one. */
+  htmlText?: (html: string, url: string) => { title?: string; text: string };
   /**
    * TEST ONLY: lets a non-public address through for one host name, so a test
    * can use a server on 127.0.0.1. Called with the address and the URL's host
@@ -241,7 +243,7 @@ async function readPage(url: URL, response: Response, redirectedFrom: string[], 
     throw new ToolError(`${url.href} sent binary content without a content type. fetch_url reads HTML, plain text, JSON and XML only.`);
   }
   const raw = decode(bytes, /charset\s*=\s*"?([\w.:-]+)/i.exec(header)?.[1]);
-  const page = kind === "html" ? htmlToText(raw, url.href) : { text: raw.replace(/\r\n?/g, "\n") };
+  const page = kind === "html" ? (options.htmlText ?? htmlToText)(raw, url.href) : { text: raw.replace(/\r\n?/g, "\n") };
   if (response.status >= 400) {
     const excerpt = page.text.replace(/\s+/g, " ").trim().slice(0, 500);
     throw new ToolError(`${url.href} answered ${response.status} ${response.statusText}.${excerpt ? ` The page says: "${excerpt}"` : ""} Check the URL, or search for the right page.`);
