@@ -1,7 +1,28 @@
 import type { FeatureFactory } from "../context.ts";
 import { agentFeature } from "./agent.ts";
 import { askFeature } from "./ask.ts";
-import { forwardedFeature } from "./forwarded.ts";
+/**
+ * Every feature of the bot, in menu order. Forwarded commands are refused first (they are
+ * someone else's words); other forwarded messages are stored as brain notes before any
+ * command feature; the brain takes bare photos (and `/dump` captions) before media takes
+ * photos with a goal.
+ */
+export const FEATURES: FeatureFactory[] = [
+  forwardedFeature,
+  helpFeature,
+  forwardedNoteFeature,
+  agentFeature,
+  planFeature,
+  askFeature,
+  brainFeature,
+  reviewFeature,
+  questionsFeature,
+  statusFeature,
+  historyFeature,
+  projectsFeature,
+  voiceFeature,
+  mediaFeature,
+];
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
 import { mediaFeature } from "./media.ts";
@@ -12,5 +33,25 @@ import { reviewFeature } from "./review.ts";
 import { statusFeature } from "./status.ts";
 import { voiceFeature } from "./voice.ts";
 
-/** Every feature of the bot, in menu order (forwarded first: it keeps a forwarded command from every other feature). A new capability (/dump, /brain) is one more entry here. */
-export const FEATURES: FeatureFactory[] = [forwardedFeature, helpFeature, agentFeature, planFeature, askFeature, reviewFeature, questionsFeature, statusFeature, historyFeature, projectsFeature, voiceFeature, mediaFeature];
+/**
+ * Every feature of the bot, in menu order. Forwarded commands are refused first (they are
+ * someone else's words); other forwarded messages are stored as brain notes before any
+ * command feature; the brain takes bare photos (and `/dump` captions) before media takes
+ * photos with a goal.
+ */
+export const FEATURES: FeatureFactory[] = [
+  forwardedFeature,
+  helpFeature,
+  forwardedNoteFeature,
+  agentFeature,
+  planFeature,
+  askFeature,
+  brainFeature,
+  reviewFeature,
+  questionsFeature,
+  statusFeature,
+  historyFeature,
+  projectsFeature,
+  voiceFeature,
+  mediaFeature,
+];

@@ -1,0 +1,196 @@
+import { Composer } from "grammy";
+import type { Message } from "grammy/types";
+import { citation } from "../../brain/answer.ts";
+import { DumpRefused, type AskResult, type Brain, type Capture, type DumpResult } from "../../brain/brain.ts";
+import type { Note } from "../../brain/note.ts";
+import type { BotDeps, FeatureFactory, PencilContext } from "../context.ts";
+import { escapeHtml } from "../html.ts";
+import { errorText } from "../scrub.ts";
+
+const NOTES_SHOWN = 10;
+/** Characters of a note's content shown by /note_<id>, under Telegram's 4,096 with room for the header. */
+const NOTE_ROOM = 3300;
+
+/**
+ * The second brain from the phone: /dump <text or URL>, a photo (no caption, or a
+ * caption starting with /dump), /brain <question>, /notes and /note_<id>
+ * (forwarded messages: forwardedNoteFeature). Work that calls models runs in the background, one brain operation at
+ * a time (the embedded database has one writer), so the bot keeps answering.
+ */
+export const brainFeature: FeatureFactory = (deps) => {
+  const composer = new Composer<PencilContext>();
+  const owner = deps.config.ownerId;
+  const send = (html: string) => deps.outbox.send(owner, html);
+  const background = brainQueue(deps);
+
+  composer.command("dump", async (ctx) => {
+    const text = ctx.match.trim();
+    if (!text) {
+      await send("Usage: /dump &lt;text or URL&gt; — or send a photo, or forward a message to me.");
+      return;
+    }
+    await send("📥 Storing…");
+    background("/dump", async (brain) => {
+      const capture: Capture = /^https?:\/\/\S+$/i.test(text) ? await (await import("../../brain/capture.ts")).captureUrl(text, deps.runtime.env) : { kind: "text", source: null, content: text };
+      await send(storedHtml(await brain.dump(capture)));
+    });
+  });
+
+  composer.on("message:photo", async (ctx, next) => {
+    const caption = ctx.msg.caption?.trim() ?? "";
+    const forwarded = ctx.msg.forward_origin !== undefined;
+    // A photo with any other caption is a goal with an image (contract A7), not a note.
+    if (!forwarded && caption !== "" && !/^\/dump(@\w+)?(\s|$)/.test(caption)) return next();
+    const photo = ctx.msg.photo.at(-1)!;
+    const note = forwarded ? `${forwardedFrom(ctx.msg)}${caption ? `\n${caption}` : ""}` : caption.replace(/^\/dump(@\w+)?\s*/, "");
+    await send("📷 Reading the photo…");
+    background("the photo", async (brain) => {
+      const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
+      const { visionFromEnv } = await import("../../brain/vision.ts");
+      if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES) throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
+      const file = await ctx.api.getFile(photo.file_id);
+      if (!file.file_path) throw new DumpRefused("Telegram did not give the photo's file; send it again. Nothing was stored.");
+      const response = await fetch(`${deps.config.apiRoot}/file/bot${deps.config.token}/${file.file_path}`, { signal: AbortSignal.timeout(30_000) });
+      if (!response.ok) throw new DumpRefused(`Telegram refused to hand over the photo (HTTP ${response.status}); send it again. Nothing was stored.`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const capture = await capturePhoto(bytes, `telegram-photo-${photo.file_unique_id}.jpg`, note || null, visionFromEnv(deps.runtime.env));
+      await send(storedHtml(await brain.dump(capture)));
+    });
+  });
+
+  composer.command("brain", async (ctx) => {
+    const question = ctx.match.trim();
+    if (!question) {
+      await send("Usage: /brain &lt;question&gt; — e.g. <code>/brain what was the boiler service code?</code>");
+      return;
+    }
+    await send("🧠 Looking through your notes…");
+    background("/brain", async (brain) => send(answerHtml(await brain.ask(question))));
+  });
+
+  composer.command("notes", async () => {
+    background("/notes", async (brain) => {
+      const notes = await brain.deps.store.list(NOTES_SHOWN);
+      if (notes.length === 0) return void (await send("No notes yet. Send /dump &lt;text&gt;, a link, a photo, or forward me a message."));
+      await send(`🗂 <b>Recent notes</b>\n\n${notes.map((n) => `/note_${n.id} ${escapeHtml(n.title)} <i>${n.createdAt.slice(0, 10)}</i>`).join("\n")}`);
+    });
+  });
+
+  composer.hears(/^\/note_(\d{1,15})(@\w+)?$/, async (ctx) => {
+    const id = Number(ctx.match[1]);
+    background(`/note_${id}`, async (brain) => {
+      const note = await brain.deps.store.get(id);
+      await send(note ? noteHtml(note) : `There is no note #${id}. /notes lists the recent ones.`);
+    });
+  });
+
+  return {
+    name: "brain",
+    commands: [
+      { command: "dump", description: "Store a note: text or a link (or send a photo)" },
+      { command: "brain", description: "Ask your notes" },
+      { command: "notes", description: "Recent notes" },
+    ],
+    composer,
+  };
+};
+
+/**
+ * Forwarded messages become notes. Installed before every command feature, so that a
+ * forwarded text that starts with a command is stored, never run as that command.
+ */
+export const forwardedNoteFeature: FeatureFactory = (deps) => {
+  const composer = new Composer<PencilContext>();
+  const send = (html: string) => deps.outbox.send(deps.config.ownerId, html);
+  const background = brainQueue(deps);
+  composer.on("message", async (ctx, next) => {
+    if (ctx.msg.forward_origin === undefined) return next();
+    const text = (ctx.msg.text ?? ctx.msg.caption ?? "").trim();
+    if (!text) {
+      await send("I can store forwarded text and photos; this message has neither. Nothing was stored.");
+      return;
+    }
+    await send("📥 Storing the forwarded message…");
+    background("the forwarded message", async (brain) => {
+      await send(storedHtml(await brain.dump({ kind: "text", source: forwardedFrom(ctx.msg), content: text })));
+    });
+  });
+
+  return { name: "forwarded notes", commands: [], composer };
+};
+
+const queues = new WeakMap<BotDeps, (what: string, job: (brain: Brain) => Promise<unknown>) => void>();
+
+/**
+ * Runs brain work one job at a time, off the update handler: opens the brain, runs
+ * the job, closes it (so the CLI can use the embedded database between jobs). A
+ * refused dump is told as it is; any other failure is logged and reported, token-free.
+ */
+function brainQueue(deps: BotDeps): (what: string, job: (brain: Brain) => Promise<unknown>) => void {
+  const existing = queues.get(deps);
+  if (existing) return existing;
+  let tail: Promise<unknown> = Promise.resolve();
+  const queue = (what: string, job: (brain: Brain) => Promise<unknown>): void => {
+    tail = tail.then(async () => {
+      let brain: Brain | undefined;
+      try {
+        const { openBrain } = await import("../../brain/open-brain.ts");
+        brain = await openBrain(deps.runtime.env);
+        await job(brain);
+      } catch (error) {
+        const refused = error instanceof DumpRefused;
+        if (!refused) deps.log(`error in ${what}: ${errorText(error, deps.config.token)}`);
+        const text = refused ? (error as Error).message : `⚠️ ${what} failed: ${errorText(error, deps.config.token).slice(0, 1500)}`;
+        await deps.outbox.send(deps.config.ownerId, escapeHtml(text)).catch(() => {});
+      } finally {
+        await brain?.deps.store.close().catch(() => {});
+      }
+    });
+  };
+  queues.set(deps, queue);
+  return queue;
+}
+
+function storedHtml(result: DumpResult): string {
+  const n = result.note;
+  const lines = [`📥 Stored <b>${escapeHtml(citation(n))}</b> /note_${n.id}`];
+  if (n.tags.length) lines.push(n.tags.map((t) => `#${escapeHtml(t.replace(/[^\p{L}\p{N}_]/gu, "_"))}`).join(" "));
+  if (n.summary) lines.push(`<i>${escapeHtml(n.summary)}</i>`);
+  if (result.enrichment === "scripted") lines.push("Title and tags are scripted (no model configured).");
+  if (result.enrichment === "failed") lines.push(`The model could not enrich it (${escapeHtml(result.enrichError ?? "")}); <code>pencil brain reindex</code> does it later.`);
+  if (result.embedError) lines.push(`No vector yet (${escapeHtml(result.embedError)}); found by full text until reindex.`);
+  return lines.join("\n");
+}
+
+/** The answer with each `[#id title]` citation of a retrieved note made a tappable /note_<id> command. */
+export function answerHtml(result: AskResult): string {
+  if (result.outcome === "nothing") return `🧠 ${escapeHtml(result.answer)}`;
+  if (result.outcome === "no-model") {
+    return `🧠 No chat model is configured, so here are the notes that match:\n\n${result.retrieved.map((r) => `/note_${r.note.id} ${escapeHtml(r.note.title)}`).join("\n")}`;
+  }
+  const known = new Set(result.cited.map((n) => n.id));
+  const body = escapeHtml(result.answer).replace(/\[#(\d+)([^\]]*)\]/g, (whole, id: string) => (known.has(Number(id)) ? `/note_${id}` : whole));
+  const sources = result.cited.map((n) => `/note_${n.id} ${escapeHtml(n.title)}`).join("\n");
+  return `🧠 ${body}${sources ? `\n\n<b>Sources</b>\n${sources}` : ""}`;
+}
+
+function noteHtml(note: Note): string {
+  const bodyHtml = note.content.length > NOTE_ROOM ? `${escapeHtml(note.content.slice(0, NOTE_ROOM))}\n… (${note.content.length - NOTE_ROOM} more characters: <code>pencil brain show ${note.id}</code>)` : escapeHtml(note.content);
+  const meta = [note.createdAt.slice(0, 16).replace("T", " "), note.kind, note.source, note.tags.map((t) => `#${t}`).join(" ")].filter(Boolean).join(" · ");
+  return `<b>${escapeHtml(citation(note))}</b>\n<i>${escapeHtml(meta)}</i>\n${note.summary ? `\n${escapeHtml(note.summary)}\n` : ""}\n${bodyHtml}`;
+}
+
+function forwardedFrom(msg: Message): string {
+  const origin = msg.forward_origin;
+  if (!origin) return "forwarded";
+  switch (origin.type) {
+    case "user":
+      return `forwarded from ${[origin.sender_user.first_name, origin.sender_user.last_name].filter(Boolean).join(" ")}`;
+    case "hidden_user":
+      return `forwarded from ${origin.sender_user_name}`;
+    case "chat":
+      return `forwarded from ${origin.sender_chat.title ?? "a chat"}`;
+    case "channel":
+      return `forwarded from ${origin.chat.title ?? "a channel"}`;
+  }
+}
