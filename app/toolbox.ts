@@ -8,6 +8,8 @@ import { createReadFileTool } from "../core/tools/read-file.ts";
 import { createRunCommandTool } from "../core/tools/run-command.ts";
 import { createSearchTool } from "../core/tools/search.ts";
 import type { PencilTool } from "../core/tools/tool.ts";
+import { createRecallTool } from "../core/tools/recall.ts";
+import { brainRecall } from "../modes/brain/recall-search.ts";
 import { webSearchToolFromEnv } from "../net/web-search.ts";
 import { createWriteFileTool } from "../core/tools/write-file.ts";
 import type { RunMode } from "../agent/prompts.ts";
@@ -19,14 +21,17 @@ export function readTools(): PencilTool[] {
 }
 
 /**
- * The tools of a mode (contract A4): agent adds the staging write tools and
+ * The tools of a mode (contract A4): every mode has recall (the owner's notes); agent adds the staging write tools and
  * run_command (in a scratch copy; its file effects come back staged); plan and
  * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
  */
 export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHome" | "settings">): PencilTool[] {
+  // recall (the owner's notes, read-only) in every mode; the brain lives under the same PENCIL_HOME.
+  const recall = createRecallTool(brainRecall({ ...runtime.env, PENCIL_HOME: runtime.pencilHome }));
   if (mode === "agent") {
     return [
       ...readTools(),
+      recall,
       createCreateFileTool(),
       createEditFileTool(),
       createWriteFileTool(),
@@ -35,5 +40,5 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
     ];
   }
   const search = webSearchToolFromEnv({ ...runtime.env });
-  return [...readTools(), createFetchUrlTool(), ...(search ? [search] : [])];
+  return [...readTools(), recall, createFetchUrlTool(), ...(search ? [search] : [])];
 }

@@ -3,7 +3,7 @@ import type { ModelEnv } from "../../ai/model-specs.ts";
 import { pencilHomeOf } from "../../app/runtime.ts";
 import { embedderFromEnv } from "./embedder.ts";
 import { openStore, usesInsforge } from "./open-brain.ts";
-import { brainDir } from "./pglite-store.ts";
+import { brainDir } from "./brain-dir.ts";
 
 /** The brain as `doctor` reports it: one line each for the store and the embedding model, with the fix when one is wanted. */
 export interface BrainReport {

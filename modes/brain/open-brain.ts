@@ -6,7 +6,7 @@ import { pencilHomeOf } from "../../app/runtime.ts";
 import { Brain } from "./brain.ts";
 import { embedderFromEnv } from "./embedder.ts";
 import type { ChatModel } from "./enrich.ts";
-import { brainDir, PgliteStore } from "./pglite-store.ts";
+import { brainDir } from "./brain-dir.ts";
 import { BrainStoreError, type BrainStore } from "./store.ts";
 
 /** Options of openBrain: the `--model` override and a fetch for every client (tests). */
@@ -37,6 +37,8 @@ export async function openStore(env: ModelEnv, options: OpenBrainOptions = {}): 
   }
   const home = pencilHomeOf(env);
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  // Loaded only here: PGlite's WebAssembly is not for commands that never open the brain.
+  const { PgliteStore } = await import("./pglite-store.ts");
   return PgliteStore.open(brainDir(home), options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {});
 }
 

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 import { acquireBrainLock } from "./brain-lock.ts";
@@ -252,9 +252,4 @@ function toNote(row: Row): Note {
     enrichedBy: row.enriched_by,
     embeddingModel: row.embedding_model,
   };
-}
-
-/** The embedded brain's directory under PENCIL_HOME. */
-export function brainDir(pencilHome: string): string {
-  return join(pencilHome, "brain");
 }
