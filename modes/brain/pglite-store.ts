@@ -4,23 +4,9 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 import { acquireBrainLock } from "./brain-lock.ts";
 import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION } from "./migrations.ts";
-import { VECTOR_DIMENSIONS, type NewNote, type Note } from "./note.ts";
+import type { NewNote, Note } from "./note.ts";
+import { COLUMNS, sumCounts, toNote, vectorText, type CountRow, type NoteRow as Row } from "./note-rows.ts";
 import { BrainStoreError, type BrainCounts, type BrainStore, type ScoredId } from "./store.ts";
-
-const COLUMNS = "id, created_at, kind, source, content, title, tags, summary, enriched_by, embedding_model";
-
-interface Row {
-  id: number | string;
-  created_at: Date | string;
-  kind: Note["kind"];
-  source: string | null;
-  content: string;
-  title: string;
-  tags: string[];
-  summary: string;
-  enriched_by: string | null;
-  embedding_model: string | null;
-}
 
 /** The embedded store: PGlite (Postgres in WebAssembly) with pgvector, in one directory, no service to run. */
 export class PgliteStore implements BrainStore {
@@ -148,32 +134,13 @@ export class PgliteStore implements BrainStore {
   }
 
   async waitingIds(model: string | null, enrich: boolean): Promise<number[]> {
-    const { rows } = await this.db.query<{ id: number | string }>(
-      `select id from brain_notes
-       where ($2 and (enriched_by is null or enriched_by = 'scripted'))
-          or ($1::text is not null and embedding_model is distinct from $1::text)
-       order by id`,
-      [model, enrich],
-    );
+    const { rows } = await this.db.query<{ id: number | string }>(`select id from brain_waiting($1, $2)`, [model, enrich]);
     return rows.map((r) => Number(r.id));
   }
 
   async counts(currentModel: string | null): Promise<BrainCounts> {
-    const { rows } = await this.db.query<{ model: string | null; n: number | string; waiting: number | string }>(
-      `select embedding_model as model, count(*) as n,
-              count(*) filter (where enriched_by is null or enriched_by = 'scripted' or ($1::text is not null and embedding_model is distinct from $1::text)) as waiting
-       from brain_notes group by embedding_model`,
-      [currentModel],
-    );
-    const byModel: Record<string, number> = {};
-    let notes = 0;
-    let waiting = 0;
-    for (const row of rows) {
-      byModel[row.model ?? "none"] = Number(row.n);
-      notes += Number(row.n);
-      waiting += Number(row.waiting);
-    }
-    return { notes, waiting, byModel };
+    const { rows } = await this.db.query<CountRow>(`select model, notes, waiting from brain_counts($1)`, [currentModel]);
+    return sumCounts(rows);
   }
 
   async close(): Promise<void> {
@@ -227,29 +194,4 @@ function corrupted(dir: string, error: unknown): BrainStoreError {
   return new BrainStoreError(
     `The brain database in ${dir} cannot be opened (${why || "the database refused to start"}). It was left as it is: restore it from a backup, or move it away to start a new brain.`,
   );
-}
-
-/** A vector as pgvector's text form, zero-padded to the column's width; null stays null. */
-export function vectorText(values: number[] | null | undefined): string | null {
-  if (!values) return null;
-  if (values.length > VECTOR_DIMENSIONS) {
-    throw new BrainStoreError(`The embedding has ${values.length} dimensions; the brain stores at most ${VECTOR_DIMENSIONS}. Choose a model with ${VECTOR_DIMENSIONS} or fewer (PENCIL_EMBED_MODEL).`);
-  }
-  const padded = values.length === VECTOR_DIMENSIONS ? values : [...values, ...new Array<number>(VECTOR_DIMENSIONS - values.length).fill(0)];
-  return `[${padded.join(",")}]`;
-}
-
-function toNote(row: Row): Note {
-  return {
-    id: Number(row.id),
-    createdAt: row.created_at instanceof Date ? row.created_at.toISOString() : new Date(row.created_at).toISOString(),
-    kind: row.kind,
-    source: row.source,
-    content: row.content,
-    title: row.title,
-    tags: row.tags ?? [],
-    summary: row.summary,
-    enrichedBy: row.enriched_by,
-    embeddingModel: row.embedding_model,
-  };
 }

@@ -75,6 +75,29 @@ as $$
   limit match_count
 $$;
 
+-- Notes `brain reindex` must work on: not enriched by a model (when asked), or without a vector of the current model.
+create or replace function brain_waiting(current_model text, include_unenriched boolean)
+returns table (id bigint)
+language sql stable
+as $$
+  select n.id from brain_notes n
+  where (include_unenriched and (n.enriched_by is null or n.enriched_by = 'scripted'))
+     or (current_model is not null and n.embedding_model is distinct from current_model)
+  order by n.id
+$$;
+
+-- Notes per embedding model, and how many of them wait for `brain reindex`.
+create or replace function brain_counts(current_model text)
+returns table (model text, notes bigint, waiting bigint)
+language sql stable
+as $$
+  select n.embedding_model, count(*),
+         count(*) filter (where n.enriched_by is null or n.enriched_by = 'scripted'
+                          or (current_model is not null and n.embedding_model is distinct from current_model))
+  from brain_notes n
+  group by n.embedding_model
+$$;
+
 -- On InsForge the anon key acts as the role `anon`: it reaches this table and these
 -- functions, nothing else of the brain. (The embedded store has no such role.)
 alter table brain_notes enable row level security;
@@ -85,6 +108,8 @@ begin
     grant select on brain_meta to anon;
     grant execute on function match_notes(vector, text, int, double precision) to anon;
     grant execute on function search_notes(text, int) to anon;
+    grant execute on function brain_waiting(text, boolean) to anon;
+    grant execute on function brain_counts(text) to anon;
     drop policy if exists brain_notes_anon on brain_notes;
     create policy brain_notes_anon on brain_notes for all to anon using (true) with check (true);
   end if;
