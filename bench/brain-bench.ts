@@ -23,8 +23,11 @@ const rnd = () => {
 };
 const centers = Array.from({ length: TOPICS }, () => Array.from({ length: D }, rnd));
 const near = (topic: number, spread: number) => centers[topic]!.map((x) => +(x + rnd() * spread).toFixed(6));
-const WORDS = ["boiler", "invoice", "deploy", "passport", "recipe", "garden", "insurance", "router", "dentist", "flight", "lease", "meeting", "budget", "backup", "keys"];
-const content = (i: number) => `Note ${i}: ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} for topic ${i % TOPICS}, reference ${(i * 2654435761) % 100000}.`;
+// A vocabulary of 3,000 made-up words; each note uses 12 of them, so a two-word question matches about 1 % of the notes.
+const SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "fu", "gi", "ho", "ju"];
+const WORDS = Array.from({ length: 3000 }, (_, i) => SYLLABLES[i % 15]! + SYLLABLES[Math.floor(i / 15) % 15]! + SYLLABLES[Math.floor(i / 225) % 15]! + "n");
+const word = (i: number, k: number) => WORDS[((Math.imul(i + 1, 2654435761) >>> 0) + k * 977) % 3000]!;
+const content = (i: number) => `Note ${i} about ${Array.from({ length: 12 }, (_, k) => word(i, k)).join(" ")}.`;
 
 const store = await PgliteStore.inMemory();
 const db = store.database;
@@ -73,7 +76,7 @@ for (let i = exactResults.length; i < QUERIES; i++) exactResults.push((await sto
 await db.exec("reset enable_indexscan; reset enable_bitmapscan");
 const recall = hnswResults.reduce((sum, got, i) => sum + got.filter((id) => exactResults[i]!.includes(id)).length / 8, 0) / QUERIES;
 
-const textQueries = Array.from({ length: QUERIES }, (_, i) => `what about the ${WORDS[i % WORDS.length]} ${WORDS[(i * 3) % WORDS.length]}?`);
+const textQueries = Array.from({ length: QUERIES }, (_, i) => `what about the ${word(i * 31, 0)} and ${word(i * 17, 5)}?`);
 let t = 0;
 const textTimes = await timeRuns(QUERIES, () => store.matchText(textQueries[t++]!, 40));
 const bare = await timeRuns(QUERIES, () => db.query("select 1"));
