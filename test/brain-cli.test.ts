@@ -4,6 +4,24 @@ import { INDEX, runCli } from "./support/cli.ts";
 import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "./support/fake-embedding-server.ts";
 import { tempDir } from "./support/temp.ts";
+import { createColors } from "picocolors";
+import { main } from "../modes/cli/main.ts";
+
+/** Runs `pencil …` in this process (the brain's work is the same; no Bun start per command), capturing what it prints. */
+async function inProcess(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, env, {
+    out: (t) => void (stdout += t),
+    err: (t) => void (stderr += t),
+    interactive: false,
+    color: false,
+    colors: createColors(false),
+    prompt: async () => null,
+    columns: 100,
+  });
+  return { code, stdout, stderr };
+}
 
 function baseEnv(): Record<string, string> {
   const home = tempDir();
@@ -12,7 +30,17 @@ function baseEnv(): Record<string, string> {
 
 describe("pencil brain without any key (the quick start)", () => {
   const env = baseEnv();
-  const cli = (...args: string[]) => runCli(["brain", ...args], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+  const cli = (...args: string[]) => inProcess(["brain", ...args], env);
+
+  test("the quick start, as a user runs it: dump, then ask", async () => {
+    const quick = { ...baseEnv() };
+    const dumped = await runCli(["brain", "dump", "The boiler service code is BX-4471. The engineer comes on the first Tuesday of March."], { cwd: quick.HOME!, env: quick, timeoutMs: 30_000 });
+    expect(dumped.code).toBe(0);
+    expect(dumped.stdout).toContain("scripted (fixed rules, no model configured)");
+    const asked = await runCli(["brain", "ask", "what was the boiler service code?", "--json"], { cwd: quick.HOME!, env: quick, timeoutMs: 30_000 });
+    expect(asked.code).toBe(0);
+    expect(JSON.parse(asked.stdout)).toMatchObject({ outcome: "no-model", mode: "full-text", retrieved: [{ id: 1, textMatch: true }] });
+  }, 60_000);
 
   test("dump, ask, list, show, forget — scripted enrichment said to be scripted, full-text search", async () => {
     const dumped = await cli("dump", "The boiler service code is BX-4471. The engineer comes on the first Tuesday of March.");
@@ -38,7 +66,7 @@ describe("pencil brain without any key (the quick start)", () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("There is no note #2");
 
-    const doctor = JSON.parse((await runCli(["doctor", "--json"], { cwd: env.HOME!, env })).stdout) as { name: string; detail: string }[];
+    const doctor = JSON.parse((await inProcess(["doctor", "--json"], env)).stdout) as { name: string; detail: string }[];
     expect(doctor.find((c) => c.name === "brain store")?.detail).toMatch(/embedded .*: 1 note\(s\), 1 waiting for pencil brain reindex/);
     expect(doctor.find((c) => c.name === "brain embeddings")?.detail).toMatch(/full-text search only/);
   }, 90_000);
@@ -79,12 +107,12 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
   test("dump is enriched and embedded; ask answers with its sources", async () => {
     const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${llm.url}/openai/v1`, GEMINI_API_KEY: "g", GEMINI_BASE_URL: `${embeddings.url}/v1beta` };
     llm.enqueue(textReply(JSON.stringify({ title: "Boiler service code", tags: ["home"], summary: "The boiler code. Needed for bookings." })));
-    const dumped = await runCli(["brain", "dump", "Boiler service code: BX-4471"], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+    const dumped = await inProcess(["brain", "dump", "Boiler service code: BX-4471"], env);
     expect(dumped.code).toBe(0);
     expect(dumped.stdout).toContain("Stored [#1 Boiler service code] #home");
     expect(dumped.stdout).not.toContain("scripted");
     llm.enqueue(textReply("It is BX-4471 [#1 Boiler service code]."));
-    const asked = await runCli(["brain", "ask", "boiler code?"], { cwd: env.HOME!, env, timeoutMs: 30_000 });
+    const asked = await inProcess(["brain", "ask", "boiler code?"], env);
     expect(asked.code).toBe(0);
     expect(asked.stdout).toContain("It is BX-4471");
     expect(asked.stdout).toMatch(/Sources:\n {2}\[#1 Boiler service code\] \d{4}-\d\d-\d\d/);
