@@ -18,6 +18,7 @@ async function inProcess(args: string[], env: Record<string, string>): Promise<{
     color: false,
     colors: createColors(false),
     prompt: async () => null,
+    key: async () => null,
     columns: 100,
   });
   return { code, stdout, stderr };
