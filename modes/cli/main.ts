@@ -39,7 +39,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 /** Commands whose --json output is one JSON document on stdout. */
-const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor"]);
+const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor", "brain"]);
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(argv: string[], env: Env = process.env, io?: CliIO, startDir: string = process.cwd()): Promise<number> {
