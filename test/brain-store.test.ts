@@ -57,7 +57,7 @@ describe("the embedded store (real PGlite with pgvector)", () => {
 });
 
 describe("the brain directory", () => {
-  test("notes survive a reopen; a second process is refused while one holds it", async () => {
+  test("notes survive a reopen; a second process is refused while one holds it; a newer or damaged database is refused untouched", async () => {
     const dir = join(tempDir(), "brain");
     const first = await PgliteStore.open(dir);
     const saved = await first.insert(note("kept across restarts"));
@@ -73,6 +73,12 @@ describe("the brain directory", () => {
     expect((await raw.query<{ value: string }>(`select value from brain_meta`)).rows[0]?.value).toBe("99");
     expect((await raw.query(`select 1 from brain_notes where id = $1`, [saved.id])).rows.length).toBe(1);
     await raw.close();
+
+    // Damaged: refused with its directory named, and left as it is.
+    writeFileSync(join(dir, "global", "pg_control"), "garbage");
+    await expect(PgliteStore.open(dir)).rejects.toThrow(`The brain database in ${dir} cannot be opened`);
+    expect(readFileSync(join(dir, "global", "pg_control"), "utf8")).toBe("garbage");
+    expect(existsSync(`${dir}.lock`)).toBe(false);
   }, 30_000);
 
   test("a directory of other files is never initialised over", async () => {
@@ -83,14 +89,4 @@ describe("the brain directory", () => {
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("precious");
     expect(existsSync(join(dir, "PG_VERSION"))).toBe(false);
   });
-
-  test("a damaged database is refused with its directory named, and left as it is", async () => {
-    const dir = join(tempDir(), "brain");
-    const store = await PgliteStore.open(dir);
-    await store.close();
-    writeFileSync(join(dir, "global", "pg_control"), "garbage");
-    await expect(PgliteStore.open(dir)).rejects.toThrow(`The brain database in ${dir} cannot be opened`);
-    expect(readFileSync(join(dir, "global", "pg_control"), "utf8")).toBe("garbage");
-    expect(existsSync(`${dir}.lock`)).toBe(false);
-  }, 30_000);
 });
