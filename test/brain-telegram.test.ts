@@ -99,7 +99,7 @@ describe("the brain from Telegram", () => {
   }, 60_000);
 
   test("a photo without a caption, and one captioned /dump, are read by the vision model and stored", async () => {
-    const file = fake.putFile(PNG);
+    const file = { file_id: fake.addFile(PNG), file_unique_id: "u1", file_size: PNG.length };
     llm.enqueue(textReply("PARKING LEVEL 3 BAY 41\nDescription: a parking sign."), enrichment("Parking spot", ["car"], "Where the car is parked. Level 3, bay 41."));
     const reply = await exchange("", /Stored|could not|vision/, { text: undefined, photo: [{ ...file, width: 1, height: 1 }] });
     expect(reply).toContain("Stored [#2 Parking spot] /note_2");
@@ -128,7 +128,7 @@ describe("the brain from Telegram", () => {
   test("owner lock: nobody else's /dump, /brain, /notes, /note_<id>, photo or forward gets an answer or stores anything", async () => {
     const before = await noteCount();
     const sent = fake.callsOf("sendMessage").length;
-    const file = fake.putFile(PNG);
+    const file = { file_id: fake.addFile(PNG), file_unique_id: "u1", file_size: PNG.length };
     const forward = { forward_origin: { type: "hidden_user" as const, date: 1, sender_user_name: "Mallory" } };
     const updates: [string, Partial<Message>][] = [
       ["/dump steal this", {}],

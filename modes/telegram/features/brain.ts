@@ -6,6 +6,7 @@ import type { Note } from "../../brain/note.ts";
 import type { BotDeps, FeatureFactory, PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
 import { errorText } from "../scrub.ts";
+import { downloadTelegramFile, TelegramFileError } from "../telegram-files.ts";
 
 const NOTES_SHOWN = 10;
 /** Characters of a note's content shown by /note_<id>, under Telegram's 4,096 with room for the header. */
@@ -48,11 +49,13 @@ export const brainFeature: FeatureFactory = (deps) => {
       const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
       const { visionFromEnv } = await import("../../brain/vision.ts");
       if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES) throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
-      const file = await ctx.api.getFile(photo.file_id);
-      if (!file.file_path) throw new DumpRefused("Telegram did not give the photo's file; send it again. Nothing was stored.");
-      const response = await fetch(`${deps.config.apiRoot}/file/bot${deps.config.token}/${file.file_path}`, { signal: AbortSignal.timeout(30_000) });
-      if (!response.ok) throw new DumpRefused(`Telegram refused to hand over the photo (HTTP ${response.status}); send it again. Nothing was stored.`);
-      const bytes = new Uint8Array(await response.arrayBuffer());
+      let bytes: Uint8Array;
+      try {
+        bytes = await downloadTelegramFile(ctx.api, deps.config, photo.file_id, MAX_IMAGE_BYTES);
+      } catch (error) {
+        if (error instanceof TelegramFileError) throw new DumpRefused(`${error.message} Nothing was stored.`);
+        throw error;
+      }
       const capture = await capturePhoto(bytes, `telegram-photo-${photo.file_unique_id}.jpg`, note || null, visionFromEnv(deps.runtime.env));
       await send(storedHtml(await brain.dump(capture)));
     });
