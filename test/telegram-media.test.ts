@@ -80,8 +80,9 @@ describe("telegram: screenshots and files as context", () => {
     const progress = w.fake.messagesIn(OWNER).find((m) => textOf(w.fake, m).includes("Ask: what is this?"))!;
     expect(textOf(w.fake, progress)).toContain("with your photo");
     expect(JSON.stringify(w.model.calls[0]!.prompt)).toContain('"type":"file"');
+    // A bare photo is a brain note (the brain feature reads it), never a goal.
     sendPhoto(w, undefined);
-    await message(w.fake, (t) => t.includes("Send /agent"));
+    await message(w.fake, (t) => t.includes("Reading the photo"));
     expect(w.model.calls).toHaveLength(1);
   });
 
