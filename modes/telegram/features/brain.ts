@@ -39,11 +39,11 @@ export const brainFeature: FeatureFactory = (deps) => {
 
   composer.on("message:photo", async (ctx, next) => {
     const caption = ctx.msg.caption?.trim() ?? "";
-    const forwarded = ctx.msg.forward_origin !== undefined;
-    // A photo with any other caption is a goal with an image (contract A7), not a note.
-    if (!forwarded && caption !== "" && !/^\/dump(@\w+)?(\s|$)/.test(caption)) return next();
+    // Forwarded media are judged by media.ts (someone else's caption); a photo with any other caption is a goal with an image (A7).
+    if (ctx.msg.forward_origin !== undefined) return next();
+    if (caption !== "" && !/^\/dump(@\w+)?(\s|$)/.test(caption)) return next();
     const photo = ctx.msg.photo.at(-1)!;
-    const note = forwarded ? `${forwardedFrom(ctx.msg)}${caption ? `\n${caption}` : ""}` : caption.replace(/^\/dump(@\w+)?\s*/, "");
+    const note = caption.replace(/^\/dump(@\w+)?\s*/, "");
     await send("📷 Reading the photo…");
     background("the photo", async (brain) => {
       const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
@@ -99,20 +99,18 @@ export const brainFeature: FeatureFactory = (deps) => {
 };
 
 /**
- * Forwarded messages become notes. Installed before every command feature, so that a
- * forwarded text that starts with a command is stored, never run as that command.
+ * Forwarded text becomes a note. Installed before every command feature, after
+ * forwarded.ts (which refuses a forwarded command: someone else's words start nothing).
  */
 export const forwardedNoteFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   const send = (html: string) => deps.outbox.send(deps.config.ownerId, html);
   const background = brainQueue(deps);
-  composer.on("message", async (ctx, next) => {
+  // Forwarded text only: a forwarded command was already refused (forwarded.ts), forwarded media go to media.ts.
+  composer.on("message:text", async (ctx, next) => {
     if (ctx.msg.forward_origin === undefined) return next();
-    const text = (ctx.msg.text ?? ctx.msg.caption ?? "").trim();
-    if (!text) {
-      await send("I can store forwarded text and photos; this message has neither. Nothing was stored.");
-      return;
-    }
+    const text = ctx.msg.text.trim();
+    if (!text) return next();
     await send("📥 Storing the forwarded message…");
     background("the forwarded message", async (brain) => {
       await send(storedHtml(await brain.dump({ kind: "text", source: forwardedFrom(ctx.msg), content: text })));

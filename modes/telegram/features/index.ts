@@ -1,28 +1,8 @@
 import type { FeatureFactory } from "../context.ts";
 import { agentFeature } from "./agent.ts";
 import { askFeature } from "./ask.ts";
-/**
- * Every feature of the bot, in menu order. Forwarded commands are refused first (they are
- * someone else's words); other forwarded messages are stored as brain notes before any
- * command feature; the brain takes bare photos (and `/dump` captions) before media takes
- * photos with a goal.
- */
-export const FEATURES: FeatureFactory[] = [
-  forwardedFeature,
-  helpFeature,
-  forwardedNoteFeature,
-  agentFeature,
-  planFeature,
-  askFeature,
-  brainFeature,
-  reviewFeature,
-  questionsFeature,
-  statusFeature,
-  historyFeature,
-  projectsFeature,
-  voiceFeature,
-  mediaFeature,
-];
+import { brainFeature, forwardedNoteFeature } from "./brain.ts";
+import { forwardedFeature } from "./forwarded.ts";
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
 import { mediaFeature } from "./media.ts";
