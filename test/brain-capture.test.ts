@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Brain, DumpRefused } from "../modes/brain/brain.ts";
 import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../modes/brain/capture.ts";
 import { PgliteStore } from "../modes/brain/pglite-store.ts";
-import { visionFromEnv } from "../modes/brain/vision.ts";
+import { visionFromEnv } from "../ai/vision.ts";
 import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { tempDir } from "./support/temp.ts";
 
@@ -144,7 +144,7 @@ describe("photo dumps are read by the vision model", () => {
   test("OpenRouter's vision model is the fallback when Groq fails", async () => {
     const vision = visionFromEnv({ ...env(), OPENROUTER_API_KEY: "or-key", OPENROUTER_BASE_URL: `${llm.url}/api/v1` })!;
     llm.enqueue(errorReply(503, "groq down"), textReply("Parking: level 3, bay 41"));
-    expect(await vision.read(PNG, "image/png")).toBe("Parking: level 3, bay 41");
+    expect(await vision.read(PNG, "image/png", "What does it say?")).toBe("Parking: level 3, bay 41");
     expect(llm.requests.at(-1)!.body.model).toBe("meta-llama/llama-4-scout");
   });
 });

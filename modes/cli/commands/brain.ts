@@ -80,7 +80,7 @@ async function dump(ctx: CommandContext, brain: Brain, input: CaptureInput): Pro
     result = await brain.dump({ kind: "text", source: null, content: input.text });
   } else {
     const { captureUrl, captureImage } = await import("../../brain/capture.ts");
-    const { visionFromEnv } = await import("../../brain/vision.ts");
+    const { visionFromEnv } = await import("../../../ai/vision.ts");
     const capture = input.type === "url" ? await captureUrl(input.url, ctx.env) : await captureImage(input.path, readFileSync, visionFromEnv(ctx.env));
     result = await brain.dump(capture);
   }

@@ -47,7 +47,7 @@ export const brainFeature: FeatureFactory = (deps) => {
     await send("📷 Reading the photo…");
     background("the photo", async (brain) => {
       const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
-      const { visionFromEnv } = await import("../../brain/vision.ts");
+      const { visionFromEnv } = await import("../../../ai/vision.ts");
       if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES) throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
       let bytes: Uint8Array;
       try {
