@@ -219,7 +219,9 @@ export function planHiding(input: HidingInput): Hiding {
   const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
   if (installDir !== null) scan(installDir);
   const kept = covers.flatMap((c) => c.keeps);
-  for (const k of kept) if (k !== ws && k !== scratch) scan(k);
+  // A kept directory shows everything below it (a PATH entry's prefix can be a whole checkout): every entry the policy
+  // denies at any depth (.env files, a repository's .git/config, key files) is masked, not only those at its top.
+  for (const k of kept) if (k !== ws && k !== scratch) for (const p of hiddenBelow(k, hidden)) secrets.add(p);
   for (const [k, to] of linkPaths) {
     if (!kept.some((o) => isInside(o, k))) continue;
     for (let d = to; isInside(k, d); d = dirname(d)) {
