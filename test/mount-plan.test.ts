@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Hiding } from "../core/sandbox/hiding.ts";
+import { planHiding, projectAncestor, type Hiding } from "../core/sandbox/hiding.ts";
 import { describePlan, planMounts, prepareCoverDirs, stepArguments } from "../core/sandbox/mount-plan.ts";
-import { tempDir } from "./support/temp.ts";
+import { tempDir, writeTree } from "./support/temp.ts";
 
 // The namespace sandbox as data: these run on any machine, with or without namespaces.
 
@@ -80,5 +80,72 @@ describe("planMounts", () => {
     expect(statSync(join(root, "cover-2")).mode & 0o7777).toBe(0o1777);
     expect(existsSync(join(root, "cover-0", "proj"))).toBe(true);
     expect(existsSync(join(root, "cover-0", ".nvm"))).toBe(true);
+  });
+});
+
+describe("a workspace's ancestors and sibling projects", () => {
+  test.each([
+    ["/usr/local/src/proj/ws", "/usr/local/src"],
+    ["/usr/src/app", "/usr/src"],
+    ["/etc/acme/ws", "/etc/acme"],
+    ["/nix/store/x/ws", "/nix/store"],
+    ["/srv/x/ws", "/srv"],
+    ["/tmp/a/ws", "/tmp/a"],
+    ["/usr/local/ws", null],
+    ["/ws", null],
+    ["/", null],
+  ])("projectAncestor(/, %s) = %s", (ws, expected) => {
+    expect(projectAncestor("/", ws)).toBe(expected);
+  });
+
+  /** A fake root: system directories, a workspace with a sibling project, a parent .env; planned as the sandbox would. */
+  function plan(wsRel: string, pathRel: string[] = []) {
+    const root = tempDir("pencil-plan-root-");
+    const ws = join(root, wsRel);
+    const main = join(root, wsRel, "../main");
+    writeTree(root, { "usr/bin/sh": "", "usr/local/bin/tool": "", "etc/hosts": "" });
+    writeTree(ws, { "README.md": "hi\n" });
+    writeTree(main, { "bin/tool": "", ".env": "x", "app/.env.local": "x", "app/.envrc": "x", "keys/id_ed25519": "x", ".git/config": "x", ".git/HEAD": "x" });
+    writeFileSync(join(ws, "../.env"), "x");
+    const home = tempDir("pencil-plan-home-");
+    const scratchRoot = join(tempDir("pencil-plan-scratch-"), "s");
+    mkdirSync(scratchRoot);
+    const hiding = planHiding({
+      realHome: home,
+      pencilHome: join(home, ".pencil"),
+      wsRoot: ws,
+      scratchRoot,
+      path: pathRel.map((p) => join(root, p)).join(":"),
+      root,
+      env: {},
+      unixSockets: [],
+      systemDirs: [],
+      installDir: join(home, "none"),
+    });
+    return { root, ws, main, seen: describePlan(planMounts({ root: scratchRoot, mounts: [], shared: [] }, hiding)) };
+  }
+
+  test("a workspace inside a system directory: its outermost project ancestor is covered, the workspace alone kept", () => {
+    const { root, ws, seen } = plan("usr/local/src/proj/ws");
+    expect(seen.covered).toContain(join(root, "usr/local/src"));
+    expect(seen.covered).not.toContain(join(root, "usr"));
+    expect(seen.covered).not.toContain(join(root, "usr/local"));
+    expect(seen.kept).toContain(ws);
+    expect(seen.kept.filter((k) => k.startsWith(join(root, "usr")))).toEqual([ws]);
+  });
+
+  test("a workspace in a non-system top-level directory: that directory is covered once, the sibling project not kept", () => {
+    const { root, ws, main, seen } = plan("srv/x/ws");
+    expect(seen.covered.filter((c) => c.startsWith(root))).toEqual([join(root, "srv")]);
+    expect(seen.kept.filter((k) => k.startsWith(root))).toEqual([ws]);
+    expect(seen.kept.some((k) => k.startsWith(main))).toBe(false);
+  });
+
+  test("a sibling checkout kept for the toolchain on PATH: every denied entry in it is hidden at any depth, the rest shown", () => {
+    const { main, seen } = plan("srv/x/ws", ["srv/x/main/bin"]);
+    expect(seen.kept).toContain(main);
+    for (const p of [".env", "app/.env.local", "app/.envrc", "keys/id_ed25519", ".git/config"]) expect(seen.hidden).toContain(join(main, p));
+    expect(seen.hidden).not.toContain(join(main, ".git/HEAD"));
+    expect(seen.hidden).not.toContain(join(main, "bin/tool"));
   });
 });

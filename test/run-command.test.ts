@@ -418,13 +418,15 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
 });
 
 describe("namespace sandbox: sibling projects of the workspace's ancestors", () => {
-  test.skipIf(!hasNamespace || !hasGit)("a kept PATH directory shows no .env, .envrc or .git/config at any depth; git status and the toolchain still work", async () => {
+  test.skipIf(!hasNamespace || !hasGit)("sibling projects vanish; a kept PATH directory shows no .env, .envrc, key or .git/config at any depth; git status and the toolchain still work", async () => {
     const base = tempDir("pencil-run-anc-");
     // A sibling checkout whose bin/ is on PATH: its prefix (the whole checkout) is kept for the toolchain.
     const main = join(base, "main");
     writeTree(main, { "bin/tool": "#!/bin/sh\necho tool-ok\n", ".env": "SIBLING-ENV-1\n", "app/.env.local": "SIBLING-ENV-2\n", "app/.envrc": "SIBLING-ENVRC\n", "app/id_rsa": "SIBLING-KEY\n", ".git/config": "[remote]\n url = https://GIT-TOKEN@x/y\n" });
     chmodSync(join(main, "bin/tool"), 0o755);
     writeFileSync(join(base, ".env"), "PARENT-ENV\n");
+    // A sibling project nothing leads to: gone with the rest of the ancestor.
+    writeTree(join(base, "other"), { ".env": "OTHER-ENV\n", ".git/config": "[remote]\n url = https://OTHER-TOKEN@x/y\n", "notes.txt": "OTHER-NOTES\n" });
     const root = join(base, "ws");
     writeTree(root, { "README.md": "hello\n" });
     const git = (...a: string[]) => spawnSync("git", ["-c", "user.email=a@b", "-c", "user.name=a", ...a], { cwd: root });
@@ -434,9 +436,11 @@ describe("namespace sandbox: sibling projects of the workspace's ancestors", () 
     const t = toolContext(root);
     const tool = createRunCommandTool({ sandbox: "namespace", scratchParent: tempDir("pencil-run-parent-"), parentEnv: { PATH: `${main}/bin:${RUNTIME_PATH}`, LANG: "C.UTF-8" } });
     const out = await t.run(tool, {
-      command: `cat ${main}/.env ${main}/app/.env.local ${main}/app/.envrc ${main}/app/id_rsa ${main}/.git/config ${base}/.env; tool; git status --short; echo git=$?; "${process.execPath}" --version`,
+      command: `cat ${main}/.env ${main}/app/.env.local ${main}/app/.envrc ${main}/app/id_rsa ${main}/.git/config ${base}/.env ${base}/other/.env ${base}/other/.git/config ${base}/other/notes.txt; echo "ls=[$(ls -A ${base} | tr '\\n' ' ')]"; tool; git status --short; echo git=$?; "${process.execPath}" --version`,
     });
-    for (const secret of ["SIBLING-ENV", "SIBLING-ENVRC", "SIBLING-KEY", "GIT-TOKEN", "PARENT-ENV"]) expect(out).not.toContain(secret);
+    for (const secret of ["SIBLING-ENV", "SIBLING-ENVRC", "SIBLING-KEY", "GIT-TOKEN", "PARENT-ENV", "OTHER-ENV", "OTHER-TOKEN", "OTHER-NOTES"]) expect(out).not.toContain(secret);
+    // Of the ancestor, only the path to the workspace and what PATH leads to are left.
+    expect(out).toContain("ls=[main ws ]");
     expect(out).toContain("tool-ok\n");
     expect(out).toContain("git=0\n" + Bun.version);
   });

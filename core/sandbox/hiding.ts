@@ -153,6 +153,10 @@ export function planHiding(input: HidingInput): Hiding {
     if (st.isDirectory()) addCover(p, false, false, true);
     else if (!st.isSymbolicLink()) secrets.add(p); // a link leads into a directory judged on its own
   }
+  // A workspace inside a system directory (/usr/local/src/app): its outermost ancestor below the system ones is covered
+  // as well, so sibling projects (and their .env, .git/config) vanish; the workspace is kept in it like any other. Inside
+  // another cover (/tmp/a/ws) it is one more, nested: what the command may write there stays the workspace alone.
+  addCover(projectAncestor(top, ws), false, false, true);
   covers.sort((a, b) => a.path.length - b.path.length);
   // The innermost cover strictly above `p`, if any.
   const coverOf = (p: string): Cover | undefined => {
@@ -257,6 +261,27 @@ export function planHiding(input: HidingInput): Hiding {
     if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
   }
   return { covers, secrets: [...secrets] };
+}
+
+/** Directories of /usr (below `root`) that hold the toolchain itself, not projects: never covered as a workspace's ancestor. */
+const USR_TOOLCHAIN: ReadonlySet<string> = new Set(["usr/local", "usr/bin", "usr/sbin", "usr/lib", "usr/lib32", "usr/lib64", "usr/libexec", "usr/include", "usr/share"]);
+
+/**
+ * The outermost ancestor of the workspace `ws` (a real path below `root`) that is not a system directory (`root`
+ * itself, a top-level SYSTEM_TOPS entry, or USR_TOOLCHAIN); null when the workspace's parent is one (or `ws` is not
+ * below `root`). A top-level directory that is not a system one is covered anyway, so this matters only inside them.
+ */
+export function projectAncestor(root: string, ws: string): string | null {
+  const rel = relative(root, ws);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return null;
+  const parts = rel.split("/");
+  for (let i = 1; i < parts.length; i++) {
+    const prefix = parts.slice(0, i).join("/");
+    if (i === 1 && SYSTEM_TOPS.has(prefix)) continue;
+    if (USR_TOOLCHAIN.has(prefix)) continue;
+    return join(root, prefix);
+  }
+  return null;
 }
 
 /** Entries below `dir` (not following links, within SYSTEM_SCAN_LIMIT) that `hidden` denies; a denied directory is listed, not entered. */
