@@ -40,6 +40,7 @@ describe("planMounts", () => {
 
   test("what the command sees, described: covered, writable temporary space, kept, bound read-only, hidden", () => {
     expect(describePlan(planMounts(scratch, hiding))).toEqual({
+      scratch: "copy",
       covered: ["/home/me", "/srv", "/tmp", "/dev/shm"],
       writableCovers: ["/tmp", "/dev/shm"],
       kept: ["/home/me/.nvm", "/home/me/proj", "/tmp/pencil-run-x"],

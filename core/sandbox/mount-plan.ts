@@ -8,6 +8,10 @@ import type { Hiding } from "./hiding.ts";
  * takes them. Every path is absolute and real.
  */
 export type MountStep =
+  /** Copy-on-write: an overlay of `lower` (the workspace, read-only) under `upper` mounted at `target` (the scratch's mount point), first of all. */
+  | { op: "overlay"; lower: string; upper: string; work: string; target: string }
+  /** A staged deletion or an entry the policy hides, removed through the overlay before the command (it leaves a whiteout in the upper layer). */
+  | { op: "whiteout"; path: string }
   /** A real directory bound read-only into the copy (a shared dependency directory, git's object store). */
   | { op: "bind"; source: string; target: string }
   /** An entry below a bound directory that the policy hides: covered by an empty directory or /dev/null. */
@@ -41,9 +45,14 @@ export interface MountPlan {
  * outermost first, each followed by what it keeps; secrets come last, so
  * nothing mounted after them can show them again.
  */
-export function planMounts(s: Pick<Scratch, "root" | "mounts" | "shared">, hiding: Hiding | null): MountPlan {
+export function planMounts(s: Pick<Scratch, "root" | "mounts" | "shared"> & Partial<Pick<Scratch, "dir" | "overlay">>, hiding: Hiding | null): MountPlan {
   const steps: MountStep[] = [];
   const coverDirs: CoverDir[] = [];
+  const ov = s.overlay;
+  if (ov && s.dir) {
+    steps.push({ op: "overlay", lower: ov.lower, upper: ov.upper, work: ov.work, target: s.dir });
+    for (const rel of [...ov.deletions, ...ov.hidden]) steps.push({ op: "whiteout", path: join(s.dir, rel) });
+  }
   for (const m of s.mounts) steps.push({ op: "bind", source: m.source, target: m.target });
   for (const sd of s.shared) for (const m of sd.masks) steps.push({ op: "mask", path: m.path, dir: m.dir });
   (hiding?.covers ?? []).forEach((c, index) => {
@@ -77,6 +86,13 @@ export function stepArguments(steps: readonly MountStep[]): string[] {
   const out: string[] = [];
   for (const step of steps) {
     switch (step.op) {
+      case "overlay":
+        // The work directory first: the overlay triple mounts at once.
+        out.push("ovwork", step.work, "-", "overlay", step.lower, step.upper);
+        break;
+      case "whiteout":
+        out.push("unlink", step.path, "-");
+        break;
       case "bind":
         out.push("bind", step.source, step.target);
         break;
@@ -100,10 +116,12 @@ export function stepArguments(steps: readonly MountStep[]): string[] {
   return out;
 }
 
-/** What a command sees of the host under the plan, for people and tests: covered, kept, read-only binds, hidden. */
-export function describePlan(plan: MountPlan): { covered: string[]; writableCovers: string[]; kept: string[]; bound: string[]; hidden: string[] } {
+/** What a command sees of the host under the plan, for people and tests: the scratch (a copy, or an overlay of the workspace), covered, kept, read-only binds, hidden. */
+export function describePlan(plan: MountPlan): { scratch: string; covered: string[]; writableCovers: string[]; kept: string[]; bound: string[]; hidden: string[] } {
   const covers = plan.steps.filter((x): x is Extract<MountStep, { op: "cover" }> => x.op === "cover");
+  const ov = plan.steps.find((x): x is Extract<MountStep, { op: "overlay" }> => x.op === "overlay");
   return {
+    scratch: ov ? `overlay of ${ov.lower}` : "copy",
     covered: covers.map((c) => c.path),
     writableCovers: covers.filter((c) => c.writable).map((c) => c.path),
     kept: plan.steps.flatMap((x) => (x.op === "keep" ? [x.path] : [])),

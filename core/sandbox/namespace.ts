@@ -170,9 +170,14 @@ while read -r id _; do inherited[$id]=1; done < /proc/self/mountinfo
 # The private network's own loopback (the host's stays out of reach): local test servers keep working.
 if [ -n "$IP" ]; then "$IP" link set lo up 2>/dev/null || true; fi
 mount --bind "$S" "$S" || fail "cannot bind the scratch directory"
-binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=()
+binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=(); dels=(); OW=
 while [ $# -ge 3 ]; do
   case "$1" in
+    ovwork) OW=$2 ;;
+    # Copy-on-write: the workspace read-only under a private upper layer, at the scratch's mount point (placed at the
+    # workspace path below like a copy). userxattr: overlayfs keeps whiteouts and opaque marks in user.* attributes.
+    overlay) mount -t overlay pencil-scratch -o "userxattr,lowerdir=$2,upperdir=$3,workdir=$OW" "$W" || fail "cannot mount the copy-on-write overlay" ;;
+    unlink) dels+=("$2") ;;
     bind) robind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
       case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;
     maskf) robind /dev/null "$2" || fail "cannot hide a file" ;;
@@ -185,6 +190,9 @@ while [ $# -ge 3 ]; do
   esac
   shift 3
 done
+# The staged deletions and what the policy hides, removed through the overlay (whiteouts in the upper layer), before
+# the command: absent, as from a copy.
+if [ \${#dels[@]} -gt 0 ]; then rm -rf -- "\${dels[@]}" || fail "cannot lay the staged deletions and hide what the policy hides"; fi
 mount --rbind "$W" "$R" || fail "cannot place the scratch copy at the workspace path"
 # A /dev of its own: the owner's terminals (/dev/pts, /dev/tty1), disks and consoles stay out of reach (a read-only
 # mount does not stop writes to a device). Prepared in the scratch directory (directories, links, empty files as mount

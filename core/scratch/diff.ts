@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join, relative } from "node:path";
+import { diffOverlay } from "./overlay-diff.ts";
 import { fingerprint, recordTree } from "./record.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
 
@@ -50,6 +51,7 @@ export interface SharedLeak {
  * Throws a ScratchError when the copy's root is no longer a directory.
  */
 export function diffScratch(s: Scratch, maxBytes: number, caps: DiffCaps = DIFF_CAPS): ScratchChange[] {
+  if (s.overlay) return diffOverlay(s, maxBytes, caps);
   const now = new Map<string, EntrySig>();
   if (!recordTree(s.dir, now)) throw new ScratchError("the command replaced the scratch copy's root directory, so none of its file effects can be trusted; nothing was staged.");
   const budget: Budget = { bytes: caps.bytes, files: caps.files, caps };
@@ -101,13 +103,14 @@ export function sharedLeaks(s: Scratch): SharedLeak[] {
 }
 
 /** The budget left of a diffScratch run's DiffCaps. */
-interface Budget {
+export interface Budget {
   bytes: number;
   files: number;
   caps: DiffCaps;
 }
 
-function readChange(s: Scratch, rel: string, sig: EntrySig, change: "create" | "modify", maxBytes: number, budget: Budget): ScratchChange {
+/** A created or modified entry, its bytes read (from the overlay's upper layer, or the copy) within `maxBytes` and the budget. */
+export function readChange(s: Scratch, rel: string, sig: EntrySig, change: "create" | "modify", maxBytes: number, budget: Budget): ScratchChange {
   const out: ScratchChange = { rel, change, entry: sig.kind };
   if (sig.kind !== "file") return out;
   out.mode = sig.mode;
@@ -120,7 +123,7 @@ function readChange(s: Scratch, rel: string, sig: EntrySig, change: "create" | "
   }
   budget.files -= 1;
   budget.bytes -= sig.size;
-  const read = readRecorded(join(s.dir, rel), sig, maxBytes);
+  const read = readRecorded(join(s.overlay?.upper ?? s.dir, rel), sig, maxBytes);
   if (typeof read === "string") out.unread = read;
   else if (read) out.bytes = read;
   return out;
@@ -160,8 +163,8 @@ function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array
   }
 }
 
-/** True when the copy's file has the staged view's content and mode: touched, but not changed. */
-function sameAsView(s: Scratch, rel: string, change: ScratchChange, sig: EntrySig): boolean {
+/** True when the copy's (or upper layer's) file has the staged view's content and mode: touched, but not changed. */
+export function sameAsView(s: Scratch, rel: string, change: ScratchChange, sig: EntrySig): boolean {
   const real = join(s.ws.root, rel);
   let st;
   try {

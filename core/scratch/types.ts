@@ -1,4 +1,5 @@
 import type { FileOps } from "../file-ops.ts";
+import type { OverlayLayers } from "./overlay.ts";
 import type { WalkRules } from "../walk.ts";
 import type { Workspace } from "../workspace.ts";
 
@@ -62,6 +63,8 @@ export interface Scratch {
   rules: WalkRules;
   /** The staged view the copy was made from: what "unchanged" is compared against. */
   fs: FileOps;
+  /** Copy-on-write (namespace only): `dir` is where the runner mounts an overlay of these layers, nothing is copied; absent for a copy. */
+  overlay?: OverlayLayers;
 }
 
 /** Raised when a scratch copy cannot be made; the message says what to do. */

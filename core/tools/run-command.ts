@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
@@ -9,6 +9,7 @@ import { DEFAULT_TIMEOUT_MS, runIn, sandboxAvailable, type CommandRunOptions, ty
 import { diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
 import { disposeScratch } from "../scratch/dispose.ts";
 import { makeScratch } from "../scratch/make.ts";
+import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../scratch/overlay.ts";
 import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
@@ -42,6 +43,8 @@ export type SandboxChoice = "auto" | "namespace" | "plain";
 /** Knobs of run_command; every one has a default. */
 export interface RunCommandOptions extends CommandRunOptions {
   sandbox?: SandboxChoice;
+  /** The scratch in the namespace sandbox: copy-on-write `overlay`, a `copy`, or `auto` (default: the overlay where it works, else the copy; PENCIL_SCRATCH=copy in the parent environment forces the copy). */
+  scratch?: ScratchKind;
   /** Where scratch directories are made (default: the OS temp dir). */
   scratchParent?: string;
   /** Directory names always shared instead of copied (default DEPENDENCY_DIRS). */
@@ -132,6 +135,7 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
       ...(options.scratchParent ? { parent: options.scratchParent } : {}),
       ...(options.shareNames ? { shareNames: options.shareNames } : {}),
       ...(options.shareOver !== undefined ? { shareOver: options.shareOver } : {}),
+      overlay: mode === "namespace" && useOverlay(ctx.ws.root, options),
     });
   } catch (error) {
     const why = error instanceof ScratchError ? error.message : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
@@ -200,6 +204,17 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
   }
 }
 
+
+/** Whether the namespace sandbox's scratch is copy-on-write: asked for (or `auto`, not forced off by PENCIL_SCRATCH=copy), and the overlay works for this workspace here. */
+export function useOverlay(wsRoot: string, options: Pick<RunCommandOptions, "scratch" | "scratchParent" | "parentEnv"> = {}): boolean {
+  const env = options.parentEnv ?? process.env;
+  const kind: ScratchKind = options.scratch ?? (env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
+  if (kind === "copy") return false;
+  const parent = options.scratchParent ?? tmpdir();
+  // overlayfs's mount options cannot carry these characters in a layer's path: such a workspace gets the copy.
+  if (/[,:\\\s]/.test(wsRoot + parent)) return false;
+  return overlayWorks(wsRoot, realPathLoose(parent).real);
+}
 
 function chooseMode(choice: SandboxChoice): ShareMode {
   if (choice === "plain") return "plain";

@@ -1,0 +1,113 @@
+import { spawnSync } from "node:child_process";
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The overlay layers of a copy-on-write scratch: the command sees `lower` with `upper` over it; what it changed is exactly `upper`. */
+export interface OverlayLayers {
+  /** The real workspace: the read-only lower layer. */
+  lower: string;
+  /** The private upper directory (the staged changes are written into it before the command). */
+  upper: string;
+  /** overlayfs's work directory (same file system as `upper`). */
+  work: string;
+  /** Workspace-relative paths of staged files written into `upper`. */
+  placed: string[];
+  /** Workspace-relative paths of staged deletions, removed through the overlay before the command (whiteouts in `upper`). */
+  deletions: string[];
+  /** Workspace-relative paths of entries the policy hides, removed through the overlay before the command (so they are absent, as from a copy); the diff ignores their whiteouts. */
+  hidden: string[];
+}
+
+/** Which scratch run_command uses: a copy-on-write overlay, a copy, or the overlay where it works (default). */
+export type ScratchKind = "overlay" | "copy" | "auto";
+
+/** The env variable that forces the copy (`PENCIL_SCRATCH=copy`), e.g. where overlayfs misbehaves. */
+export const SCRATCH_ENV = "PENCIL_SCRATCH";
+
+const probed = new Map<string, boolean>();
+
+/**
+ * Whether an unprivileged overlay mount works for a workspace on `lower`'s
+ * file system with its upper layer in `parent`: mounted inside a user and
+ * mount namespace with `userxattr`, a deletion leaves a whiteout (character
+ * device 0/0) and a directory removed and made again is marked opaque in a
+ * way this process can read (probed once per pair, then cached).
+ */
+export function overlayWorks(lower: string, parent: string): boolean {
+  const key = `${lower}\0${parent}`;
+  let ok = probed.get(key);
+  if (ok === undefined) {
+    ok = probe(lower, parent);
+    probed.set(key, ok);
+  }
+  return ok;
+}
+
+const PROBE = `set -e
+T=$1; L=$2
+mount -t overlay pencil-probe -o "userxattr,lowerdir=$T/l:$L,upperdir=$T/u,workdir=$T/w" "$T/m"
+rm "$T/m/f"
+rm -r "$T/m/d"
+mkdir "$T/m/d"`;
+
+function probe(lower: string, parent: string): boolean {
+  if (process.platform !== "linux" || readOpaque("/") === undefined) return false;
+  let t: string;
+  try {
+    t = mkdtempSync(join(parent, "pencil-overlay-probe-"));
+  } catch {
+    return false;
+  }
+  try {
+    for (const d of ["l", "l/d", "u", "w", "m"]) mkdirSync(join(t, d));
+    writeFileSync(join(t, "l", "f"), "");
+    writeFileSync(join(t, "l", "d", "g"), "");
+    const r = spawnSync("unshare", ["--user", "--map-current-user", "--mount", "bash", "-c", PROBE, "probe", t, lower], { stdio: "ignore", timeout: 5000 });
+    if (r.status !== 0) return false;
+    return isWhiteout(join(t, "u", "f")) && readOpaque(join(t, "u", "d")) === true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(t, { recursive: true, force: true });
+  }
+}
+
+/** True when `path` is an overlayfs whiteout: a character device 0/0. */
+export function isWhiteout(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isCharacterDevice() && st.rdev === 0;
+  } catch {
+    return false;
+  }
+}
+
+type GetXattr = (path: Uint8Array, name: Uint8Array, value: Uint8Array, size: number) => number | bigint;
+let lgetxattr: GetXattr | null | undefined;
+
+function loadXattr(): GetXattr | null {
+  try {
+    // bun:ffi, loaded only here: libc's lgetxattr reads an upper directory's opaque mark without following a link.
+    const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
+    const lib = dlopen("libc.so.6", { lgetxattr: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 } });
+    return lib.symbols.lgetxattr as unknown as GetXattr;
+  } catch {
+    return null;
+  }
+}
+
+const cstr = (s: string) => new TextEncoder().encode(s + "\0");
+const OPAQUE = cstr("user.overlay.opaque");
+
+/**
+ * Whether the upper directory `path` is opaque (overlayfs's `user.overlay.opaque`
+ * is `y`: the lower directory's entries no longer show); undefined when
+ * extended attributes cannot be read here.
+ */
+export function readOpaque(path: string): boolean | undefined {
+  if (lgetxattr === undefined) lgetxattr = loadXattr();
+  if (lgetxattr === null) return undefined;
+  const value = new Uint8Array(4);
+  const n = Number(lgetxattr(cstr(path), OPAQUE, value, value.length));
+  return n > 0 && value[0] === 0x79; // "y"
+}
