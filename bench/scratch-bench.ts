@@ -17,7 +17,7 @@ import { makeScratch } from "../core/scratch/make.ts";
 import type { ShareMode } from "../core/scratch/types.ts";
 import { planHiding } from "../core/sandbox/hiding.ts";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../core/tools/run-command.ts";
+import { createRunCommandTool, useOverlay } from "../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
 import { openWorkspace } from "../core/workspace.ts";
 
@@ -136,12 +136,19 @@ const ctx: ToolContext = {
 };
 const endToEnd: Record<string, number> = {};
 for (const share of modes) {
-  const tool = createRunCommandTool({ sandbox: share, scratchParent });
+  const tool = createRunCommandTool({ sandbox: share, scratchParent, scratch: "copy" });
   endToEnd[share] = await timeAsync(() => tool.execute({ command: "true" }, ctx));
+}
+// Copy-on-write: the namespace's overlay scratch, against the copy above (measured in the same run).
+const cow = modes.includes("namespace") && useOverlay(ws.root, { scratchParent });
+if (cow) {
+  const tool = createRunCommandTool({ sandbox: "namespace", scratchParent, scratch: "overlay" });
+  await tool.execute({ command: "true" }, ctx); // the one-time probe of the overlay
+  endToEnd.overlay = await timeAsync(() => tool.execute({ command: "true" }, ctx));
 }
 // The cost of hiding the real home (cover, kept toolchain, masked secrets): the same run with no home to cover, and the plan alone.
 const noHome = modes.includes("namespace")
-  ? await timeAsync(() => createRunCommandTool({ sandbox: "namespace", scratchParent, realHome: join(base, "no-home") }).execute({ command: "true" }, ctx))
+  ? await timeAsync(() => createRunCommandTool({ sandbox: "namespace", scratchParent, scratch: "copy", realHome: join(base, "no-home") }).execute({ command: "true" }, ctx))
   : null;
 const plan = time(() => planHiding({ realHome: homedir(), pencilHome: join(homedir(), ".pencil"), wsRoot: ws.root, scratchRoot: scratchParent, path: process.env.PATH ?? "" }));
 const bare = await timeAsync(
@@ -164,6 +171,9 @@ for (const share of modes) {
   console.log(`  diffScratch ${share.padEnd(9)} (no change)    ${f(diff[share]!)}`);
   console.log(`  disposeScratch ${share.padEnd(9)}             ${f(dispose[share]!)}`);
   console.log(`  run_command "true" ${share.padEnd(9)} end to end ${f(endToEnd[share]!)}   (${(endToEnd[share]! / bare).toFixed(1)}× a bare bash -c true: ${f(bare)})`);
+}
+if (endToEnd.overlay !== undefined) {
+  console.log(`  run_command "true" namespace, copy-on-write overlay ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`);
 }
 if (noHome !== null) {
   console.log(`  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`);

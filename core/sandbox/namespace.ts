@@ -236,11 +236,28 @@ for c in "\${!covers[@]}"; do
     exec {fd}<&-
   done
 done
+# The secrets masked in one mount(8) run from a table (one process instead of one each: there can be a hundred);
+# should any line fail, each is masked again on its own, and a failure there stops the setup.
+# fstab escapes (no subshell: REPLY holds the result).
+fesc() { local v=\${1//\\/\\134}; v=\${v// /\\040}; v=\${v//$'\t'/\\011}; REPLY=\${v//$'\n'/\\012}; }
+table=
+fesc "$E"; EE=$REPLY
 for x in "\${secrets[@]}"; do
-  if [ -d "$x" ]; then robind "$E" "$x" || fail "cannot hide $x"
-  elif [ -e "$x" ]; then robind /dev/null "$x" || fail "cannot hide $x"
+  fesc "$x"
+  if [ -d "$x" ]; then table+="$EE $REPLY none bind,ro 0 0"$'\n'
+  elif [ -e "$x" ]; then table+="/dev/null $REPLY none bind,ro 0 0"$'\n'
   fi
 done
+if [ -n "$table" ]; then
+  printf '%s' "$table" > "$S/masks.fstab"
+  if ! mount -a -T "$S/masks.fstab" 2>/dev/null; then
+    for x in "\${secrets[@]}"; do
+      if [ -d "$x" ]; then robind "$E" "$x" || fail "cannot hide $x"
+      elif [ -e "$x" ]; then robind /dev/null "$x" || fail "cannot hide $x"
+      fi
+    done
+  fi
+fi
 mapfile -t lines < /proc/self/mountinfo
 for line in "\${lines[@]}"; do
   read -r id _ _ _ mp opts _ <<< "$line"

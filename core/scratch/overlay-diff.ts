@@ -62,7 +62,7 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
   };
 
   const walk = (path: string, rel: string): boolean =>
-    inDir(path, (at) => {
+    inDir(path, (at, fd) => {
       let entries: string[];
       try {
         entries = readdirSync(at);
@@ -70,7 +70,7 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
         return;
       }
       const present = new Set(entries);
-      if (rel !== "" && before(rel) === "dir" && readOpaque(at)) {
+      if (rel !== "" && before(rel) === "dir" && readOpaque(fd)) {
         // Opaque: the view's entries of this directory no longer show unless the upper one has them again.
         let names: string[] = [];
         try {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The overlay layers of a copy-on-write scratch: the command sees `lower` with `upper` over it; what it changed is exactly `upper`. */
@@ -51,7 +51,7 @@ rm -r "$T/m/d"
 mkdir "$T/m/d"`;
 
 function probe(lower: string, parent: string): boolean {
-  if (process.platform !== "linux" || readOpaque("/") === undefined) return false;
+  if (process.platform !== "linux" || opaqueAt("/") === undefined) return false;
   let t: string;
   try {
     t = mkdtempSync(join(parent, "pencil-overlay-probe-"));
@@ -64,7 +64,7 @@ function probe(lower: string, parent: string): boolean {
     writeFileSync(join(t, "l", "d", "g"), "");
     const r = spawnSync("unshare", ["--user", "--map-current-user", "--mount", "bash", "-c", PROBE, "probe", t, lower], { stdio: "ignore", timeout: 5000 });
     if (r.status !== 0) return false;
-    return isWhiteout(join(t, "u", "f")) && readOpaque(join(t, "u", "d")) === true;
+    return isWhiteout(join(t, "u", "f")) && opaqueAt(join(t, "u", "d")) === true;
   } catch {
     return false;
   } finally {
@@ -82,32 +82,46 @@ export function isWhiteout(path: string): boolean {
   }
 }
 
-type GetXattr = (path: Uint8Array, name: Uint8Array, value: Uint8Array, size: number) => number | bigint;
-let lgetxattr: GetXattr | null | undefined;
+type FGetXattr = (fd: number, name: Uint8Array, value: Uint8Array, size: number) => number | bigint;
+let fgetxattr: FGetXattr | null | undefined;
 
-function loadXattr(): GetXattr | null {
+function loadXattr(): FGetXattr | null {
   try {
-    // bun:ffi, loaded only here: libc's lgetxattr reads an upper directory's opaque mark without following a link.
+    // bun:ffi, loaded only here: libc's fgetxattr reads an upper directory's opaque mark on the descriptor the walk holds.
     const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-    const lib = dlopen("libc.so.6", { lgetxattr: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 } });
-    return lib.symbols.lgetxattr as unknown as GetXattr;
+    const lib = dlopen("libc.so.6", { fgetxattr: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 } });
+    return lib.symbols.fgetxattr as unknown as FGetXattr;
   } catch {
     return null;
   }
 }
 
-const cstr = (s: string) => new TextEncoder().encode(s + "\0");
-const OPAQUE = cstr("user.overlay.opaque");
+const OPAQUE = new TextEncoder().encode("user.overlay.opaque\0");
 
 /**
- * Whether the upper directory `path` is opaque (overlayfs's `user.overlay.opaque`
- * is `y`: the lower directory's entries no longer show); undefined when
- * extended attributes cannot be read here.
+ * Whether the upper directory open as `fd` is opaque (overlayfs's
+ * `user.overlay.opaque` is `y`: the lower directory's entries no longer
+ * show); undefined when extended attributes cannot be read here.
  */
-export function readOpaque(path: string): boolean | undefined {
-  if (lgetxattr === undefined) lgetxattr = loadXattr();
-  if (lgetxattr === null) return undefined;
+export function readOpaque(fd: number): boolean | undefined {
+  if (fgetxattr === undefined) fgetxattr = loadXattr();
+  if (fgetxattr === null) return undefined;
   const value = new Uint8Array(4);
-  const n = Number(lgetxattr(cstr(path), OPAQUE, value, value.length));
+  const n = Number(fgetxattr(fd, OPAQUE, value, value.length));
   return n > 0 && value[0] === 0x79; // "y"
+}
+
+/** readOpaque of a directory by path (links not followed). */
+function opaqueAt(path: string): boolean | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    return readOpaque(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -43,7 +43,7 @@ export type SandboxChoice = "auto" | "namespace" | "plain";
 /** Knobs of run_command; every one has a default. */
 export interface RunCommandOptions extends CommandRunOptions {
   sandbox?: SandboxChoice;
-  /** The scratch in the namespace sandbox: copy-on-write `overlay`, a `copy`, or `auto` (default: the overlay where it works, else the copy; PENCIL_SCRATCH=copy in the parent environment forces the copy). */
+  /** The scratch in the namespace sandbox: copy-on-write `overlay`, a `copy`, or `auto` (default `auto`: the overlay where it works, else the copy; PENCIL_SCRATCH=copy in Pencil's environment forces the copy). */
   scratch?: ScratchKind;
   /** Where scratch directories are made (default: the OS temp dir). */
   scratchParent?: string;
@@ -205,10 +205,9 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
 }
 
 
-/** Whether the namespace sandbox's scratch is copy-on-write: asked for (or `auto`, not forced off by PENCIL_SCRATCH=copy), and the overlay works for this workspace here. */
-export function useOverlay(wsRoot: string, options: Pick<RunCommandOptions, "scratch" | "scratchParent" | "parentEnv"> = {}): boolean {
-  const env = options.parentEnv ?? process.env;
-  const kind: ScratchKind = options.scratch ?? (env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
+/** Whether the namespace sandbox's scratch is copy-on-write: asked for (`overlay`, or `auto` not forced off by PENCIL_SCRATCH=copy) and the overlay works for this workspace here; else the copy. */
+export function useOverlay(wsRoot: string, options: Pick<RunCommandOptions, "scratch" | "scratchParent"> = {}): boolean {
+  const kind: ScratchKind = options.scratch ?? (process.env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
   if (kind === "copy") return false;
   const parent = options.scratchParent ?? tmpdir();
   // overlayfs's mount options cannot carry these characters in a layer's path: such a workspace gets the copy.
