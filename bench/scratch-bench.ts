@@ -155,6 +155,40 @@ const bare = await timeAsync(
   () => new Promise((resolve) => Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] })),
 );
 
+// The diff after a command that changed 10 files of a 20,000-file workspace: the overlay walks only its upper layer
+// (what the command changed), the copy walks the whole tree (measured in the same run).
+const BIG = 20_000;
+const bigRoot = join(base, "big");
+for (let i = 0; i < BIG; i++) {
+  const dir = join(bigRoot, "src", `mod${i % 400}`);
+  if (i < 400) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `file${i}.ts`), `export const v${i} = ${i};\n`);
+}
+const bigWs = openWorkspace(bigRoot);
+const bigView = new Overlay(new DiskFileOps());
+/** What a command that changed 10 files leaves: 5 edited, 5 created, written into `dir` (the copy, or the upper layer). */
+function changeTen(dir: string): void {
+  for (let i = 0; i < 5; i++) {
+    mkdirSync(join(dir, "src", `mod${i}`), { recursive: true });
+    writeFileSync(join(dir, "src", `mod${i}`, `file${i}.ts`), `export const v${i} = "changed";\n`);
+    writeFileSync(join(dir, "src", `mod${i}`, `new${i}.ts`), "new\n");
+  }
+}
+const bigDiff: Record<string, number> = {};
+for (const kind of cow ? ["copy", "overlay"] : ["copy"]) {
+  const values: number[] = [];
+  for (let i = 0; i < (kind === "copy" ? 3 : RUNS); i++) {
+    const s = await makeScratch(bigWs, { fs: bigView, visible, share: "namespace", parent: scratchParent, overlay: kind === "overlay" });
+    changeTen(s.overlay ? s.overlay.upper : s.dir);
+    const t = performance.now();
+    const changes = diffScratch(s, DEFAULT_LIMITS.maxFileBytes);
+    values.push(performance.now() - t);
+    if (changes.length !== 10) throw new Error(`bench: ${kind} diff found ${changes.length} changes, not 10`);
+    disposeScratch(s);
+  }
+  bigDiff[kind] = median(values);
+}
+
 const fileCount = (dir: string): number => {
   let n = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? fileCount(join(dir, e.name)) : 1;
@@ -175,6 +209,7 @@ for (const share of modes) {
 if (endToEnd.overlay !== undefined) {
   console.log(`  run_command "true" namespace, copy-on-write overlay ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`);
 }
+for (const kind of Object.keys(bigDiff)) console.log(`  diff after 10 changed files of ${BIG}, ${kind.padEnd(7)} ${f(bigDiff[kind]!)}`);
 if (noHome !== null) {
   console.log(`  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`);
 }

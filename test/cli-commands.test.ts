@@ -103,6 +103,8 @@ describe("doctor", () => {
     expect(checks.find((c) => c.name === "ripgrep")).toBeDefined();
     // The sandbox check follows the machine: ok where user namespaces work, a warning with the fix elsewhere.
     expect(checks.find((c) => c.name === "sandbox")!.status).toBe(sandboxAvailable() ? "ok" : "warn");
+    // …and which scratch a command gets: copy-on-write where overlayfs works, else a copy.
+    if (sandboxAvailable()) expect(JSON.stringify(checks.find((c) => c.name === "sandbox"))).toMatch(/scratch: (copy-on-write|a copy)/);
     expect(result.stdout).not.toContain("123:abc");
   });
 

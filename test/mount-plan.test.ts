@@ -150,3 +150,28 @@ describe("a workspace's ancestors and sibling projects", () => {
     expect(seen.hidden).not.toContain(join(main, "bin/tool"));
   });
 });
+
+describe("planMounts: the copy-on-write scratch", () => {
+  const cow = {
+    ...scratch,
+    dir: "/tmp/pencil-run-x/ws",
+    mounts: [],
+    shared: [],
+    overlay: { lower: "/home/me/proj", upper: "/tmp/pencil-run-x/upper", work: "/tmp/pencil-run-x/work", placed: ["src/a.ts"], deletions: ["old.ts"], hidden: [".env"] },
+  };
+
+  test("the overlay is mounted first, then the staged deletions and hidden entries removed through it; covers and secrets as before", () => {
+    const plan = planMounts(cow, hiding);
+    expect(plan.steps.slice(0, 3)).toEqual([
+      { op: "overlay", lower: "/home/me/proj", upper: "/tmp/pencil-run-x/upper", work: "/tmp/pencil-run-x/work", target: "/tmp/pencil-run-x/ws" },
+      { op: "whiteout", path: "/tmp/pencil-run-x/ws/old.ts" },
+      { op: "whiteout", path: "/tmp/pencil-run-x/ws/.env" },
+    ]);
+    expect(describePlan(plan).scratch).toBe("overlay of /home/me/proj");
+    expect(stepArguments(plan.steps).slice(0, 12)).toEqual(["ovwork", "/tmp/pencil-run-x/work", "-", "overlay", "/home/me/proj", "/tmp/pencil-run-x/upper", "unlink", "/tmp/pencil-run-x/ws/old.ts", "-", "unlink", "/tmp/pencil-run-x/ws/.env", "-"]);
+  });
+
+  test("a copy has no overlay step", () => {
+    expect(planMounts({ ...scratch, dir: "/tmp/pencil-run-x/ws" }, hiding).steps.some((s) => s.op === "overlay" || s.op === "whiteout")).toBe(false);
+  });
+});

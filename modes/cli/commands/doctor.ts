@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
@@ -9,6 +9,8 @@ import { describeInstructions, instructionsFor } from "../../../app/project-inst
 import { McpApprovals, readProposals } from "../../../app/mcp/config.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { SCRATCH_ENV } from "../../../core/scratch/overlay.ts";
+import { useOverlay } from "../../../core/tools/run-command.ts";
 import { readTelegramConfig } from "../../telegram/config.ts";
 import { wrapText } from "../../../render/wrap.ts";
 import type { CommandContext } from "../main.ts";
@@ -33,7 +35,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   checks.push(...checkWorkspace(ctx));
   checks.push(...(await checkModels(ctx.env, ctx.args.model, configPlaces(ctx))));
   checks.push(checkRipgrep());
-  checks.push(checkSandbox());
+  checks.push(checkSandbox(ctx));
   checks.push(...checkStore(ctx.env));
   checks.push(...checkTelegram(ctx.env));
   checks.push(...(await checkBrain(ctx.env)));
@@ -151,7 +153,7 @@ function checkRipgrep(): Check {
     : { name: "ripgrep", status: "warn", detail: "not found: search uses its built-in engine (same results, slower on big trees)", fix: "install ripgrep (apt install ripgrep, brew install ripgrep)" };
 }
 
-function checkSandbox(): Check {
+function checkSandbox(ctx: CommandContext): Check {
   const shell = Bun.which("bash") ?? Bun.which("sh");
   if (!sandboxAvailable()) {
     return {
@@ -167,8 +169,20 @@ function checkSandbox(): Check {
   } catch (error) {
     return { name: "sandbox", status: "fail", detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`, fix: "set TMPDIR to a writable directory" };
   }
+  let wsRoot = ctx.args.workspace ?? process.cwd();
+  try {
+    wsRoot = realpathSync(wsRoot);
+  } catch {
+    // the workspace check says what is wrong with it
+  }
+  const forced = ctx.env[SCRATCH_ENV] === "copy";
+  const scratch = useOverlay(wsRoot, forced ? { scratch: "copy" } : {})
+    ? "copy-on-write (an overlay of the workspace in the command's namespace: nothing is copied, the diff reads only what the command changed)"
+    : forced
+      ? `a copy (${SCRATCH_ENV}=copy)`
+      : "a copy (unprivileged overlayfs does not work here for this workspace)";
   return shell
-    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace over a scratch copy (in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: a copy (overlayfs not used)` }
+    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace (scratch in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: ${scratch}` }
     : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
 }
 
