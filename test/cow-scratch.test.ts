@@ -78,6 +78,9 @@ describe.skipIf(!sandboxAvailable()).each(both)("namespace scratch: %s", (kind) 
         "rm -r newdir",
         "touch src/keep.ts",
         "echo again > gone.txt",
+        // The overlay's own layers are out of reach: only the overlay leads into them.
+        'ls -A "$HOME/../upper" "$HOME/../work" 2>/dev/null | grep -v : | grep . && echo layers-visible',
+        'touch "$HOME/../upper/evil" 2>/dev/null && echo layer-writable',
       ].join("; "),
     ));
     expect(out).toContain(kind === "overlay" ? "fstype=overlay" : "fstype=");
@@ -98,6 +101,9 @@ describe.skipIf(!sandboxAvailable()).each(both)("namespace scratch: %s", (kind) 
     expect(out).toContain("Staged delete: src/staged.ts");
     expect(out).toContain("Staged delete: newdir/deep/n.txt");
     expect(out).toContain("Staged create: gone.txt");
+    expect(out).not.toContain("layers-visible");
+    expect(out).not.toContain("layer-writable");
+    expect(out).not.toContain("evil");
     expect(out).not.toContain("keep.ts");
     expect(out).not.toContain(": .env");
     expect(out).not.toContain("private/");

@@ -176,7 +176,10 @@ while [ $# -ge 3 ]; do
     ovwork) OW=$2 ;;
     # Copy-on-write: the workspace read-only under a private upper layer, at the scratch's mount point (placed at the
     # workspace path below like a copy). userxattr: overlayfs keeps whiteouts and opaque marks in user.* attributes.
-    overlay) mount -t overlay pencil-scratch -o "userxattr,lowerdir=$2,upperdir=$3,workdir=$OW" "$W" || fail "cannot mount the copy-on-write overlay" ;;
+    # No redirects followed, no metacopy: nothing written into a layer can make the overlay show what the policy hid.
+    # The layers themselves are then covered: the command reaches its upper layer only through the overlay.
+    overlay) mount -t overlay pencil-scratch -o "userxattr,redirect_dir=nofollow,metacopy=off,lowerdir=$2,upperdir=$3,workdir=$OW" "$W" || fail "cannot mount the copy-on-write overlay"
+      robind "$E" "$3" && robind "$E" "$OW" || fail "cannot cover the overlay's layers" ;;
     unlink) dels+=("$2") ;;
     bind) robind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
       case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;

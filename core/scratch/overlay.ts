@@ -45,7 +45,7 @@ export function overlayWorks(lower: string, parent: string): boolean {
 
 const PROBE = `set -e
 T=$1; L=$2
-mount -t overlay pencil-probe -o "userxattr,lowerdir=$T/l:$L,upperdir=$T/u,workdir=$T/w" "$T/m"
+mount -t overlay pencil-probe -o "userxattr,redirect_dir=nofollow,metacopy=off,lowerdir=$T/l:$L,upperdir=$T/u,workdir=$T/w" "$T/m"
 rm "$T/m/f"
 rm -r "$T/m/d"
 mkdir "$T/m/d"`;
