@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
@@ -43,6 +43,7 @@ function setup(extra: RunCommandOptions) {
     ".env": "SECRET=1\n",
     "private/key.pem": "PRIVATE\n",
   });
+  symlinkSync(".env", join(root, "envlink"));
   const t = toolContext(root);
   const policy = compilePolicy({ workspaceRoot: t.ws.root, home: t.ws.home, pencilHome: join(tempDir(), "ph"), rules: [parseRule("Read(private/**)", "deny", "test")] });
   t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
@@ -69,6 +70,7 @@ describe.skipIf(!sandboxAvailable()).each(both)("namespace scratch: %s", (kind) 
         "test -e gone.txt || echo gone-is-gone",
         "test -e .env || echo env-absent",
         "test -e private || echo private-absent",
+        "test -L envlink || echo link-to-secret-absent",
         "echo made > src/made.ts",
         "echo more >> src/app.ts",
         "rm README.md",
@@ -89,6 +91,7 @@ describe.skipIf(!sandboxAvailable()).each(both)("namespace scratch: %s", (kind) 
     expect(out).toContain("gone-is-gone");
     expect(out).toContain("env-absent");
     expect(out).toContain("private-absent");
+    expect(out).toContain("link-to-secret-absent");
     expect(out).toContain("Staged create: src/made.ts");
     expect(out).toContain("Staged edit: src/app.ts");
     expect(out).toContain("Staged delete: README.md");

@@ -350,7 +350,7 @@ interface HiddenWalk {
 
 /**
  * Walks the workspace for entries the policy hides (a hidden directory is not
- * entered; links are judged where they lead by the sandbox's own hiding).
+ * entered; a link is hidden when what it leads to is).
  * Dependency directories are shared read-only as with a copy: bound over the
  * overlay, their hidden entries masked.
  */
@@ -362,9 +362,22 @@ function findHidden(w: HiddenWalk, real: string, rel: string): void {
     return;
   }
   for (const e of entries) {
-    if (e.isSymbolicLink()) continue;
     const path = join(real, e.name);
     const childRel = rel === "" ? e.name : `${rel}/${e.name}`;
+    if (e.isSymbolicLink()) {
+      // As a copy leaves it out: a link to what the policy hides (a link loop leads nowhere and stays).
+      let target: string | null = null;
+      try {
+        target = realPathLoose(path).real;
+      } catch {
+        // a loop
+      }
+      if (target !== null && !w.visible(target)) {
+        w.s.hidden += 1;
+        w.hidden.push(childRel);
+      }
+      continue;
+    }
     if (!w.visible(path)) {
       w.s.hidden += 1;
       w.hidden.push(childRel);
