@@ -18,6 +18,12 @@ export interface SessionConfig {
   signal?: AbortSignal;
   /** A tool whose call ends the run (plan's submit_plan). */
   stopOnTool?: string;
+  /**
+   * Called after each finished step that the loop goes on from, with the whole
+   * conversation so far and the model of that step (the session saves it here).
+   * The last step is not reported: the caller has the outcome's messages.
+   */
+  onStep?: (messages: ModelMessage[], model: string) => void;
 }
 
 /** How a run ended: its final text, the whole conversation so far, totals, and why it stopped. */
@@ -45,6 +51,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
   let lastContext = 0;
   let failure: string | undefined;
   let finishReason = "";
+  let lastModel = "";
   const responseMessages: ModelMessage[] = [];
 
   const result = streamText({
@@ -56,7 +63,8 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     maxRetries: 0,
     repairToolCall,
     ...(config.signal ? { abortSignal: config.signal } : {}),
-    prepareStep: ({ messages: current }) => {
+    prepareStep: ({ messages: current, stepNumber }) => {
+      if (stepNumber > 0) config.onStep?.(current, lastModel);
       if (lastContext < config.contextWindow * COMPACT_AT) return undefined;
       const compacted = compactToolResults(current);
       if (compacted.results === 0) return undefined;
@@ -95,6 +103,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           // The fallback model stamps each step with the model that really produced it.
           const model = modelLabelOf(part.providerMetadata) ?? config.modelLabel();
           if (!models.includes(model)) models.push(model);
+          lastModel = model;
           const context: ContextMeter = { used: lastContext, window: config.contextWindow };
           const cost = reportedCostOf(part.providerMetadata);
           config.emit({ type: "step-end", step: steps, model, usage: stepUsage, context, ...(cost !== undefined ? { cost } : {}) });

@@ -1,4 +1,5 @@
-import type { LanguageModel, ModelMessage, UserContent } from "ai";
+import { modelMessageSchema, type LanguageModel, type ModelMessage, type UserContent } from "ai";
+import { z } from "zod";
 import { readFileSync, statSync } from "node:fs";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ApplyResult } from "../core/apply.ts";
@@ -23,6 +24,8 @@ import { runSession, type SessionOutcome } from "../agent/session.ts";
 import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import { openRunMcp } from "./mcp/run-mcp.ts";
 import type { Runtime } from "./runtime.ts";
+import { SavedSession } from "./saved-session.ts";
+import { SessionFileError, SessionStore } from "./session-store.ts";
 import { toolsFor } from "./toolbox.ts";
 
 /** Who answers and who listens during a run; `signal` stops it (Ctrl-C, /cancel). */
@@ -51,6 +54,8 @@ export interface RunOptions {
   system?: string;
   /** The first user message's content when it is more than the goal (a photo, an attached log). */
   firstMessage?: UserContent;
+  /** What a front end wants kept with the running mark, to close its traces after a crash (the bot's progress message). */
+  runTag?: Record<string, string | number>;
 }
 
 /** A rejected file and the owner's reason, sent back to the agent. */
@@ -107,8 +112,13 @@ export class AgentRun {
   plan: Plan | null = null;
   /** MCP calls judged in this run, for the changeset's record. */
   readonly mcpCalls: { tool: string; subject: string; decision: string; by: string }[] = [];
+  /** The saved session this run lives in (null only when saving is impossible, e.g. a damaged session was reopened read-only). */
+  session: SavedSession | null = null;
   private readonly sink: { emit: EventSink } = { emit: () => {} };
   private chosen: ModelChoice | undefined;
+  /** True when the current changeset is still pending with nothing decided: the next snapshot keeps its id. */
+  private continuesPending = false;
+  private saveWarned = false;
 
   private constructor(
     readonly runtime: Runtime,
@@ -144,6 +154,43 @@ export class AgentRun {
     const saved = runtime.store.loadConversation(changeset.id) as ModelMessage[] | null;
     run.messages = saved ?? [{ role: "user", content: changeset.goal }];
     run.changeset = changeset;
+    if (changeset.session) {
+      try {
+        const session = SavedSession.open(sessionStore(runtime), changeset.session);
+        run.session = session;
+        run.messages = validMessages(session.state().messages, session.id);
+      } catch {
+        // A damaged session leaves the changeset reviewable; revisions then start from the saved conversation.
+        run.session = null;
+      }
+    }
+    run.overlay.drainChanged();
+    return run;
+  }
+
+  /**
+   * Reopens a saved session (`-c`, `--resume`, a restart after a crash): its
+   * conversation (checked against the AI SDK's message schema), its staged files,
+   * and its current changeset. Throws SessionFileError for a damaged or newer session.
+   */
+  static continueSession(runtime: Runtime, id: string, options: RunOptions = {}): AgentRun {
+    const session = SavedSession.open(sessionStore(runtime), id);
+    const header = session.header;
+    if (header.workspace !== runtime.ws.root) throw new SessionFileError(`Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`);
+    const mode: RunMode = header.mode === "plan" || header.mode === "ask" ? header.mode : "agent";
+    const run = new AgentRun(runtime, mode, header.goal, options);
+    const state = session.state();
+    run.messages = validMessages(state.messages, id);
+    for (const entry of session.stagedEntries(state)) run.overlay.adopt(entry);
+    run.overlay.drainChanged();
+    run.session = session;
+    if (header.changeset) {
+      try {
+        run.changeset = runtime.store.load(header.changeset);
+      } catch {
+        run.changeset = null;
+      }
+    }
     return run;
   }
 
@@ -151,8 +198,23 @@ export class AgentRun {
   static async start(runtime: Runtime, mode: RunMode, goal: string, hooks: RunHooks, options: RunOptions = {}): Promise<AgentRun> {
     const run = new AgentRun(runtime, mode, goal, options);
     run.messages = [{ role: "user", content: options.firstMessage ?? goal }];
+    run.session = SavedSession.create(sessionStore(runtime), { workspace: runtime.ws.root, mode, goal });
+    run.session.saveTurn(run.messages);
     await run.go(hooks);
     return run;
+  }
+
+  /**
+   * The owner's next message in the same session (the `› ` prompt, plain text on
+   * the phone, `-c "…"`): what happened in the review since is told first, then
+   * the message; files still pending stay staged and the changeset grows.
+   */
+  async followUp(text: string, hooks: RunHooks): Promise<void> {
+    const note = this.settleReview();
+    const message: ModelMessage = { role: "user", content: [...note, note.length ? `The user's next request: ${text}` : text].join("\n") };
+    this.messages.push(message);
+    this.saveTurn([message]);
+    await this.go(hooks, this.continuesPending ? undefined : this.changeset?.id);
   }
 
   /** The labels of the model chain, primary first. */
@@ -169,6 +231,8 @@ export class AgentRun {
     const previous = this.changeset;
     this.rounds += 1;
     this.forgetReviewed(previous, applied);
+    this.continuesPending = false;
+    if (previous) this.saveReview(previous.id, applied?.applied ?? [], rejections);
     const lines = [
       "The user reviewed your staged changes.",
       applied && applied.applied.length > 0 ? `Applied to disk: ${applied.applied.join(", ")}.` : "",
@@ -177,7 +241,9 @@ export class AgentRun {
       ...rejections.map((r) => `- ${r.path}: ${r.reason}`),
       "Revise the rejected changes according to these reasons. Files already applied are on disk now.",
     ].filter((l) => l !== "");
-    this.messages.push({ role: "user", content: lines.join("\n") });
+    const message: ModelMessage = { role: "user", content: lines.join("\n") };
+    this.messages.push(message);
+    this.saveTurn([message]);
     await this.go(hooks, previous?.id);
   }
 
@@ -205,8 +271,9 @@ export class AgentRun {
   private snapshot(revises?: string): Changeset | null {
     const staged = this.overlay.list();
     if (staged.length === 0) return null;
+    const keep = this.continuesPending && this.changeset ? this.changeset.id : undefined;
     const changeset = buildChangeset({
-      id: newChangesetId(),
+      id: keep ?? newChangesetId(),
       goal: this.goal,
       workspace: this.runtime.ws,
       staged,
@@ -215,7 +282,9 @@ export class AgentRun {
     changeset.mode = this.mode;
     if (this.commands.length > 0) changeset.commands = [...this.commands];
     if (this.mcpCalls.length > 0) changeset.mcpCalls = [...this.mcpCalls];
-    if (revises) changeset.revises = revises;
+    if (revises && revises !== keep) changeset.revises = revises;
+    else if (keep && this.changeset?.revises) changeset.revises = this.changeset.revises;
+    if (this.session) changeset.session = this.session.id;
     this.runtime.store.save(changeset);
     this.runtime.store.saveConversation(changeset.id, this.messages);
     return changeset;
@@ -258,6 +327,7 @@ export class AgentRun {
       recordCommand: (record) => this.commands.push(record),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
+    this.trySave(() => this.session?.markRunning({ kind: this.mode, goal: this.goal, ...(this.options.runTag ? { tag: this.options.runTag } : {}) }));
     const session = (messages: ModelMessage[]) => runSession(
       {
         model: this.models.model,
@@ -270,6 +340,7 @@ export class AgentRun {
         emit: hooks.emit,
         ...(hooks.signal ? { signal: hooks.signal } : {}),
         ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
+        onStep: (messages, model) => this.trySave(() => this.session?.saveStep(messages, this.overlay, this.runtime.ws, model)),
       },
       messages,
     );
@@ -277,21 +348,80 @@ export class AgentRun {
     const outcome = this.mode === "agent" ? await runWithNudge(session, this.messages, () => this.overlay.list().length === 0) : await session(this.messages);
     this.outcome = outcome;
     this.messages = outcome.messages;
+    this.trySave(() => this.session?.saveStep(outcome.messages, this.overlay, this.runtime.ws, outcome.models[outcome.models.length - 1]));
     this.changeset = this.snapshot(revises);
+    this.continuesPending = this.changeset !== null;
+    this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null));
+  }
+
+  /**
+   * Looks at how the current changeset was reviewed (the store is the truth: either
+   * front end may have decided): decided files leave the overlay and the review is
+   * saved; returns what the agent should be told. An undecided changeset stays staged.
+   */
+  private settleReview(): string[] {
+    const previous = this.changeset;
+    if (!previous) return [];
+    let stored: Changeset | null = null;
+    try {
+      stored = this.runtime.store.load(previous.id);
+    } catch {
+      stored = null;
+    }
+    const decisions = stored?.decisions ?? {};
+    if (stored && stored.status === "pending" && Object.keys(decisions).length === 0) {
+      this.continuesPending = true;
+      return [`Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still pending the user's review; they stay staged and you may keep working on them.`];
+    }
+    const applied = stored?.applied ?? [];
+    const rejected = Object.entries(decisions).filter(([, d]) => d === "rejected").map(([path]) => path);
+    const decided = new Set(stored && stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path));
+    for (const file of previous.files) if (decided.has(file.path)) this.forgetFile(file, applied.includes(file.path));
+    if (stored && stored.status === "pending") {
+      stored.status = applied.length ? "partial" : "rejected";
+      this.runtime.store.save(stored);
+    }
+    this.continuesPending = false;
+    this.saveReview(previous.id, applied, rejected.map((path) => ({ path, reason: "" })));
+    return [
+      "The user reviewed your staged changes.",
+      applied.length ? `Applied to disk: ${applied.join(", ")}.` : "Nothing was applied.",
+      rejected.length ? `Rejected: ${rejected.join(", ")}.` : "",
+    ].filter((l) => l !== "");
+  }
+
+  private saveTurn(messages: ModelMessage[]): void {
+    this.trySave(() => this.session?.saveTurn(messages));
+  }
+
+  private saveReview(changeset: string, applied: string[], rejected: Rejection[]): void {
+    this.trySave(() => this.session?.saveReview(changeset, applied, rejected, this.overlay));
+  }
+
+  /** A failed save must not end the run; it is said once, since a crash would now lose more. */
+  private trySave(save: () => void): void {
+    try {
+      save();
+    } catch (error) {
+      if (this.saveWarned) return;
+      this.saveWarned = true;
+      this.sink.emit({ type: "error", message: `Could not save the session (${(error as Error).message}); the run goes on, but a crash now would lose its steps.` });
+    }
+  }
+
+  /** A reviewed file leaves the overlay; an applied one counts as read in its new state (the agent wrote it, so it may edit it again). */
+  private forgetFile(file: { real: string; path: string }, applied: boolean): void {
+    this.overlay.discard(file.real);
+    if (!applied) return;
+    const st = statOrNull(file.real);
+    if (st) this.reads.record(file.real, displayPath(this.runtime.ws, file.real), { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(file.real)) });
   }
 
   /** After a review, reviewed files leave the overlay; applied ones count as read in their new state. */
   private forgetReviewed(previous: Changeset | null, applied?: ApplyResult): void {
     if (!previous) return;
     const appliedPaths = new Set(applied?.applied ?? []);
-    for (const file of previous.files) {
-      this.overlay.discard(file.real);
-      if (appliedPaths.has(file.path)) {
-        // The agent wrote this content itself, so it may edit it again without re-reading.
-        const st = statOrNull(file.real);
-        if (st) this.reads.record(file.real, displayPath(this.runtime.ws, file.real), { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(file.real)) });
-      }
-    }
+    for (const file of previous.files) this.forgetFile(file, appliedPaths.has(file.path));
     // The stored record is the truth (a front end may have applied a copy of it): only a still-pending one is closed.
     let stored: Changeset | null = null;
     try {
@@ -304,6 +434,20 @@ export class AgentRun {
       this.runtime.store.save(stored);
     }
   }
+}
+
+function sessionStore(runtime: Runtime): SessionStore {
+  return new SessionStore(runtime.pencilHome);
+}
+
+/** A saved conversation, checked message by message against the AI SDK's schema before the model sees it. */
+function validMessages(messages: unknown[], id: string): ModelMessage[] {
+  const parsed = z.array(modelMessageSchema).safeParse(messages);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SessionFileError(`Session ${id}: message ${String(issue?.path[0] ?? "?")} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`);
+  }
+  return parsed.data;
 }
 
 function readDiskOrNull(real: string): Uint8Array | null {

@@ -95,6 +95,8 @@ export interface Changeset {
   mcpCalls?: { tool: string; subject: string; decision: string; by: string }[];
   /** Paths whose staged content the owner replaced in their editor before deciding. */
   editedByOwner?: string[];
+  /** The session (conversation and checkpoints) this changeset belongs to. */
+  session?: string;
 }
 
 /** Inputs for building a changeset from what a run staged. */

@@ -27,6 +27,8 @@ export class OverlayMissError extends Error {
  */
 export class Overlay implements FileOps {
   private readonly entries = new Map<string, StagedEntry>();
+  /** Paths whose staged state changed since the last `drainChanged()`: what a session saves after a step. */
+  private readonly changed = new Set<string>();
 
   constructor(
     private readonly disk: FileOps,
@@ -82,6 +84,7 @@ export class Overlay implements FileOps {
     const refusal = specialBitsRefusal(baseMode, mode);
     if (refusal) throw new Error(refusal);
     const entry = this.entryFor(real);
+    this.changed.add(real);
     entry.after = { bytes, mode };
     this.touch(entry, options);
     if (entry.base.exists && entry.base.mode === mode && entry.base.size === bytes.length && entry.base.hash === sha256(bytes)) {
@@ -92,6 +95,7 @@ export class Overlay implements FileOps {
 
   remove(real: string, options: WriteOptions = {}): void {
     const entry = this.entryFor(real);
+    this.changed.add(real);
     if (!entry.base.exists) {
       // Deleting a file this run created drops it: the disk never knew it.
       this.entries.delete(real);
@@ -119,11 +123,24 @@ export class Overlay implements FileOps {
   /** Puts back a staged entry saved earlier (a changeset reopened after a restart). */
   adopt(entry: StagedEntry): void {
     this.entries.set(entry.real, entry);
+    this.changed.add(entry.real);
   }
 
   /** Drops the staged change of one path (a rejected file), so the view shows the disk again. */
   discard(real: string): void {
-    this.entries.delete(real);
+    if (this.entries.delete(real)) this.changed.add(real);
+  }
+
+  /** The paths whose staged state changed since the previous call (staged, restaged or dropped), then forgets them. */
+  drainChanged(): string[] {
+    const out = [...this.changed];
+    this.changed.clear();
+    return out;
+  }
+
+  /** The staged entry of one path, if any. */
+  entry(real: string): StagedEntry | undefined {
+    return this.entries.get(real);
   }
 
   /** Total staged bytes: what the memory bound is measured against. */
