@@ -119,6 +119,7 @@ export class AgentRun {
   /** True when the current changeset is still pending with nothing decided: the next snapshot keeps its id. */
   private continuesPending = false;
   private saveWarned = false;
+  private readonly notes: string[] = [];
 
   private constructor(
     readonly runtime: Runtime,
@@ -196,12 +197,52 @@ export class AgentRun {
 
   /** Starts a run and waits for the model to finish; the changeset (if anything was staged) is saved as pending. */
   static async start(runtime: Runtime, mode: RunMode, goal: string, hooks: RunHooks, options: RunOptions = {}): Promise<AgentRun> {
+    const run = AgentRun.open(runtime, mode, goal, options);
+    await run.begin(hooks);
+    return run;
+  }
+
+  /** A new run in a new session, saved but not started yet (so a front end holds it before the model is called: Ctrl-C can save it). */
+  static open(runtime: Runtime, mode: RunMode, goal: string, options: RunOptions = {}): AgentRun {
     const run = new AgentRun(runtime, mode, goal, options);
     run.messages = [{ role: "user", content: options.firstMessage ?? goal }];
     run.session = SavedSession.create(sessionStore(runtime), { workspace: runtime.ws.root, mode, goal });
     run.session.saveTurn(run.messages);
-    await run.go(hooks);
     return run;
+  }
+
+  /** Runs the model on an opened run's goal. */
+  async begin(hooks: RunHooks): Promise<void> {
+    await this.go(hooks);
+  }
+
+  /**
+   * Saves what is staged now as the pending changeset and ends the running mark,
+   * without waiting for the model (a second Ctrl-C, a run found interrupted after
+   * a crash). Returns the changeset, or null when nothing is staged.
+   */
+  saveNow(): Changeset | null {
+    this.trySave(() => this.session?.saveStep(this.messages, this.overlay, this.runtime.ws));
+    this.changeset = this.snapshot(this.continuesPending ? undefined : this.changeset?.id);
+    this.continuesPending = this.changeset !== null;
+    this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null));
+    return this.changeset;
+  }
+
+  /** Something the agent is told with the next follow-up (say, files that changed on disk since the session was saved). */
+  noteForNextTurn(text: string): void {
+    this.notes.push(text);
+  }
+
+  /** Staged files whose disk content changed since they were staged (the owner's edits, another front end's apply). */
+  changedOnDisk(): string[] {
+    const out: string[] = [];
+    for (const entry of this.overlay.list()) {
+      const disk = readDiskOrNull(entry.real);
+      const now = disk ? sha256(disk) : null;
+      if (now !== (entry.base.exists ? entry.base.hash : null)) out.push(displayPath(this.runtime.ws, entry.real));
+    }
+    return out;
   }
 
   /**
@@ -210,7 +251,7 @@ export class AgentRun {
    * the message; files still pending stay staged and the changeset grows.
    */
   async followUp(text: string, hooks: RunHooks): Promise<void> {
-    const note = this.settleReview();
+    const note = [...this.notes.splice(0), ...this.settleReview()];
     const message: ModelMessage = { role: "user", content: [...note, note.length ? `The user's next request: ${text}` : text].join("\n") };
     this.messages.push(message);
     this.saveTurn([message]);

@@ -19,6 +19,10 @@ export interface CliArgs {
   commit: boolean;
   /** `review --open`: edit staged files in $VISUAL/$EDITOR before deciding. */
   open: boolean;
+  /** `-c/--continue`: continue the workspace's latest session. */
+  continue: boolean;
+  /** `--resume ID`: continue a named session. */
+  resume?: string;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -39,6 +43,8 @@ const OPTIONS = {
   "no-project-doc": { type: "boolean" },
   commit: { type: "boolean" },
   open: { type: "boolean" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string" },
 } as const;
 
 /**
@@ -74,6 +80,8 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     noProjectDoc: v["no-project-doc"] ?? false,
     commit: v.commit ?? false,
     open: v.open ?? false,
+    continue: v.continue ?? false,
+    ...(v.resume !== undefined ? { resume: v.resume } : {}),
   };
 }
 

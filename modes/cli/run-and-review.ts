@@ -11,13 +11,34 @@ import { ProgressView } from "./progress.ts";
 import { reviewLoop, type ReviewOptions } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
 
-/** A run with terminal progress; Ctrl-C stops it and keeps what was staged. */
-export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode, goal: string, options: RunOptions = {}, view = new ProgressView(io, { logPath: runLogPath(runtime) })): Promise<{ run: AgentRun; hooks: RunHooks }> {
+/**
+ * A run with terminal progress, a new one or the next turn of `existing` (a
+ * follow-up). Ctrl-C, the same at every point of a run: the first stops the model
+ * and keeps what is staged; the second saves the staged work as a pending
+ * changeset and exits 3.
+ */
+export async function runWithProgress(
+  io: CliIO,
+  runtime: Runtime,
+  mode: RunMode,
+  goal: string,
+  options: RunOptions = {},
+  view = new ProgressView(io, { logPath: runLogPath(runtime) }),
+  existing: AgentRun | null = null,
+): Promise<{ run: AgentRun; hooks: RunHooks }> {
+  // Built here, so the header can name the model before the first request goes out (and a missing key creates no session).
+  const models = existing ? null : (options.models ?? chooseModels(runtime, { emit: (event) => view.sink(event) }));
+  const run = existing ?? AgentRun.open(runtime, mode, goal, { ...options, ...(models ? { models } : {}) });
   const controller = new AbortController();
   const onInterrupt = () => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) {
+      view.pause();
+      const cs = run.saveNow();
+      io.err(cs ? `\nStopped. Changeset ${cs.id} is saved; review it with: pencil review ${cs.id}\n` : "\nStopped; nothing was staged.\n");
+      process.exit(cs ? 3 : 130);
+    }
     controller.abort();
-    io.err("\nStopping… what was staged so far is kept for review. (Ctrl-C again to quit at once.)\n");
+    io.err("\nStopping… what was staged so far is kept for review. (Ctrl-C again to save it and quit.)\n");
   };
   process.on("SIGINT", onInterrupt);
   const loaded = instructionsFor(runtime);
@@ -26,10 +47,9 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
   const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
   const hooks: RunHooks = { approver, emit: view.sink, signal: controller.signal };
   try {
-    // Built here, so the header can name the model before the first request goes out.
-    const models = options.models ?? chooseModels(runtime, { emit: (event) => view.sink(event) });
-    view.header(mode, models.labels, runtime.ws.root, runtime.ws.home);
-    const run = await AgentRun.start(runtime, mode, goal, hooks, { ...options, models });
+    view.header(mode, run.modelLabels, runtime.ws.root, runtime.ws.home);
+    if (existing) await run.followUp(goal, hooks);
+    else await run.begin(hooks);
     (io.machine ? io.err : io.out)(view.closingLine());
     // Revisions get their own stop button; the first run's was used or is spent.
     return { run, hooks: { approver, emit: view.sink } };
@@ -40,12 +60,38 @@ export async function runWithProgress(io: CliIO, runtime: Runtime, mode: RunMode
 }
 
 /**
- * Runs the agent, then reviews: on a terminal, the A6 review with revisions;
+ * Runs the agent (or the next turn of `existing`), then reviews: on a terminal, the
+ * A6 review with revisions, then the `› ` follow-up prompt in the same session;
  * without one, nothing is applied, the changeset is saved, and the exit code is 3.
  */
-export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}, review: ReviewOptions = {}): Promise<number> {
-  const { run, hooks } = await runWithProgress(io, runtime, "agent", goal, options);
-  return reviewAfterRun(io, runtime, run, hooks, review);
+export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}, review: ReviewOptions = {}, existing: AgentRun | null = null): Promise<number> {
+  const { run, hooks } = await runWithProgress(io, runtime, "agent", goal, options, undefined, existing);
+  const code = await reviewAfterRun(io, runtime, run, hooks, review);
+  return followUps(io, code, async (text) => {
+    const next = await runWithProgress(io, runtime, "agent", text, options, undefined, run);
+    return reviewAfterRun(io, runtime, next.run, next.hooks, review);
+  });
+}
+
+/** The follow-up prompt. */
+export const FOLLOW_UP_PROMPT = "› ";
+
+/**
+ * In a terminal, asks `› ` for the next message in the session after each turn;
+ * an empty line, Ctrl-D or Ctrl-C ends. Returns the exit code: 4 if any turn left
+ * conflicts, else the last turn's; a turn left pending (3) ends the conversation.
+ */
+export async function followUps(io: CliIO, first: number, turn: (text: string) => Promise<number>): Promise<number> {
+  let code = first;
+  let conflicted = first === 4;
+  while (io.interactive && code !== 3) {
+    io.out(io.colors.dim("\nFollow up in this session (empty line or Ctrl-D to end):\n"));
+    const text = (await io.prompt(FOLLOW_UP_PROMPT))?.trim();
+    if (!text) break;
+    code = await turn(text);
+    if (code === 4) conflicted = true;
+  }
+  return conflicted && code !== 3 ? 4 : code;
 }
 
 /** The review half of runAndReview, for callers that ran the agent themselves. */

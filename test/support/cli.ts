@@ -42,6 +42,9 @@ export async function runCli(args: string[], options: { cwd: string; env: Record
   return { code, stdout, stderr };
 }
 
+/** The session's follow-up prompt (contract A1). */
+export const FOLLOW_UP = "› ";
+
 /** One exchange with a program in a pseudo-terminal: wait until `expect` appears, then type `send`. */
 export interface PtyStep {
   expect: RegExp | string;
@@ -51,7 +54,7 @@ export interface PtyStep {
 /** A program driven through a pseudo-terminal, as a person at a terminal would. */
 export async function runCliPty(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number; preload?: string; onSpawn?: (pid: number) => void },
+  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number; preload?: string; onSpawn?: (pid: number) => void; endFollowUps?: boolean },
 ): Promise<{ code: number; output: string; raw: string }> {
   let raw = "";
   let cursor = 0;
@@ -96,7 +99,23 @@ export async function runCliPty(
       proc.terminal!.write(step.send);
     }
     const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(1000, deadline - Date.now()));
-    const code = await proc.exited;
+    // A session's `› ` follow-up prompt that the steps did not answer is ended with an empty line, as a person done with it would.
+    let exited = false;
+    const exitedPromise = proc.exited.then((code) => {
+      exited = true;
+      return code;
+    });
+    while (!exited && options.endFollowUps !== false) {
+      const rest = plain(raw).slice(cursor);
+      const at = rest.indexOf(FOLLOW_UP);
+      if (at !== -1) {
+        cursor += at + FOLLOW_UP.length;
+        proc.terminal!.write("\r");
+        continue;
+      }
+      await Promise.race([exitedPromise, new Promise((resolve) => setTimeout(resolve, 100))]);
+    }
+    const code = await exitedPromise;
     clearTimeout(timer);
     return { code, output: plain(raw), raw };
   } finally {

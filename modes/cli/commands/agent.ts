@@ -1,6 +1,7 @@
 import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
+import { continueSession } from "../continue-session.ts";
 import { runAndReview } from "../run-and-review.ts";
 import { requireGitForCommit } from "../git-review.ts";
 
@@ -10,5 +11,5 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!goal) throw new UsageError('agent needs a goal, e.g. pencil agent "add a --verbose flag to the CLI"');
   const runtime = openRuntime(ctx);
   if (ctx.args.commit) requireGitForCommit(runtime);
-  return runAndReview(ctx.io, runtime, goal, {}, { commit: ctx.args.commit });
+  return runAndReview(ctx.io, runtime, goal, {}, { commit: ctx.args.commit }, continueSession(ctx, runtime));
 }

@@ -1,0 +1,49 @@
+import type { Changeset } from "../core/changeset.ts";
+import { AgentRun } from "./agent-run.ts";
+import type { Runtime } from "./runtime.ts";
+import { SessionStore, type SessionHeader } from "./session-store.ts";
+
+/** A run that was going when its process died (kill -9, crash, power loss), as found in its session. */
+export interface InterruptedRun {
+  session: SessionHeader;
+  /** The pending changeset its staged work was saved as; null when it had staged nothing. */
+  changeset: Changeset | null;
+  /** Steps whose work was kept (checkpoints). */
+  checkpoints: number;
+}
+
+/** True while a process with this pid exists (EPERM: it exists, owned by someone else). */
+export function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Sessions of the workspace whose running mark outlived its process. */
+export function findInterrupted(runtime: Runtime): SessionHeader[] {
+  return new SessionStore(runtime.pencilHome).listFor(runtime.ws.root).filter((h) => h.running && !processAlive(h.running.pid));
+}
+
+/**
+ * Settles every interrupted run of the workspace: what it staged up to its last
+ * finished step becomes a pending changeset (for review like any other), and the
+ * running mark is cleared, so each is reported once. Damaged sessions are skipped
+ * and reported through `onBad`.
+ */
+export function recoverInterrupted(runtime: Runtime, onBad?: (id: string, error: Error) => void): InterruptedRun[] {
+  const out: InterruptedRun[] = [];
+  for (const header of findInterrupted(runtime)) {
+    try {
+      const run = AgentRun.continueSession(runtime, header.id);
+      const changeset = run.saveNow();
+      out.push({ session: header, changeset, checkpoints: run.session?.checkpoints().length ?? 0 });
+    } catch (error) {
+      onBad?.(header.id, error as Error);
+    }
+  }
+  return out;
+}
