@@ -120,6 +120,7 @@ export class AgentRun {
   private continuesPending = false;
   private saveWarned = false;
   private readonly notes: string[] = [];
+  private tag: Record<string, string | number> | undefined;
 
   private constructor(
     readonly runtime: Runtime,
@@ -227,6 +228,11 @@ export class AgentRun {
     this.continuesPending = this.changeset !== null;
     this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null));
     return this.changeset;
+  }
+
+  /** Kept with the running mark from now on: what a front end needs to close its traces if the process dies mid-run. */
+  tagRun(tag: Record<string, string | number>): void {
+    this.tag = tag;
   }
 
   /** Something the agent is told with the next follow-up (say, files that changed on disk since the session was saved). */
@@ -368,7 +374,7 @@ export class AgentRun {
       recordCommand: (record) => this.commands.push(record),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
-    this.trySave(() => this.session?.markRunning({ kind: this.mode, goal: this.goal, ...(this.options.runTag ? { tag: this.options.runTag } : {}) }));
+    this.trySave(() => this.session?.markRunning({ kind: this.mode, goal: this.goal, ...((this.tag ?? this.options.runTag) ? { tag: (this.tag ?? this.options.runTag)! } : {}) }));
     const session = (messages: ModelMessage[]) => runSession(
       {
         model: this.models.model,

@@ -33,6 +33,11 @@ export class ProgressMessage {
     private readonly intervalMs = DEFAULT_EDIT_INTERVAL_MS,
   ) {}
 
+  /** The message's id once sent (null before). */
+  get id(): number | null {
+    return this.messageId;
+  }
+
   /** Sends the message. */
   async start(): Promise<void> {
     const msg = await this.outbox.send(this.chatId, this.render("⏳"));

@@ -67,7 +67,12 @@ export class RunLauncher {
     const gate = this.gateOf(runtime.ws.root);
     const active = gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
-    this.detach(active, gate, runtime.ws.root, (hooks) => AgentRun.start(runtime, mode, goal, hooks, options), extra.note);
+    this.detach(active, gate, runtime.ws.root, async (hooks, tag) => {
+      const run = AgentRun.open(runtime, mode, goal, options);
+      run.tagRun(tag);
+      await run.begin(hooks);
+      return run;
+    }, extra.note);
     return true;
   }
 
@@ -99,7 +104,8 @@ export class RunLauncher {
       return;
     }
     void this.deps.outbox.send(this.deps.ownerId, `↩️ Sending ${rejections.length} ${rejections.length === 1 ? "reason" : "reasons"} back to the agent…`).catch(() => {});
-    this.detach(active, gate, run.runtime.ws.root, async (hooks) => {
+    this.detach(active, gate, run.runtime.ws.root, async (hooks, tag) => {
+      run.tagRun(tag);
       await run.revise(rejections, hooks, applied);
       return run;
     });
@@ -139,11 +145,11 @@ export class RunLauncher {
     return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
   }
 
-  private detach(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): void {
+  private detach(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>, note?: string): void {
     void this.execute(active, gate, root, body, note).catch((error) => this.deps.report(`the ${active.kind} run`, error));
   }
 
-  private async execute(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks) => Promise<AgentRun>, note?: string): Promise<void> {
+  private async execute(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>, note?: string): Promise<void> {
     const started = Date.now();
     let typingTimer: ReturnType<typeof setInterval> | undefined;
     const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName(root)}` : "";
@@ -165,7 +171,8 @@ export class RunLauncher {
       const hooks: RunHooks = { approver: this.deps.questions.approver(), emit, signal: active.controller.signal };
       let run: AgentRun;
       try {
-        run = await body(hooks);
+        // The progress message is kept with the session's running mark, so a restart after a crash can close it.
+        run = await body(hooks, { chat: this.deps.ownerId, message: progress.id ?? 0 });
       } catch (error) {
         this.deps.costs?.add(meter.usage);
         await progress.finish(`<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`);

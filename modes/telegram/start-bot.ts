@@ -7,6 +7,7 @@ import { createServices } from "./bot-services.ts";
 import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
 import { readTelegramConfig, TelegramConfigError } from "./config.ts";
+import { announceInterrupted } from "./interrupted-notice.ts";
 import { errorText, scrubbedLog } from "./scrub.ts";
 
 /** How to start the bot: the environment (A3), and knobs for tests and the demo. */
@@ -114,8 +115,12 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   );
   log(`Telegram bot @${bot.botInfo.username} is polling for its owner (user ${config.ownerId}) on ${runtime.ws.root}`);
 
+  const presented = await announceInterrupted(deps).catch((error) => {
+    report("announcing an interrupted run", error);
+    return [] as string[];
+  });
   const pending = runtime.store.latestPending(runtime.ws.root);
-  if (pending) {
+  if (pending && !presented.includes(pending.id)) {
     const offer = review.offer(pending, "✏️ Pencil is back.");
     await outbox.send(config.ownerId, offer.html, offer.keyboard).catch((error) => report("announcing a pending changeset", error));
   }
