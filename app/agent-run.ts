@@ -120,6 +120,8 @@ export class AgentRun {
   private continuesPending = false;
   private saveWarned = false;
   private readonly notes: string[] = [];
+  /** The changeset whose review was already taken into account. */
+  private settledId: string | null = null;
   private tag: Record<string, string | number> | undefined;
 
   private constructor(
@@ -223,6 +225,8 @@ export class AgentRun {
    * a crash). Returns the changeset, or null when nothing is staged.
    */
   saveNow(): Changeset | null {
+    const reviewed = this.settleReview();
+    if (!this.continuesPending) this.notes.push(...reviewed);
     this.trySave(() => this.session?.saveStep(this.messages, this.overlay, this.runtime.ws));
     this.changeset = this.snapshot(this.continuesPending ? undefined : this.changeset?.id);
     this.continuesPending = this.changeset !== null;
@@ -317,7 +321,11 @@ export class AgentRun {
   /** Everything still staged, as a fresh changeset (null when nothing is). Saved as pending. */
   private snapshot(revises?: string): Changeset | null {
     const staged = this.overlay.list();
-    if (staged.length === 0) return null;
+    if (staged.length === 0) {
+      // Everything of a still-pending changeset was unstaged (a rewind): it is no longer there to review.
+      if (this.continuesPending && this.changeset) this.closePending(this.changeset.id, "discarded");
+      return null;
+    }
     const keep = this.continuesPending && this.changeset ? this.changeset.id : undefined;
     const changeset = buildChangeset({
       id: keep ?? newChangesetId(),
@@ -408,7 +416,7 @@ export class AgentRun {
    */
   private settleReview(): string[] {
     const previous = this.changeset;
-    if (!previous) return [];
+    if (!previous || this.settledId === previous.id) return [];
     let stored: Changeset | null = null;
     try {
       stored = this.runtime.store.load(previous.id);
@@ -420,6 +428,7 @@ export class AgentRun {
       this.continuesPending = true;
       return [`Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still pending the user's review; they stay staged and you may keep working on them.`];
     }
+    this.settledId = previous.id;
     const applied = stored?.applied ?? [];
     const rejected = Object.entries(decisions).filter(([, d]) => d === "rejected").map(([path]) => path);
     const decided = new Set(stored && stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path));
@@ -430,11 +439,23 @@ export class AgentRun {
     }
     this.continuesPending = false;
     this.saveReview(previous.id, applied, rejected.map((path) => ({ path, reason: "" })));
+    if (stored?.status === "discarded") return [`The user discarded your staged changes (${previous.files.map((f) => f.path).join(", ")}); none of them was applied.`];
     return [
       "The user reviewed your staged changes.",
       applied.length ? `Applied to disk: ${applied.join(", ")}.` : "Nothing was applied.",
       rejected.length ? `Rejected: ${rejected.join(", ")}.` : "",
     ].filter((l) => l !== "");
+  }
+
+  private closePending(id: string, status: "discarded"): void {
+    try {
+      const stored = this.runtime.store.load(id);
+      if (stored.status !== "pending") return;
+      stored.status = status;
+      this.runtime.store.save(stored);
+    } catch {
+      // A damaged record stays as it is; review reports it.
+    }
   }
 
   private saveTurn(messages: ModelMessage[]): void {

@@ -131,9 +131,10 @@ export class SavedSession {
     this.store.writeHeader(this.header);
   }
 
-  /** Ends the running mark and records the session's current changeset (null: nothing staged). */
+  /** Ends the running mark and records the session's current changeset (null: nothing staged, the last one stays named). */
   finishRun(changeset: string | null): void {
-    const { running: _done, changeset: _old, ...rest } = this.header;
+    // With nothing staged now, the last changeset stays named: how it was reviewed is still news for the next turn.
+    const { running: _done, ...rest } = this.header;
     this.header = { ...rest, ...(changeset ? { changeset } : {}) };
     this.store.writeHeader(this.header);
   }

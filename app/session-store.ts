@@ -6,6 +6,9 @@ import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import type { StagedEntry } from "../core/overlay.ts";
+import { SessionFileError, UnknownSessionError } from "./errors.ts";
+
+export { SessionFileError, UnknownSessionError };
 
 /** The session format this Pencil writes; a higher one on disk was written by a newer Pencil and is refused. */
 export const SESSION_FORMAT = 1;
@@ -63,22 +66,6 @@ export type LogRecord =
   | { t: "turn"; at: string; messages: unknown[] }
   | { t: "step"; at: string; messages: unknown[]; staged: EntryRecord[]; dropped: string[]; tools: string[]; files: CheckpointFile[]; model?: string }
   | { t: "review"; at: string; changeset: string; applied: string[]; rejected: { path: string; reason: string }[]; dropped: string[] };
-
-/** A session file that cannot be used as it is; says which file and what to do. Nothing was overwritten. */
-export class SessionFileError extends Error {
-  override name = "SessionFileError";
-}
-
-/** A session id that matches no session (exit 2); `known` lists the ones that exist. */
-export class UnknownSessionError extends Error {
-  override name = "UnknownSessionError";
-  constructor(
-    message: string,
-    readonly known: string[],
-  ) {
-    super(message);
-  }
-}
 
 const EntryShape = z.object({
   real: z.string(),

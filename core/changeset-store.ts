@@ -123,7 +123,7 @@ const SavedShape = z.looseObject({
   workspace: z.string(),
   goal: z.string(),
   createdAt: z.string(),
-  status: z.enum(["pending", "applied", "partial", "rejected", "undone"]),
+  status: z.enum(["pending", "applied", "partial", "rejected", "undone", "discarded"]),
   digest: z.string(),
   files: z.array(
     z.looseObject({

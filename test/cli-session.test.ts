@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { nobodyApprover } from "../agent/approver.ts";
+import { ScriptedModel } from "../ai/scripted-model.ts";
+import { AgentRun } from "../app/agent-run.ts";
+import { createRuntime } from "../app/runtime.ts";
 import { join } from "node:path";
 import { hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { INDEX, runCli, runCliPty } from "./support/cli.ts";
@@ -119,5 +123,86 @@ describe("sessions you can talk to", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("No session nope");
     expect(result.stderr).toContain("say hello");
+  });
+
+  test("steps lists the checkpoints; rewind drops exactly the later files and turns, and the next turn continues from there", async () => {
+    const { groq, cli, log } = await setup();
+    groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), create("e.txt", "epsilon\n"), textReply("Made three."));
+    expect((await cli(["agent", "make files"])).code).toBe(3);
+    const [before] = await log();
+    const steps = await cli(["steps"]);
+    expect(steps.code).toBe(0);
+    expect(steps.stdout).toMatch(/ 1 .*create_file.*\n\s+c\.txt \+1 -0 create\n\s+2 .*create_file.*\n\s+d\.txt.*\n\s+3 .*create_file.*\n\s+e\.txt/);
+
+    const bad = await cli(["rewind", "9"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("No checkpoint 9");
+
+    const rewound = await cli(["rewind", "2"]);
+    expect(rewound.code).toBe(0);
+    const rows = await log();
+    expect(rows.length).toBe(1);
+    expect(rows[0]!.id).toBe(before!.id);
+    expect(rows[0]!.files.map((f) => f.path)).toEqual(["c.txt", "d.txt"]);
+    expect((await cli(["steps"])).stdout).not.toContain("e.txt");
+
+    groq.enqueue(textReply("Back at two files."));
+    expect((await cli(["agent", "-c", "where are we?"])).code).toBe(3);
+    const request = groq.requests[4]!.raw;
+    expect(request).toContain("Staged create: d.txt");
+    expect(request).not.toContain("e.txt");
+    expect(request).not.toContain("Made three.");
+    expect(request).toContain("where are we?");
+  });
+
+  test("fork writes exactly checkpoint N's files into a new directory, never into the workspace, and leaves secrets behind", async () => {
+    const { workspace, groq, cli } = await setup();
+    writeFileSync(join(workspace, ".env"), "TOKEN=secret\n");
+    groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), textReply("Made two."));
+    expect((await cli(["agent", "make files"])).code).toBe(3);
+    const target = join(tempDir("pencil-fork-"), "try");
+    const forked = await cli(["fork", "1", target]);
+    expect(forked.code).toBe(0);
+    expect(readdirSync(target).sort()).toEqual(["a.txt", "c.txt"]);
+    expect(readFileSync(join(target, "c.txt"), "utf8")).toBe("gamma\n");
+    expect(existsSync(join(workspace, "c.txt"))).toBe(false);
+
+    const again = await cli(["fork", "1", target]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("not empty");
+    const inside = join(workspace, "sub");
+    const refused = await cli(["fork", "1", inside]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("inside the workspace");
+    expect(existsSync(inside)).toBe(false);
+    expect((await cli(["fork", "1", workspace])).code).toBe(2);
+  });
+
+  test("review with several pending lists them newest first and picks one; discard removes one", async () => {
+    const { workspace, groq, env, cli, log } = await setup();
+    groq.enqueue(create("c.txt", "gamma\n"), textReply("Made c."));
+    expect((await cli(["agent", "make c"])).code).toBe(3);
+    // A second pending changeset from another session (as the phone could leave one).
+    const runtime = createRuntime({ env, workspace });
+    const model = new ScriptedModel([{ toolCalls: [{ name: "create_file", input: { path: "d.txt", content: "delta\n" } }] }, { text: "made d" }]);
+    await AgentRun.start(runtime, "agent", "make d", { approver: nobodyApprover, emit: () => {} }, { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } });
+    const [newest, older] = await log();
+    const { code, output } = await runCliPty(["review", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: "Which one?", send: "2\r" },
+        { expect: PROMPT, send: "y\r" },
+      ],
+    });
+    expect(output.indexOf(newest!.id)).toBeLessThan(output.indexOf(older!.id));
+    expect(code).toBe(0);
+    expect(readFileSync(join(workspace, "c.txt"), "utf8")).toBe("gamma\n");
+    expect(existsSync(join(workspace, "d.txt"))).toBe(false);
+
+    const discarded = await cli(["discard", newest!.id]);
+    expect(discarded.code).toBe(0);
+    expect((await log()).find((r) => r.id === newest!.id)!.status).toBe("discarded");
+    expect((await cli(["review"])).stdout).toContain("No pending changeset");
   });
 });

@@ -10,9 +10,13 @@ Commands:
   agent "<goal>"         run the agent; review the staged changes at the end
   plan "<goal>"          make a structured plan (read-only), pick steps, optionally run them
   ask "<question>"       answer from the code (read-only); optionally save the answer (staged)
-  review [ID]            review a pending changeset (latest if no ID); --patch prints a git-apply-able diff
+  review [ID]            review a pending changeset (picks among several if no ID); --patch prints a git-apply-able diff
+  steps [ID]             the checkpoints of a session: each model step that staged something (tool, files, +/-)
+  rewind N [ID]          take a session's pending changes back to checkpoint N (later staging and turns dropped)
+  fork N DIR [ID]        write a copy of the workspace with the changes up to checkpoint N into a new DIR
+  discard [ID]           remove a pending changeset (asks in a terminal)
   undo [ID]              revert an applied changeset (latest if no ID), refusing files changed since
-  log                    changesets: id, time, goal, model, status, files
+  log                    sessions, and changesets: id, time, goal, model, status, files
   recover [finish|rollback ID]
                          list or settle an apply that was interrupted (crash, kill -9)
   demo                   offline: a scripted agent on a copy of examples/demo, no keys needed
@@ -25,6 +29,8 @@ Commands:
                          recent notes; one note; delete one; enrich and embed what waits
 
 Options:
+  -c, --continue         agent/plan/ask: continue this workspace's latest session (conversation + pending changes)
+      --resume ID        agent/plan/ask: continue the session ID
   -w, --workspace DIR    workspace (default: current directory)
       --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
       --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
@@ -38,6 +44,9 @@ Options:
       --no-project-doc   do not give AGENTS.md / CLAUDE.md instructions to the model
   -h, --help             this help
       --version          print the version
+
+In a terminal, after the review a session asks for a follow-up at › (empty line or Ctrl-D ends).
+Ctrl-C during a run stops it and keeps what is staged; a second Ctrl-C saves it and exits 3.
 
 Exit codes: 0 done · 1 runtime error · 2 usage or configuration error ·
 3 changes left pending (saved for review) · 4 approved changes not applied (files changed on disk)

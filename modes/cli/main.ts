@@ -1,7 +1,7 @@
 import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
 import { UnknownChangesetError } from "../../core/errors.ts";
 import { ConfigError } from "../../core/policy.ts";
-import { WorkspaceMismatchError } from "../../app/errors.ts";
+import { CheckpointError, UnknownSessionError, WorkspaceMismatchError } from "../../app/errors.ts";
 import { closest, parseCli, UsageError, type CliArgs } from "./args.ts";
 import { loadConfig, type ConfigSources } from "./config-files.ts";
 import { COMMAND_HELP, HELP } from "./help.ts";
@@ -31,6 +31,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   undo: () => import("./commands/undo.ts"),
   log: () => import("./commands/log.ts"),
   recover: () => import("./commands/recover.ts"),
+  steps: () => import("./commands/steps.ts"),
+  rewind: () => import("./commands/rewind.ts"),
+  fork: () => import("./commands/fork.ts"),
+  discard: () => import("./commands/discard.ts"),
   demo: () => import("./commands/demo.ts"),
   doctor: () => import("./commands/doctor.ts"),
   wakeup: () => import("./commands/wakeup.ts"),
@@ -39,7 +43,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 /** Commands whose --json output is one JSON document on stdout. */
-const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor", "brain"]);
+const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor", "brain", "steps"]);
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(argv: string[], env: Env = process.env, io?: CliIO, startDir: string = process.cwd()): Promise<number> {
@@ -84,7 +88,9 @@ export function reportFailure(io: CliIO, error: unknown): number {
     error instanceof ModelConfigError ||
     error instanceof MissingModelKeyError ||
     error instanceof WorkspaceMismatchError ||
-    error instanceof UnknownChangesetError
+    error instanceof UnknownChangesetError ||
+    error instanceof CheckpointError ||
+    error instanceof UnknownSessionError
   ) {
     say(`${c.red("error:")} ${error.message}\n`);
     return 2;

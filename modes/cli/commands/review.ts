@@ -1,5 +1,9 @@
 import { hint } from "../io.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
+import { recoverInterrupted } from "../../../app/interrupted-runs.ts";
+import type { Runtime } from "../../../app/runtime.ts";
+import type { Changeset } from "../../../core/changeset.ts";
+import { visible } from "../../../render/visible-text.ts";
 import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
 import { exportPatch } from "../../../render/patch-export.ts";
 import { formatSummary } from "../../../render/summary.ts";
@@ -16,8 +20,12 @@ export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
   const id = ctx.args.positionals[0];
+  // A run killed mid-way (kill -9, a crash) left its staged work in its session: it becomes reviewable here.
+  for (const found of recoverInterrupted(runtime, (sid, error) => io.err(`session ${sid}: ${error.message}\n`))) {
+    io.err(io.colors.yellow(`A run was interrupted: ${found.session.goal.split("\n", 1)[0]!.slice(0, 80)}${found.changeset ? ` — its staged work is changeset ${found.changeset.id}` : " — it had staged nothing"}.\n`));
+  }
   const damaged: { file: string; error: Error }[] = [];
-  const cs = id ? runtime.store.load(id) : runtime.store.latestPending(runtime.ws.root, (file, error) => damaged.push({ file, error }));
+  const cs = id ? runtime.store.load(id) : await pickPending(ctx, runtime, (file, error) => damaged.push({ file, error }));
   // A changeset file that cannot be read may be the one the owner is looking for: never pass over it in silence.
   for (const d of damaged) io.err(`${io.colors.red("damaged changeset")} ${d.file}: ${d.error.message}\n`);
   if (!cs && damaged.length > 0) {
@@ -54,4 +62,24 @@ export async function run(ctx: CommandContext): Promise<number> {
   const view = new ProgressView(io, { logPath: runLogPath(runtime) });
   const hooks = { approver: terminalApprover(io, () => view.pause()), emit: view.sink };
   return reviewLoop(io, runtime, cs, agentRun, hooks, {}, { commit: ctx.args.commit, open: ctx.args.open });
+}
+
+/**
+ * The pending changeset to review when no ID is given: the only one, or — with
+ * several — a numbered list, newest first, to pick from (the newest without a terminal).
+ */
+async function pickPending(ctx: CommandContext, runtime: Runtime, onBad: (file: string, error: Error) => void): Promise<Changeset | undefined> {
+  const { io } = ctx;
+  const pending = runtime.store.list(onBad).filter((cs) => cs.status === "pending" && cs.workspace === runtime.ws.root);
+  if (pending.length <= 1) return pending[0];
+  io.out(`${pending.length} changesets are pending, newest first:\n`);
+  pending.forEach((cs, i) => io.out(`  ${i + 1}. ${cs.id}  ${cs.createdAt.replace("T", " ").slice(0, 16)}  ${visible(cs.goal.split("\n", 1)[0]!.slice(0, 70))} (${cs.files.length} file${cs.files.length === 1 ? "" : "s"})\n`));
+  if (!io.interactive) return pending[0];
+  for (;;) {
+    const line = await io.prompt(`Which one? [1–${pending.length}, Enter for 1] `);
+    if (line === null) return undefined;
+    const n = line.trim() === "" ? 1 : Number(line.trim());
+    if (Number.isInteger(n) && n >= 1 && n <= pending.length) return pending[n - 1];
+    io.out(`Type a number from 1 to ${pending.length}.\n`);
+  }
 }

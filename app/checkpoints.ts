@@ -1,0 +1,153 @@
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import type { Changeset } from "../core/changeset.ts";
+import { decide } from "../core/policy.ts";
+import { isInside, realPathLoose } from "../core/workspace.ts";
+import { AgentRun } from "./agent-run.ts";
+import { CheckpointError } from "./errors.ts";
+import type { Runtime } from "./runtime.ts";
+import { SavedSession } from "./saved-session.ts";
+import type { Checkpoint } from "./session-replay.ts";
+import { SessionStore, UnknownSessionError } from "./session-store.ts";
+
+export { CheckpointError };
+
+/**
+ * The session an `ID` names: a session id, or a changeset id (its session), or —
+ * with no ID — the workspace's most recently active session.
+ */
+export function sessionFor(runtime: Runtime, id?: string): SavedSession {
+  const store = new SessionStore(runtime.pencilHome);
+  if (id === undefined) {
+    const latest = store.listFor(runtime.ws.root)[0];
+    if (!latest) throw new CheckpointError(`No session in ${runtime.ws.root} yet: start one with pencil agent "<goal>".`);
+    return SavedSession.open(store, latest.id);
+  }
+  if (store.has(id)) return SavedSession.open(store, id);
+  let cs: Changeset | null = null;
+  try {
+    cs = runtime.store.load(id);
+  } catch {
+    cs = null;
+  }
+  if (cs?.session && store.has(cs.session)) return SavedSession.open(store, cs.session);
+  try {
+    return SavedSession.open(store, store.resolveId(id));
+  } catch (error) {
+    if (!(error instanceof UnknownSessionError)) throw error;
+    const known = store.listFor(runtime.ws.root).map((h) => h.id);
+    throw new CheckpointError(`No session or changeset ${id}.${known.length ? ` Sessions of this workspace: ${known.join(", ")}.` : ""}`);
+  }
+}
+
+/** The checkpoints of a session, for `steps`. */
+export function listCheckpoints(session: SavedSession): Checkpoint[] {
+  return session.checkpoints();
+}
+
+/** What a rewind did: the checkpoint kept, and the changeset the staged work is now (null: nothing staged). */
+export interface RewindResult {
+  kept: Checkpoint;
+  droppedCheckpoints: number;
+  droppedMessages: number;
+  changeset: Changeset | null;
+}
+
+/**
+ * Takes a session's pending work back to checkpoint `n`: later staged changes and
+ * later conversation are dropped; the pending changeset is rewritten to what was
+ * staged at `n`. The next follow-up continues from there.
+ */
+export function rewindSession(runtime: Runtime, session: SavedSession, n: number): RewindResult {
+  const before = session.state();
+  const cps = before.checkpoints;
+  const kept = cps.find((c) => c.n === n);
+  if (!kept) throw new CheckpointError(cps.length === 0 ? `Session ${session.id} has no checkpoints (no step staged anything).` : `No checkpoint ${n}: session ${session.id} has checkpoints 1–${cps.length}.`);
+  if (session.header.running) {
+    throw new CheckpointError(`Session ${session.id} has a run going (pid ${session.header.running.pid}); stop it first.`);
+  }
+  let after;
+  try {
+    after = session.rewind(n);
+  } catch (error) {
+    if (error instanceof RangeError) throw new CheckpointError(error.message);
+    throw error;
+  }
+  const run = AgentRun.continueSession(runtime, session.id);
+  const changeset = run.saveNow();
+  return { kept, droppedCheckpoints: cps.length - after.checkpoints.length, droppedMessages: before.messages.length - after.messages.length, changeset };
+}
+
+/** What a fork wrote. */
+export interface ForkResult {
+  dir: string;
+  /** Workspace-relative paths written (or deleted) from the checkpoint's staged state. */
+  staged: string[];
+  /** Files of the workspace left out of the copy because Pencil never reads them (secrets). */
+  skipped: string[];
+}
+
+/**
+ * Writes a copy of the workspace with the staged changes up to checkpoint `n` into
+ * a new directory, never into the workspace: refused when `dir` is the workspace,
+ * inside it, or an existing non-empty directory. Files Pencil may not read (`.env`,
+ * keys) are not copied.
+ */
+export function forkAt(runtime: Runtime, session: SavedSession, n: number, dirArg: string): ForkResult {
+  const dir = realPathLoose(resolve(dirArg)).real;
+  const root = runtime.ws.root;
+  if (dir === root) throw new CheckpointError(`${dirArg} is the workspace itself; fork writes a copy elsewhere.`);
+  if (isInside(root, dir)) throw new CheckpointError(`${dirArg} is inside the workspace ${root}; choose a directory outside it.`);
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new CheckpointError(`${dirArg} exists and is not empty; give a new or empty directory.`);
+  let state;
+  try {
+    state = session.state(n);
+  } catch (error) {
+    if (error instanceof RangeError) throw new CheckpointError(error.message);
+    throw error;
+  }
+  const skipped: string[] = [];
+  mkdirSync(dir, { recursive: true });
+  cpSync(root, dir, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (src) => {
+      if (src === root) return true;
+      if (decide(runtime.policy, { tool: "fork", access: "read", real: src }).decision === "deny") {
+        skipped.push(relative(root, src));
+        return false;
+      }
+      return true;
+    },
+  });
+  const staged: string[] = [];
+  for (const entry of session.stagedEntries(state)) {
+    if (!isInside(root, entry.real)) continue;
+    const rel = relative(root, entry.real);
+    const target = join(dir, rel);
+    if (entry.after) {
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, entry.after.bytes);
+      chmodSync(target, entry.after.mode);
+    } else {
+      rmSync(target, { force: true });
+    }
+    staged.push(rel);
+  }
+  return { dir, staged: staged.sort(), skipped };
+}
+
+/** Removes a pending changeset from review (status `discarded`); its session forgets its staged files. */
+export function discardChangeset(runtime: Runtime, cs: Changeset): void {
+  if (cs.status !== "pending") throw new CheckpointError(`Changeset ${cs.id} is ${cs.status}, not pending; there is nothing to discard.`);
+  cs.status = "discarded";
+  runtime.store.save(cs);
+  if (!cs.session) return;
+  try {
+    const run = AgentRun.continueSession(runtime, cs.session);
+    // The session takes the discard in as a review: its files leave the overlay, and the agent is told at the next turn.
+    run.saveNow();
+  } catch {
+    // A damaged session stays as it is; the changeset is discarded all the same.
+  }
+}
