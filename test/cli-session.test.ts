@@ -48,6 +48,8 @@ describe("sessions you can talk to", () => {
       env,
       endFollowUps: false,
       steps: [
+        { expect: PROMPT, send: "s\r" },
+        { expect: "c.txt +1 -0 create", send: "" },
         { expect: PROMPT, send: "y\r" },
         { expect: "› ", send: "now make d as well\r" },
         { expect: PROMPT, send: "y\r" },

@@ -5,6 +5,7 @@ import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";
 import { findDependencies, splitDependencies } from "../../render/dependencies.ts";
+import { formatSteps } from "../../render/steps-view.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { wrapText } from "../../render/wrap.ts";
 import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
@@ -207,7 +208,10 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
       for (const file of undecided) await editFile(file);
     }
     const edit = reviewHooks.edit ?? ((_: Changeset, file: FileChange) => editFile(file));
-    const decision = await reviewChangeset(io, { ...current.cs, files: current.cs.files.filter((f) => !current.cs.decisions?.[f.path]) }, { ...reviewHooks, edit });
+    // [s]: the session's checkpoints that staged the file, when the run has a session.
+    const session = run?.session;
+    const steps = reviewHooks.steps ?? (session ? (_cs: Changeset, path: string) => formatSteps(session.checkpoints(), { color: io.color, path }) : undefined);
+    const decision = await reviewChangeset(io, { ...current.cs, files: current.cs.files.filter((f) => !current.cs.decisions?.[f.path]) }, { ...reviewHooks, edit, ...(steps ? { steps } : {}) });
     cs = current.cs;
     if (decision.quit) {
       io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: ${hint(io, `review ${cs.id}`)}\n`);
