@@ -280,7 +280,7 @@ describe("telegram bot: the owner's full flow", () => {
     expect(await press(fake, "✅ Approve 1", card)).toBe("This is no longer pending.");
   });
 
-  test("two /agent at once: the second is refused with a Cancel button; a pending changeset blocks the next with Review / Discard", async () => {
+  test("two /agent at once: the second is refused with a Cancel button; a goal sent while a changeset is pending is held, and Discard runs it afresh", async () => {
     const w = world([...createBoth, { text: "second run: nothing to do" }]);
     await w.start();
     const { fake, root } = w;
@@ -293,16 +293,16 @@ describe("telegram bot: the owner's full flow", () => {
 
     const from = fake.calls.length;
     say(fake, "/agent third goal");
-    const blocked = await message(fake, (t) => t.includes("decide on the pending changeset first"), from);
-    expect(blocked.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual(["📝 Review", "🗑 Discard (Reject all)"]);
-    expect(await press(fake, /Discard/, blocked)).toBe("Discarded.");
+    const held = await message(fake, (t) => t.includes("Your goal is kept"), from);
+    expect(held.visible).toContain("third goal");
+    expect(held.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual(["▶️ Continue with it pending", "📝 Review first", "🗑 Discard it"]);
+    expect(await press(fake, /Discard/, held)).toBe("Discarded; starting.");
     expect(existsSync(join(root, "a.txt"))).toBe(false);
-    expect(await press(fake, /Discard/, blocked)).toBe("This is no longer pending.");
+    expect(await press(fake, /Discard/, held)).toBe("This is no longer pending.");
     expect(await press(fake, "✅ Approve all", card)).toBe("This is no longer pending."); // the card was closed by the discard
     expect(textOf(fake, card)).toContain("Discarded");
-
-    say(fake, "/agent fourth goal");
     await message(fake, (t) => t.includes("second run: nothing to do"));
+    expect(JSON.stringify(w.model.prompts.at(-1))).toContain("third goal");
     expect(w.model.remaining).toBe(0);
   });
 });

@@ -144,7 +144,7 @@ describe("telegram bot: reliability", () => {
   test("the command menu is set with every command of the contract", async () => {
     const { fake } = await setup({ pending: false });
     const call = await fake.waitFor("setMyCommands");
-    expect(call.payload.commands.map((c: { command: string }) => c.command)).toEqual(["start", "help", "agent", "plan", "ask", "dump", "brain", "notes", "status", "cancel", "log", "undo", "projects"]);
+    expect(call.payload.commands.map((c: { command: string }) => c.command)).toEqual(["start", "help", "agent", "plan", "ask", "dump", "brain", "notes", "status", "cancel", "log", "undo", "projects", "new", "steps", "rewind"]);
   });
 });
 

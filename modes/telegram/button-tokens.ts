@@ -24,7 +24,11 @@ export type ButtonAction =
   | "goal-run"
   | "goal-edit"
   | "goal-cancel"
-  | "project";
+  | "project"
+  | "goal-continue"
+  | "goal-review"
+  | "goal-discard"
+  | "rewind";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

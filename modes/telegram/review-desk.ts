@@ -376,13 +376,18 @@ export class ReviewDesk {
   private async discard(button: ResolvedButton): Promise<string> {
     const cs = this.loadPending(button.subject, button.digest);
     if (!cs) return NOT_PENDING;
+    await this.discardNow(cs);
+    return "Discarded.";
+  }
+
+  /** Rejects every undecided file of a pending changeset and closes its cards (Discard, or a goal sent with "discard it"). */
+  async discardNow(cs: Changeset): Promise<void> {
     for (const card of this.deps.cards.openFor(cs.id)) await this.close(card, "Discarded: every undecided file was rejected.");
     const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
     applyReviewed(this.runtimeOf(cs), cs, [], undecided);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id);
     await this.deps.outbox.send(this.deps.ownerId, `🗑 Changeset <code>${escapeHtml(cs.id)}</code> discarded: nothing of it was written.`);
-    return "Discarded.";
   }
 
   /** The runtime to apply `cs` with: its own workspace's. */

@@ -15,6 +15,10 @@ import type { QuestionDesk } from "./question-desk.ts";
 import type { ReviewDesk } from "./review-desk.ts";
 import type { ActiveRun, RunGate } from "./run-gate.ts";
 import { summaryLine } from "./run-summary.ts";
+import { readState, writeState } from "./state-file.ts";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Changeset } from "../../core/changeset.ts";
 
 /** What the launcher needs from the bot. */
 export interface LauncherDeps {
@@ -53,11 +57,128 @@ const KIND_LABEL: Record<ActiveRun["kind"], string> = { agent: "Agent", plan: "P
  * and Telegram questions; then hands the result on: a review card, a plan, an answer.
  */
 export class RunLauncher {
-  constructor(private readonly deps: LauncherDeps) {}
+  /** Goals sent while a changeset was pending, kept until the owner picks what to do with them. */
+  private readonly heldGoals = new Map<string, { goal: string; changesetId: string }>();
+  private readonly sessionFile: string;
+
+  constructor(private readonly deps: LauncherDeps) {
+    this.sessionFile = join(deps.runtime.pencilHome, "telegram", "sessions.json");
+  }
+
+  /** The session plain text continues in the current workspace, and whether /new asked for a fresh one; kept on disk across restarts. */
+  sessionState(): { session: string | null; fresh: boolean } {
+    const saved = this.savedSessions()[this.deps.runtime.ws.root];
+    return { session: typeof saved?.session === "string" ? saved.session : null, fresh: saved?.fresh === true };
+  }
+
+  /** /new: the next message in the current workspace starts a fresh session. */
+  startFresh(): void {
+    this.saveSessionState(this.deps.runtime.ws.root, { session: null, fresh: true });
+  }
+
+  private savedSessions(): Record<string, { session?: unknown; fresh?: unknown }> {
+    const saved = readState<Record<string, { session?: unknown; fresh?: unknown }>>(this.sessionFile, {});
+    return saved && typeof saved === "object" ? saved : {};
+  }
+
+  private saveSessionState(root: string, state: { session: string | null; fresh: boolean }): void {
+    writeState(this.sessionFile, { ...this.savedSessions(), [root]: state });
+  }
+
+  /**
+   * Plain text from the owner: the next turn of the current session (it sees the
+   * earlier turns and how their changes were reviewed); after /new, a fresh run.
+   * Returns false when there is no session to continue (the caller explains).
+   */
+  async followUp(text: string): Promise<boolean> {
+    const state = this.sessionState();
+    if (state.fresh) {
+      await this.launch("agent", text);
+      return true;
+    }
+    if (!state.session) return false;
+    await this.continueIn(state.session, text);
+    return true;
+  }
+
+  /** Runs `text` as the next turn of session `id` (detached, like every run). */
+  async continueIn(id: string, text: string): Promise<void> {
+    // The workspace is fixed now: a switch while the run starts must not move it.
+    const runtime = this.deps.runtime;
+    const gate = this.gateOf(runtime.ws.root);
+    if (gate.active) {
+      const busy = this.busy("agent")!;
+      await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
+      return;
+    }
+    let run: AgentRun;
+    try {
+      // Reloaded from disk every turn: the terminal may have reviewed, rewound or continued the session meanwhile.
+      run = AgentRun.continueSession(runtime, id, { ...this.deps.runOptions?.("agent") });
+    } catch (error) {
+      await this.deps.outbox.send(this.deps.ownerId, `⚠️ Session <code>${escapeHtml(id)}</code> cannot be continued: ${escapeHtml(error instanceof Error ? error.message : String(error))}\nSend /new to start afresh.`);
+      return;
+    }
+    const begun = gate.tryBegin("agent", text)!;
+    this.detach(begun, gate, runtime.ws.root, async (hooks, tag) => {
+      run.tagRun(tag);
+      await run.followUp(text, hooks);
+      return run;
+    });
+  }
+
+  /** Acts on a held goal's button: go on with the changeset pending, review it first, or discard it. */
+  async goalPress(button: ResolvedButton): Promise<string> {
+    const held = this.heldGoals.get(button.subject);
+    if (!held) return "This goal is no longer waiting.";
+    const cs = this.loadOrNull(held.changesetId);
+    if (button.action === "goal-review") {
+      if (cs && cs.status === "pending") await this.deps.review.present(cs, this.deps.review.liveRun(cs.id));
+      const [go] = this.deps.tokens.issue([{ action: "goal-continue", subject: button.subject, item: "goal", digest: button.subject, owner: this.deps.ownerId }]);
+      await this.deps.outbox.send(this.deps.ownerId, `Your goal is kept: <i>${escapeHtml(held.goal.slice(0, 300))}</i>\nPress ▶️ when you have reviewed.`, { inline_keyboard: [[{ text: "▶️ Run the goal", callback_data: go! }]] });
+      return "Card sent.";
+    }
+    this.heldGoals.delete(button.subject);
+    this.deps.tokens.revokeSubject(button.subject);
+    if (button.action === "goal-discard") {
+      if (cs && cs.status === "pending") await this.deps.review.discardNow(cs);
+      await this.launch("agent", held.goal);
+      return "Discarded; starting.";
+    }
+    // Continue: the goal becomes the next turn of the changeset's session, which still holds what is pending.
+    if (cs?.session) await this.continueIn(cs.session, held.goal);
+    else await this.launch("agent", held.goal);
+    return "Starting.";
+  }
+
+  private loadOrNull(id: string): Changeset | null {
+    try {
+      return this.deps.runtime.store.load(id);
+    } catch {
+      return null;
+    }
+  }
+
+  /** A goal sent while a changeset is pending is not dropped: it is held, with buttons for what to do. */
+  private holdGoal(goal: string, pending: Changeset): { html: string; keyboard: Keyboard } {
+    const subject = `g-${randomBytes(6).toString("hex")}`;
+    this.heldGoals.set(subject, { goal, changesetId: pending.id });
+    const [go, review, discard] = this.deps.tokens.issue(
+      (["goal-continue", "goal-review", "goal-discard"] as const).map((action) => ({ action, subject, item: "goal", digest: subject, owner: this.deps.ownerId })),
+    );
+    return {
+      html:
+        `⏸ Changeset <code>${escapeHtml(pending.id)}</code> (${pending.files.length} ${pending.files.length === 1 ? "file" : "files"}) is still pending. Your goal is kept: <i>${escapeHtml(goal.slice(0, 300))}</i>\n` +
+        "Continue with it pending (the agent builds on it), review it first, or discard it and start afresh?",
+      keyboard: {
+        inline_keyboard: [[{ text: "▶️ Continue with it pending", callback_data: go! }], [{ text: "📝 Review first", callback_data: review! }, { text: "🗑 Discard it", callback_data: discard! }]],
+      },
+    };
+  }
 
   /** Starts a run, or answers why it cannot start now (with buttons); resolves as soon as the run is under way, true when it started. */
   async launch(mode: RunMode, goal: string, extra: { options?: RunOptions; note?: string } = {}): Promise<boolean> {
-    const busy = this.busy(mode);
+    const busy = this.busy(mode, goal);
     if (busy) {
       await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
       return false;
@@ -131,7 +252,7 @@ export class RunLauncher {
   }
 
   /** Why a run of `mode` cannot start now, as a message with buttons; null when it can. */
-  private busy(mode: RunMode): { html: string; keyboard: Keyboard } | null {
+  private busy(mode: RunMode, goal = ""): { html: string; keyboard: Keyboard } | null {
     const active = this.deps.gate.active;
     if (active) {
       const seconds = Math.round((Date.now() - active.startedAt) / 1000);
@@ -142,7 +263,7 @@ export class RunLauncher {
     }
     if (mode !== "agent") return null;
     const pending = this.deps.runtime.store.latestPending(this.deps.runtime.ws.root);
-    return pending ? this.deps.review.offer(pending, "⏸ Not started: decide on the pending changeset first.") : null;
+    return pending ? this.holdGoal(goal, pending) : null;
   }
 
   private detach(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>, note?: string): void {
@@ -181,11 +302,17 @@ export class RunLauncher {
       this.deps.costs?.add(meter.usage);
       const footer = `💰 ${((Date.now() - started) / 1000).toFixed(1)} s · ${usageLine(meter.usage, this.deps.costs?.prices() ?? {})}`;
       await progress.finish(`${summaryLine(run, Date.now() - started)}\n<i>${escapeHtml(footer)}</i>`);
+      this.remember(run);
       await this.deliver(active, run, run.plan);
     } finally {
       clearInterval(typingTimer);
       gate.end(active);
     }
+  }
+
+  /** The run plain text continues from now on. */
+  private remember(run: AgentRun): void {
+    if (run.session) writeState(this.sessionFile, { session: run.session.id, fresh: false });
   }
 
   /** Hands a finished run on: its final words, then a card, a plan or nothing. */

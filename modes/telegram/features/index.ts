@@ -10,6 +10,7 @@ import { planFeature } from "./plan.ts";
 import { projectsFeature } from "./projects.ts";
 import { questionsFeature } from "./questions.ts";
 import { reviewFeature } from "./review.ts";
+import { sessionsFeature } from "./sessions.ts";
 import { statusFeature } from "./status.ts";
 import { voiceFeature } from "./voice.ts";
 
@@ -34,4 +35,4 @@ export const FEATURES: FeatureFactory[] = [
   projectsFeature,
   voiceFeature,
   mediaFeature,
-];
+, sessionsFeature];
