@@ -1,6 +1,6 @@
 import { hasToolCall, stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { modelLabelOf, reportedCostOf } from "../ai/model-label.ts";
-import { compactToolResults } from "./compaction.ts";
+import { compactToolResults, compactTurns } from "./compaction.ts";
 import { repairToolCall } from "./tool-call-repair.ts";
 import type { ContextMeter, EventSink, TokenUsage } from "./events.ts";
 
@@ -24,6 +24,8 @@ export interface SessionConfig {
    * The last step is not reported: the caller has the outcome's messages.
    */
   onStep?: (messages: ModelMessage[], model: string) => void;
+  /** What must survive compaction: the goal, decisions and reasons, applied and staged files (the session's memory). */
+  memory?: () => string;
 }
 
 /** How a run ended: its final text, the whole conversation so far, totals, and why it stopped. */
@@ -40,6 +42,8 @@ export interface SessionOutcome {
 }
 
 const COMPACT_AT = 0.75;
+/** Past this share of the window even after tool results were stubbed, older turns are compacted too. */
+const COMPACT_TURNS_AT = 0.9;
 
 /** Runs the tool loop on `messages` until the model stops, the step limit, an abort, or an error. Never throws. */
 export async function runSession(config: SessionConfig, messages: ModelMessage[]): Promise<SessionOutcome> {
@@ -67,9 +71,16 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
       if (stepNumber > 0) config.onStep?.(current, lastModel);
       if (lastContext < config.contextWindow * COMPACT_AT) return undefined;
       const compacted = compactToolResults(current);
-      if (compacted.results === 0) return undefined;
-      config.emit({ type: "compacted", results: compacted.results, chars: compacted.chars });
-      return { messages: compacted.messages };
+      if (compacted.results > 0) config.emit({ type: "compacted", results: compacted.results, chars: compacted.chars });
+      // Stubbing results is not enough once the window is nearly full: older turns go too, the memory stays.
+      if (lastContext >= config.contextWindow * COMPACT_TURNS_AT) {
+        const turns = compactTurns(compacted.messages, config.memory?.() ?? "");
+        if (turns.dropped > 0) {
+          config.emit({ type: "compacted", results: turns.dropped, chars: 0 });
+          return { messages: turns.messages };
+        }
+      }
+      return compacted.results > 0 ? { messages: compacted.messages } : undefined;
     },
     onError: () => {
       // Errors also arrive as stream parts below, where they are handled.

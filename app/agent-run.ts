@@ -234,6 +234,27 @@ export class AgentRun {
     return this.changeset;
   }
 
+  /** What compaction keeps whatever else goes: the goal, every rejection reason, what was applied and what is staged. */
+  memory(): string {
+    let applied: string[] = [];
+    let rejections: { path: string; reason: string }[] = [];
+    try {
+      const state = this.session?.state();
+      applied = state?.applied ?? [];
+      rejections = state?.rejections ?? [];
+    } catch {
+      // A session that cannot be read still has its goal and overlay.
+    }
+    const staged = this.overlay.list().map((e) => displayPath(this.runtime.ws, e.real));
+    return [
+      "Session memory (kept when older turns are compacted):",
+      `Goal: ${this.goal}`,
+      rejections.length ? `The user rejected, with reasons (respect them):\n${rejections.map((r) => `- ${r.path}: ${r.reason}`).join("\n")}` : "No rejection reasons so far.",
+      `Applied to disk so far: ${applied.join(", ") || "nothing"}.`,
+      `Staged now, pending review: ${staged.join(", ") || "nothing"}.`,
+    ].join("\n");
+  }
+
   /** Kept with the running mark from now on: what a front end needs to close its traces if the process dies mid-run. */
   tagRun(tag: Record<string, string | number>): void {
     this.tag = tag;
@@ -395,6 +416,7 @@ export class AgentRun {
         emit: hooks.emit,
         ...(hooks.signal ? { signal: hooks.signal } : {}),
         ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
+        memory: () => this.memory(),
         onStep: (messages, model) => this.trySave(() => this.session?.saveStep(messages, this.overlay, this.runtime.ws, model)),
       },
       messages,

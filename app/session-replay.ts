@@ -21,6 +21,8 @@ export interface Replayed {
   checkpoints: Checkpoint[];
   /** Reasons the owner gave for rejections, in order (compaction never drops them). */
   rejections: { path: string; reason: string }[];
+  /** Files applied to disk by the session's reviews, in order. */
+  applied: string[];
 }
 
 /** Folds log records into the state they describe, up to (and including) record index `until`. A pure function. */
@@ -29,6 +31,7 @@ export function replay(records: LogRecord[], until = records.length - 1): Replay
   const entries = new Map<string, EntryRecord>();
   const checkpoints: Checkpoint[] = [];
   const rejections: { path: string; reason: string }[] = [];
+  const applied: string[] = [];
   for (let i = 0; i <= until && i < records.length; i++) {
     const r = records[i]!;
     if (r.t === "turn") {
@@ -39,6 +42,7 @@ export function replay(records: LogRecord[], until = records.length - 1): Replay
       for (const real of r.dropped) entries.delete(real);
       for (const c of checkpoints) c.reviewed = true;
       for (const rej of r.rejected) if (rej.reason) rejections.push(rej);
+      for (const path of r.applied) if (!applied.includes(path)) applied.push(path);
       continue;
     }
     messages.push(...r.messages);
@@ -48,5 +52,5 @@ export function replay(records: LogRecord[], until = records.length - 1): Replay
       checkpoints.push({ n: checkpoints.length + 1, record: i, at: r.at, tools: r.tools, files: r.files, ...(r.model ? { model: r.model } : {}), reviewed: false });
     }
   }
-  return { messages, entries, checkpoints, rejections };
+  return { messages, entries, checkpoints, rejections, applied };
 }

@@ -113,3 +113,27 @@ test("a follow-up continues the conversation and the pending changeset under the
   expect(prompt).toContain("now make d too");
   expect(prompt).toContain("still pending");
 });
+
+test("a long session near the window compacts older turns but keeps the goal, every rejection reason and the staged list", async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 14; i++) files[`f${i}.txt`] = `line of file ${i}\n`.repeat(60);
+  const { runtime } = setup(files);
+  const reads: ScriptedTurn[] = Array.from({ length: 14 }, (_, i) => ({ toolCalls: [{ name: "read_file", input: { path: `f${i}.txt` } }] }));
+  const model = new ScriptedModel([
+    { toolCalls: [{ name: "create_file", input: { path: "c.txt", content: "  spaced\n" } }] },
+    { text: "made c" },
+    ...reads,
+    { text: "read everything again" },
+  ]);
+  const m = { model, labels: [model.label], current: () => model.label, contextWindow: 2500 };
+  const run = await AgentRun.start(runtime, "agent", "make c and then study the files", hooks, { models: m });
+  await run.revise([{ path: "c.txt", reason: "use tabs, never spaces" }], hooks);
+  const last = JSON.stringify(model.prompts.at(-1));
+  expect(last).toContain("[compacted:");
+  expect(last).toContain("Session memory");
+  expect(last).toContain("make c and then study the files");
+  expect(last).toContain("use tabs, never spaces");
+  expect(model.prompts.at(-1)!.length).toBeLessThan(run.messages.length);
+  // The saved conversation is whole: compaction only shapes what the model is sent.
+  expect(SavedSession.open(new SessionStore(runtime.pencilHome), run.session!.id).state().messages.length).toBe(run.messages.length);
+});
