@@ -177,11 +177,12 @@ export class AgentRun {
    * conversation (checked against the AI SDK's message schema), its staged files,
    * and its current changeset. Throws SessionFileError for a damaged or newer session.
    */
-  static continueSession(runtime: Runtime, id: string, options: RunOptions = {}): AgentRun {
+  static continueSession(runtime: Runtime, id: string, options: RunOptions = {}, asMode?: RunMode): AgentRun {
     const session = SavedSession.open(sessionStore(runtime), id);
     const header = session.header;
     if (header.workspace !== runtime.ws.root) throw new SessionFileError(`Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`);
-    const mode: RunMode = header.mode === "plan" || header.mode === "ask" ? header.mode : "agent";
+    // The next turn may be another kind of work than the first (ask -c after an agent run): same conversation, that mode's tools.
+    const mode: RunMode = asMode ?? (header.mode === "plan" || header.mode === "ask" ? header.mode : "agent");
     const run = new AgentRun(runtime, mode, header.goal, options);
     const state = session.state();
     run.messages = validMessages(state.messages, id);

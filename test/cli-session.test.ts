@@ -65,7 +65,7 @@ describe("sessions you can talk to", () => {
     expect(followUp).toContain("now make d as well");
     expect(followUp).toContain("Applied to disk: c.txt");
     expect(output).toContain("applied  d.txt");
-  });
+  }, 30_000);
 
   test("-c after a restart continues the same conversation and the same pending changeset", async () => {
     const { groq, cli, log } = await setup();
@@ -91,7 +91,7 @@ describe("sessions you can talk to", () => {
     expect(third.stderr).toContain("is still pending, so this goal continues its session");
     expect(groq.requests[4]!.raw).toContain("and d");
     expect((await log()).length).toBe(1);
-  });
+  }, 30_000);
 
   test("kill -9 during a run, then -c: the finished steps are kept, only the step in flight is lost", async () => {
     const { workspace, groq, env, cli, log } = await setup();
@@ -115,7 +115,23 @@ describe("sessions you can talk to", () => {
     expect(request).toContain("make three files");
     expect(request).toContain("Staged create: d.txt");
     expect(request).toContain("go on");
-  });
+  }, 30_000);
+
+  test("ask -c continues the session's conversation with read-only tools", async () => {
+    const { groq, cli } = await setup();
+    groq.enqueue(create("c.txt", "gamma\n"), textReply("Made c."));
+    expect((await cli(["agent", "make c"])).code).toBe(3);
+    groq.enqueue(textReply("I created c.txt, still pending."));
+    const asked = await cli(["ask", "-c", "what did you make?"]);
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toContain("I created c.txt");
+    const request = groq.requests[2]!;
+    expect(request.raw).toContain("make c");
+    expect(request.raw).toContain("what did you make?");
+    const tools = (request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+    expect(tools).toContain("read_file");
+    expect(tools).not.toContain("create_file");
+  }, 30_000);
 
   test("--resume of an unknown id exits 2 and lists the known sessions", async () => {
     const { groq, cli } = await setup();
@@ -125,7 +141,7 @@ describe("sessions you can talk to", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("No session nope");
     expect(result.stderr).toContain("say hello");
-  });
+  }, 30_000);
 
   test("steps lists the checkpoints; rewind drops exactly the later files and turns, and the next turn continues from there", async () => {
     const { groq, cli, log } = await setup();
@@ -155,7 +171,7 @@ describe("sessions you can talk to", () => {
     expect(request).not.toContain("e.txt");
     expect(request).not.toContain("Made three.");
     expect(request).toContain("where are we?");
-  });
+  }, 30_000);
 
   test("fork writes exactly checkpoint N's files into a new directory, never into the workspace, and leaves secrets behind", async () => {
     const { workspace, groq, cli } = await setup();
@@ -178,7 +194,7 @@ describe("sessions you can talk to", () => {
     expect(refused.stderr).toContain("inside the workspace");
     expect(existsSync(inside)).toBe(false);
     expect((await cli(["fork", "1", workspace])).code).toBe(2);
-  });
+  }, 30_000);
 
   test("review with several pending lists them newest first and picks one; discard removes one", async () => {
     const { workspace, groq, env, cli, log } = await setup();
@@ -206,5 +222,5 @@ describe("sessions you can talk to", () => {
     expect(discarded.code).toBe(0);
     expect((await log()).find((r) => r.id === newest!.id)!.status).toBe("discarded");
     expect((await cli(["review"])).stdout).toContain("No pending changeset");
-  });
+  }, 30_000);
 });

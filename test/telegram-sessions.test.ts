@@ -149,7 +149,7 @@ describe("telegram sessions", () => {
     const continued = promptText(w, 4);
     expect(continued).toContain("rename everything");
     expect(continued).toContain("also make d");
-  });
+  }, 30_000);
 
   test("/new starts a fresh session; /steps lists checkpoints and Rewind takes the pending changes back", async () => {
     const w = world([create("c.txt", "gamma\n"), create("d.txt", "delta\n"), { text: "Made two." }, { text: "Fresh start." }], { "a.txt": "alpha\n" });
@@ -182,5 +182,5 @@ describe("telegram sessions", () => {
     expect(fresh).toContain("start over please");
     expect(fresh).not.toContain("make two files");
     expect(new ChangesetStore(w.pencilHome).list().filter((cs) => cs.status === "pending").length).toBe(0);
-  });
+  }, 30_000);
 });

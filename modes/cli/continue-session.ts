@@ -1,3 +1,4 @@
+import type { RunMode } from "../../agent/prompts.ts";
 import { AgentRun, type RunOptions } from "../../app/agent-run.ts";
 import { processAlive } from "../../app/interrupted-runs.ts";
 import type { Runtime } from "../../app/runtime.ts";
@@ -12,7 +13,7 @@ import type { CommandContext } from "./main.ts";
  * does not pile up silently), else none (a new session). Tells the owner which,
  * whether its last run was interrupted, and which staged files changed on disk since.
  */
-export function continueSession(ctx: CommandContext, runtime: Runtime, options: RunOptions = {}): AgentRun | null {
+export function continueSession(ctx: CommandContext, runtime: Runtime, options: RunOptions = {}, mode: RunMode = "agent"): AgentRun | null {
   const { io, args } = ctx;
   const store = new SessionStore(runtime.pencilHome);
   let id: string | undefined;
@@ -31,7 +32,7 @@ export function continueSession(ctx: CommandContext, runtime: Runtime, options: 
     if (!latest) throw new UsageError(`No session to continue in ${runtime.ws.root}: start one with pencil agent "<goal>".`);
     id = latest.id;
     why = "Continuing";
-  } else {
+  } else if (mode === "agent") {
     const pending = runtime.store.latestPending(runtime.ws.root);
     if (pending?.session && store.has(pending.session)) {
       id = pending.session;
@@ -43,7 +44,7 @@ export function continueSession(ctx: CommandContext, runtime: Runtime, options: 
   let run: AgentRun;
   try {
     header = store.header(id);
-    run = AgentRun.continueSession(runtime, id, options);
+    run = AgentRun.continueSession(runtime, id, options, mode);
   } catch (error) {
     // Asked for by name: say why it cannot go on. Chosen by default: start afresh instead, saying so.
     if (args.resume !== undefined || args.continue || !(error instanceof SessionFileError)) throw error;

@@ -6,6 +6,7 @@ import type { CommandContext } from "../main.ts";
 import { renderMarkdown } from "../markdown.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
+import { continueSession } from "../continue-session.ts";
 import { runAndReview, runLogPath, runWithProgress } from "../run-and-review.ts";
 
 
@@ -15,7 +16,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!goal) throw new UsageError('plan needs a goal, e.g. pencil plan "split the config loader into its own module"');
   const { io } = ctx;
   const runtime = openRuntime(ctx);
-  const { run } = await runWithProgress(io, runtime, "plan", goal, {}, new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) }));
+  const existing = continueSession(ctx, runtime, {}, "plan");
+  const { run } = await runWithProgress(io, runtime, "plan", goal, {}, new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) }), existing);
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
     if (ctx.args.json) io.out(`${JSON.stringify({ error: `Planning failed: ${outcome.error}` })}\n`);
