@@ -1,6 +1,7 @@
 import { hint } from "../io.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
+import { continueSession } from "../continue-session.ts";
 import { runAndReview } from "../run-and-review.ts";
 
 /** `pencil wakeup`: the banner, then CLI or Telegram (or exit). */
@@ -19,7 +20,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     if (choice === "c" || choice === "cli") {
       const goal = (await io.prompt("What should Pencil do? "))?.trim();
       if (!goal) return 0;
-      return runAndReview(io, openRuntime(ctx), goal);
+      const runtime = openRuntime(ctx);
+      return runAndReview(io, runtime, goal, {}, continueSession(ctx, runtime));
     }
     if (choice === "t" || choice === "telegram") {
       if (!ctx.env.TELEGRAM_BOT_TOKEN || !ctx.env.TELEGRAM_OWNER_ID) {
