@@ -32,7 +32,7 @@ async function setup() {
     NO_COLOR: "1",
   };
   const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env });
-  const log = async () => JSON.parse((await cli(["log", "--json"])).stdout) as { id: string; status: string; session?: string; files: { path: string }[] }[];
+  const log = async () => JSON.parse((await cli(["log", "--json"])).stdout) as { id: string; time: string; status: string; session?: string; files: { path: string }[] }[];
   return { workspace, groq, env, cli, log };
 }
 
@@ -133,6 +133,27 @@ describe("sessions you can talk to", () => {
     expect(tools).not.toContain("create_file");
   }, 30_000);
 
+  test("Ctrl-C at a permission question stops the run like anywhere else in it: what was staged is kept for review", async () => {
+    const { workspace, groq, env } = await setup();
+    const outside = tempDir("pencil-outside-");
+    writeFileSync(join(outside, "notes.txt"), "outside notes\n");
+    groq.enqueue(create("c.txt", "gamma\n"), toolCallReply([{ name: "read_file", arguments: { path: join(outside, "notes.txt") } }]), textReply("never asked for"));
+    const { code, output } = await runCliPty(["agent", "make c then read notes", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: "[a]lways for this path", send: "\x03" },
+        { expect: PROMPT, send: "y\r" },
+      ],
+    });
+    expect(output).toContain("Stopping");
+    expect(code).toBe(0);
+    expect(readFileSync(join(workspace, "c.txt"), "utf8")).toBe("gamma\n");
+    // The run stopped: the model was not called again after the question.
+    expect(groq.requests.length).toBe(2);
+    expect(groq.requests[1]!.raw).not.toContain("outside notes");
+  }, 30_000);
+
   test("--resume of an unknown id exits 2 and lists the known sessions", async () => {
     const { groq, cli } = await setup();
     groq.enqueue(textReply("Hello."));
@@ -204,7 +225,8 @@ describe("sessions you can talk to", () => {
     const runtime = createRuntime({ env, workspace });
     const model = new ScriptedModel([{ toolCalls: [{ name: "create_file", input: { path: "d.txt", content: "delta\n" } }] }, { text: "made d" }]);
     await AgentRun.start(runtime, "agent", "make d", { approver: nobodyApprover, emit: () => {} }, { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } });
-    const [newest, older] = await log();
+    const [newest, older] = (await log()).sort((a, b) => (a.time < b.time ? 1 : -1));
+    expect(older!.files.map((f) => f.path)).toEqual(["c.txt"]);
     const { code, output } = await runCliPty(["review", "-w", workspace], {
       cwd: workspace,
       env,

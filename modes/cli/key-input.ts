@@ -63,7 +63,8 @@ export class KeyInput {
     return this.reading(question, true, async () => {
       for (;;) {
         const ch = await this.next();
-        if (ch === null || ch === CTRL_C || ch === CTRL_D) return this.done(null);
+        if (ch === CTRL_C) return this.done(interrupted());
+        if (ch === null || ch === CTRL_D) return this.done(null);
         if (isEnter(ch)) {
           // An Enter alone does nothing, unless the question takes it ("\n" among the keys) as its default.
           if (!keys.includes("\n")) continue;
@@ -103,7 +104,7 @@ export class KeyInput {
     for (;;) {
       const ch = await this.next();
       if (ch === null) return this.done(this.tty || text === "" ? null : text);
-      if (ch === CTRL_C) return this.done(null);
+      if (ch === CTRL_C) return this.done(interrupted());
       if (ch === CTRL_D) {
         if (text === "") return this.done(null);
         continue;
@@ -188,4 +189,14 @@ export class KeyInput {
     const match = /^(\[[0-9;?]*[ -/]*[@-~]|O.)/.exec(this.buffer);
     if (match) this.buffer = this.buffer.slice(match[0].length);
   }
+}
+
+/**
+ * Ctrl-C at a question, in raw mode, sends no SIGINT: during a run (a permission
+ * question) it must still stop the run, as it does anywhere else in it, so the run's
+ * handler is called before the question is answered (null), and no further step starts.
+ */
+function interrupted(): null {
+  for (const listener of process.listeners("SIGINT")) listener("SIGINT");
+  return null;
 }

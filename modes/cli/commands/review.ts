@@ -70,7 +70,9 @@ export async function run(ctx: CommandContext): Promise<number> {
  */
 async function pickPending(ctx: CommandContext, runtime: Runtime, onBad: (file: string, error: Error) => void): Promise<Changeset | undefined> {
   const { io } = ctx;
-  const pending = runtime.store.list(onBad).filter((cs) => cs.status === "pending" && cs.workspace === runtime.ws.root);
+  const pending = runtime.store.list(onBad).filter((cs) => cs.status === "pending" && cs.workspace === runtime.ws.root)
+    // Ids sort by the second; creation times by the millisecond.
+    .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   if (pending.length <= 1) return pending[0];
   io.out(`${pending.length} changesets are pending, newest first:\n`);
   pending.forEach((cs, i) => io.out(`  ${i + 1}. ${cs.id}  ${cs.createdAt.replace("T", " ").slice(0, 16)}  ${visible(cs.goal.split("\n", 1)[0]!.slice(0, 70))} (${cs.files.length} file${cs.files.length === 1 ? "" : "s"})\n`));
