@@ -93,4 +93,14 @@ test("kill -9 of the bot mid-run: on restart the owner is told which run, its st
   expect(closed.text).not.toContain("⏳");
   // Nothing was written to the workspace.
   expect(existsSync(join(root, "c.txt"))).toBe(false);
+
+  // Plain text continues the interrupted session: the model sees its goal and the steps it finished.
+  groq.enqueue({ kind: "reply", text: "Picking up where I was." });
+  fake.pushUpdate(messageUpdate(OWNER, "go on please"));
+  const end = Date.now() + 15_000;
+  while (groq.requests.length < 4 && Date.now() < end) await Bun.sleep(50);
+  const request = groq.requests[3]!.raw;
+  expect(request).toContain("make three files");
+  expect(request).toContain("Staged create: d.txt");
+  expect(request).toContain("go on please");
 }, 60_000);

@@ -9,11 +9,12 @@ import { escapeHtml } from "./html.ts";
  * owner is told which run it was, with a changeset card for what it staged.
  * Returns the ids of the changesets presented.
  */
-export async function announceInterrupted(deps: Pick<BotDeps, "runtime" | "outbox" | "review" | "config" | "log">): Promise<string[]> {
+export async function announceInterrupted(deps: Pick<BotDeps, "runtime" | "outbox" | "review" | "config" | "log" | "launcher">): Promise<string[]> {
   const owner = deps.config.ownerId;
   const presented: string[] = [];
   const interrupted = recoverInterrupted(deps.runtime, (id, error) => deps.log(`interrupted session ${id} could not be read: ${error.message}`));
   for (const { session, changeset, checkpoints } of interrupted) {
+    deps.launcher.adoptSession(session.id);
     const goal = escapeHtml((session.running?.goal ?? session.goal).slice(0, 300));
     const tag = session.running?.tag;
     if (tag && typeof tag.chat === "number" && typeof tag.message === "number" && tag.message > 0) {

@@ -191,6 +191,7 @@ export class RunLauncher {
     this.detach(active, gate, runtime.ws.root, async (hooks, tag) => {
       const run = AgentRun.open(runtime, mode, goal, options);
       run.tagRun(tag);
+      this.remember(run);
       await run.begin(hooks);
       return run;
     }, extra.note);
@@ -312,7 +313,12 @@ export class RunLauncher {
 
   /** The run plain text continues from now on. */
   private remember(run: AgentRun): void {
-    if (run.session) writeState(this.sessionFile, { session: run.session.id, fresh: false });
+    if (run.session) this.adoptSession(run.session.id);
+  }
+
+  /** Plain text continues session `id` from now on (a run found interrupted after a restart). */
+  adoptSession(id: string): void {
+    writeState(this.sessionFile, { session: id, fresh: false });
   }
 
   /** Hands a finished run on: its final words, then a card, a plan or nothing. */
