@@ -162,7 +162,7 @@ export class AgentRun {
       try {
         const session = SavedSession.open(sessionStore(runtime), changeset.session);
         run.session = session;
-        run.messages = validMessages(session.state().messages, session.id);
+        run.messages = validMessages(session.state().messages, session.id, session.checkedMessages);
       } catch {
         // A damaged session leaves the changeset reviewable; revisions then start from the saved conversation.
         run.session = null;
@@ -185,7 +185,7 @@ export class AgentRun {
     const mode: RunMode = asMode ?? (header.mode === "plan" || header.mode === "ask" ? header.mode : "agent");
     const run = new AgentRun(runtime, mode, header.goal, options);
     const state = session.state();
-    run.messages = validMessages(state.messages, id);
+    run.messages = validMessages(state.messages, id, session.checkedMessages);
     for (const entry of session.stagedEntries(state)) run.overlay.adopt(entry);
     run.overlay.drainChanged();
     run.session = session;
@@ -532,13 +532,14 @@ function sessionStore(runtime: Runtime): SessionStore {
 }
 
 /** A saved conversation, checked message by message against the AI SDK's schema before the model sees it. */
-function validMessages(messages: unknown[], id: string): ModelMessage[] {
-  const parsed = z.array(modelMessageSchema).safeParse(messages);
+function validMessages(messages: unknown[], id: string, alreadyChecked = 0): ModelMessage[] {
+  // The first `alreadyChecked` are byte for byte what Pencil wrote at the end of a run (the log's digest says so).
+  const parsed = z.array(modelMessageSchema).safeParse(messages.slice(alreadyChecked));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SessionFileError(`Session ${id}: message ${String(issue?.path[0] ?? "?")} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`);
+    throw new SessionFileError(`Session ${id}: message ${alreadyChecked + Number(issue?.path[0] ?? 0)} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`);
   }
-  return parsed.data;
+  return [...(messages.slice(0, alreadyChecked) as ModelMessage[]), ...parsed.data];
 }
 
 function readDiskOrNull(real: string): Uint8Array | null {

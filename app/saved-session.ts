@@ -24,6 +24,8 @@ interface SavedState {
 export class SavedSession {
   /** Messages already in the log. */
   private savedMessages = 0;
+  /** Leading messages known to be exactly as this Pencil wrote them (their log prefix still has the recorded digest). */
+  checkedMessages = 0;
   private readonly saved = new Map<string, SavedState>();
 
   private constructor(
@@ -48,6 +50,11 @@ export class SavedSession {
     const log = store.readLog(id);
     const session = new SavedSession(store, header, log.records);
     const state = replay(log.records);
+    const checked = header.checked;
+    if (checked && checked.bytes <= log.bytes.length && sha256(log.bytes.subarray(0, checked.bytes)) === checked.sha256) {
+      const within = log.ends.filter((end) => end <= checked.bytes).length;
+      session.checkedMessages = replay(log.records, within - 1).messages.length;
+    }
     session.savedMessages = state.messages.length;
     for (const e of state.entries.values()) session.saved.set(e.real, { hash: e.after?.hash ?? null, origins: e.origins.length, bytes: null });
     return session;
@@ -134,8 +141,10 @@ export class SavedSession {
   /** Ends the running mark and records the session's current changeset (null: nothing staged, the last one stays named). */
   finishRun(changeset: string | null): void {
     // With nothing staged now, the last changeset stays named: how it was reviewed is still news for the next turn.
-    const { running: _done, ...rest } = this.header;
-    this.header = { ...rest, ...(changeset ? { changeset } : {}) };
+    const { running: _done, checked: _old, ...rest } = this.header;
+    // What this run left in the log is exactly what it wrote: its digest spares the next load from checking it again.
+    const bytes = this.store.logBytes(this.id);
+    this.header = { ...rest, ...(changeset ? { changeset } : {}), checked: { bytes: bytes.length, sha256: sha256(bytes) } };
     this.store.writeHeader(this.header);
   }
 
@@ -155,6 +164,7 @@ export class SavedSession {
     }
     this.records = this.records.slice(0, cp.record + 1);
     this.store.rewriteLog(this.id, this.records);
+    this.checkedMessages = 0;
     const state = replay(this.records);
     this.savedMessages = state.messages.length;
     this.saved.clear();

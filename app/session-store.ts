@@ -36,6 +36,11 @@ export interface SessionHeader {
   /** The changeset the session's staged work was last saved as. */
   changeset?: string;
   running?: RunningMark;
+  /**
+   * The log's first `bytes` as this Pencil left them at the end of a run, by SHA-256:
+   * a load whose prefix still has this digest need not check those messages again.
+   */
+  checked?: { bytes: number; sha256: string };
 }
 
 /** A staged file as the log stores it: the content is a blob named by its hash. */
@@ -108,12 +113,17 @@ const HeaderShape = z.object({
   running: z
     .object({ pid: z.number(), startedAt: z.string(), kind: z.string(), goal: z.string(), tag: z.record(z.string(), z.union([z.string(), z.number()])).optional() })
     .optional(),
+  checked: z.object({ bytes: z.number(), sha256: z.string() }).optional(),
 });
 
 /** The log of a session as read from disk; `tornTail` is true when its last line was cut by a crash (that step is lost). */
 export interface SessionLog {
   records: LogRecord[];
   tornTail: boolean;
+  /** Byte offset in the file where each record's line ends (newline included). */
+  ends: number[];
+  /** The file's bytes. */
+  bytes: Uint8Array;
 }
 
 /**
@@ -177,6 +187,11 @@ export class SessionStore {
     appendFileSync(this.logPath(id), records.map((r) => `${JSON.stringify(r)}\n`).join(""), { mode: 0o600 });
   }
 
+  /** The log's bytes as they are now (to record the digest of what a run left). */
+  logBytes(id: string): Uint8Array {
+    return readFileSync(this.logPath(id));
+  }
+
   /** Replaces the whole log with `records` atomically (a rewind). */
   rewriteLog(id: string, records: LogRecord[]): void {
     writeFileAtomic(this.logPath(id), new TextEncoder().encode(records.map((r) => `${JSON.stringify(r)}\n`).join("")), 0o600);
@@ -185,18 +200,22 @@ export class SessionStore {
   /** Reads a session's log; a torn last line (a crash mid-append) is dropped, any other damage is a SessionFileError. */
   readLog(id: string): SessionLog {
     const file = this.logPath(id);
-    let text: string;
+    let bytes: Uint8Array;
     try {
-      text = readFileSync(file, "utf8");
+      bytes = readFileSync(file);
     } catch (error) {
       throw new SessionFileError(`Cannot read ${file}: ${(error as Error).message}. Move ${this.pathOf(id)} aside; nothing was changed.`);
     }
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
     const lines = text.split("\n");
     const complete = text.endsWith("\n") || text === "";
     const records: LogRecord[] = [];
+    const ends: number[] = [];
+    let offset = 0;
     let tornTail = false;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!;
+      offset += Buffer.byteLength(line) + 1;
       if (line === "") continue;
       const last = i === lines.length - 1;
       let json: unknown;
@@ -214,8 +233,9 @@ export class SessionStore {
         throw new SessionFileError(`${file} line ${i + 1} is not a session record (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}). Move ${this.pathOf(id)} aside; nothing was changed.`);
       }
       records.push(parsed.data as LogRecord);
+      ends.push(offset);
     }
-    return { records, tornTail };
+    return { records, tornTail, ends, bytes };
   }
 
   /** A staged content by hash, checked against it. */

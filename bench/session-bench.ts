@@ -77,6 +77,8 @@ const server = await startFakeOpenAIServer();
 const cliEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), GROQ_API_KEY: "gsk_bench", GROQ_BASE_URL: `${server.url}/openai/v1`, NO_COLOR: "1" };
 const resumed = SavedSession.create(store, { workspace: runtime.ws.root, mode: "agent", goal: "bench -c" });
 resumed.saveTurn(conversation(MESSAGES));
+// As a finished run leaves it: the log's digest recorded in the header.
+resumed.finishRun(null);
 const fresh = mkdtempSync(join(tmpdir(), "pencil-session-fresh-"));
 
 async function untilFirstRequest(args: string[], cwd: string): Promise<number> {

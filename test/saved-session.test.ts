@@ -89,8 +89,15 @@ test("a message that is not a model message is refused on load, naming the sessi
   const { models: m } = models([{ text: "hello" }]);
   const run = await AgentRun.start(runtime, "ask", "hi", hooks, { models: m });
   const id = run.session!.id;
-  appendFileSync(join(store.pathOf(id), "log.jsonl"), `${JSON.stringify({ t: "turn", at: "now", messages: [{ role: "wizard", content: 3 }] })}\n`);
+  const logFile = join(store.pathOf(id), "log.jsonl");
+  const good = readFileSync(logFile, "utf8");
+  appendFileSync(logFile, `${JSON.stringify({ t: "turn", at: "now", messages: [{ role: "wizard", content: 3 }] })}\n`);
   expect(() => AgentRun.continueSession(runtime, id)).toThrow(/not a valid model message/);
+  // A message changed inside the part a finished run left (its digest no longer matches) is checked too.
+  writeFileSync(logFile, good.replace('"role":"user"', '"role":"wizard"'));
+  expect(() => AgentRun.continueSession(runtime, id)).toThrow(/message 0 is not a valid model message/);
+  writeFileSync(logFile, good);
+  expect(AgentRun.continueSession(runtime, id).messages.length).toBe(run.messages.length);
 });
 
 test("a follow-up continues the conversation and the pending changeset under the same id", async () => {
