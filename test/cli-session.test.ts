@@ -154,6 +154,22 @@ describe("sessions you can talk to", () => {
     expect(groq.requests[1]!.raw).not.toContain("outside notes");
   }, 30_000);
 
+  test("resuming tells the owner and the agent which staged files changed on disk since", async () => {
+    const { workspace, groq, cli } = await setup();
+    groq.enqueue(
+      toolCallReply([{ name: "read_file", arguments: { path: "a.txt" } }]),
+      toolCallReply([{ name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }]),
+      textReply("Shouted."),
+    );
+    expect((await cli(["agent", "shout a"])).code).toBe(3);
+    writeFileSync(join(workspace, "a.txt"), "alpha, edited by me\n");
+    groq.enqueue(textReply("I will read it again."));
+    const resumed = await cli(["agent", "-c", "go on"]);
+    expect(resumed.stderr).toContain("Changed on disk since they were staged");
+    expect(resumed.stderr).toContain("a.txt");
+    expect(groq.requests[3]!.raw).toContain("changed on disk since you staged them");
+  }, 30_000);
+
   test("--resume of an unknown id exits 2 and lists the known sessions", async () => {
     const { groq, cli } = await setup();
     groq.enqueue(textReply("Hello."));
