@@ -10,7 +10,8 @@ export const helpFeature: FeatureFactory = (deps) => {
     await deps.outbox.send(
       deps.config.ownerId,
       `✏️ <b>Pencil</b> writes in pencil: every change the agent makes is staged, and nothing reaches the disk until you approve its diff here.\n` +
-        `Workspace: <code>${escapeHtml(deps.runtime.ws.root)}</code>\n\n${lines.join("\n")}`,
+        `Workspace: <code>${escapeHtml(deps.runtime.ws.root)}</code>\n\n${lines.join("\n")}\n\n` +
+        "After a run, just write: plain text is the next turn of the same session.",
     );
   });
   return {
