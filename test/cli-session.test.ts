@@ -37,7 +37,7 @@ async function setup() {
 }
 
 const create = (path: string, content: string) => toolCallReply([{ name: "create_file", arguments: { path, content } }]);
-const PROMPT = "reject with feedback: ";
+const PROMPT = "[s]teps ";
 
 describe("sessions you can talk to", () => {
   test("in a terminal, a follow-up at › is a new turn of the same session that sees the previous turns and the review", async () => {

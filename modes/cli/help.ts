@@ -35,7 +35,7 @@ Options:
       --allow RULE       add an allow rule, e.g. --allow 'Read(../lib/**)' (repeatable)
       --deny RULE        add a deny rule, e.g. --deny 'Edit(src/generated/**)' (repeatable)
       --model NAME       model override (NAME, groq:NAME, openrouter:NAME, local:NAME)
-      --json             one JSON document on stdout (agent, plan, ask, log, doctor, brain)
+      --json             one JSON document on stdout (agent, plan, ask, log, doctor, brain, steps)
       --patch            with review: print the changeset as a unified diff
       --verbose          show commands' whole output (else the first and last lines;
                          the run's log file under $PENCIL_HOME/logs has all of it)
@@ -61,6 +61,8 @@ Common options:
   -h, --help             this help`;
 
 const RUN_OPTIONS = `Options:
+  -c, --continue         continue this workspace's latest session (its conversation and pending changes)
+      --resume ID        continue the session ID (pencil log lists them)
       --verbose          show commands' whole output (else first and last lines)`;
 
 /** `pencil <command> --help`: what one command does, its arguments and its options. */
@@ -69,7 +71,9 @@ export const COMMAND_HELP: Record<string, string> = {
 
 Runs the agent on the workspace. Every change it makes is staged; at the end each
 file's diff is reviewed, one key per file: [y]es [n]o [a]ll [q]uit [r]eason [e]dit
-[s]teps. Without a terminal nothing is applied: the changeset is saved (exit 3).
+[s]teps. Then, in a terminal, › asks for a follow-up in the same session (an empty
+line or Ctrl-D ends). With a changeset pending in the workspace, the goal continues
+its session. Without a terminal nothing is applied: the changeset is saved (exit 3).
 
 ${RUN_OPTIONS}
       --json             one JSON document: the run and its staged changeset (nothing
@@ -96,7 +100,8 @@ ${RUN_OPTIONS}
 ${COMMON}`,
   review: `Usage: pencil review [ID] [options]
 
-Reviews a pending changeset (this workspace's latest when no ID).
+Reviews a pending changeset; with no ID and several pending, lists them newest
+first and asks which. A run that was interrupted (kill -9, crash) is offered too.
 
 Options:
       --patch            print it as a unified diff that git apply accepts
@@ -117,6 +122,29 @@ approval met a conflict says conflict).
 
 Options:
       --json             one JSON document
+${COMMON}`,
+  steps: `Usage: pencil steps [ID] [options]
+
+The checkpoints of a session (or of a changeset's session; the latest when no ID):
+one per model step that staged something, with its tool, files and +/-.
+
+Options:
+      --json             one JSON document
+${COMMON}`,
+  rewind: `Usage: pencil rewind N [ID] [options]
+
+Takes the session's pending changes back to checkpoint N: later staged changes and
+later conversation are dropped; the next follow-up (pencil agent -c) goes on from there.
+${COMMON}`,
+  fork: `Usage: pencil fork N DIR [ID] [options]
+
+Writes a copy of the workspace with the changes up to checkpoint N into DIR, which
+must be new or empty and outside the workspace. The workspace is not touched.
+${COMMON}`,
+  discard: `Usage: pencil discard [ID] [options]
+
+Removes a pending changeset (this workspace's latest when no ID); asks first in a
+terminal. Nothing of it is applied.
 ${COMMON}`,
   recover: `Usage: pencil recover [finish|rollback ID] [options]
 
