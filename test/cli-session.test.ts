@@ -96,7 +96,7 @@ describe("sessions you can talk to", () => {
   test("kill -9 during a run, then -c: the finished steps are kept, only the step in flight is lost", async () => {
     const { workspace, groq, env, cli, log } = await setup();
     groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), hangReply());
-    const proc = Bun.spawn([process.execPath, INDEX, "agent", "make three files", "-w", workspace], { cwd: workspace, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, INDEX, "agent", "make three files", "-w", workspace], { cwd: workspace, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     const deadline = Date.now() + 15_000;
     // The third request means the second step finished (and was saved before it was sent).
     while (groq.requests.length < 3 && Date.now() < deadline) await Bun.sleep(50);
