@@ -311,14 +311,14 @@ export class RunLauncher {
     }
   }
 
-  /** The run plain text continues from now on. */
+  /** The run plain text continues from now on, in the run's workspace. */
   private remember(run: AgentRun): void {
-    if (run.session) this.adoptSession(run.session.id);
+    if (run.session) this.adoptSession(run.session.id, run.runtime.ws.root);
   }
 
-  /** Plain text continues session `id` from now on (a run found interrupted after a restart). */
-  adoptSession(id: string): void {
-    writeState(this.sessionFile, { session: id, fresh: false });
+  /** Plain text continues session `id` from now on in its workspace (a run found interrupted after a restart). */
+  adoptSession(id: string, root = this.deps.runtime.ws.root): void {
+    this.saveSessionState(root, { session: id, fresh: false });
   }
 
   /** Hands a finished run on: its final words, then a card, a plan or nothing. */
