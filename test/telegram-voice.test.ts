@@ -93,7 +93,8 @@ describe("telegram: voice goals", () => {
     sendVoice(w);
     const second = await message(w.fake, (t) => t.includes("I heard"), from);
     expect(await press(w.fake, "▶️ Run", second)).toBe("Not started: see the message. This card still works.");
-    await message(w.fake, (t) => t.includes("decide on the pending changeset first"), from);
+    // The goal is held (continue / review first / discard), not dropped.
+    await message(w.fake, (t) => t.includes("Your goal is kept"), from);
     expect(await press(w.fake, "✖ Reject all", review)).toBeTruthy();
     expect(await press(w.fake, "▶️ Run", second)).toBe("Starting…");
   });
