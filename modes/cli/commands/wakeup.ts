@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       const goal = (await io.prompt("What should Pencil do? "))?.trim();
       if (!goal) return 0;
       const runtime = openRuntime(ctx);
-      return runAndReview(io, runtime, goal, {}, continueSession(ctx, runtime));
+      return runAndReview(io, runtime, goal, {}, {}, continueSession(ctx, runtime));
     }
     if (choice === "t" || choice === "telegram") {
       if (!ctx.env.TELEGRAM_BOT_TOKEN || !ctx.env.TELEGRAM_OWNER_ID) {
