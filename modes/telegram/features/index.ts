@@ -35,4 +35,5 @@ export const FEATURES: FeatureFactory[] = [
   projectsFeature,
   voiceFeature,
   mediaFeature,
-, sessionsFeature];
+  sessionsFeature,
+];
