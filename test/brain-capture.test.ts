@@ -111,7 +111,7 @@ describe("photo dumps are read by the vision model", () => {
       const vision = visionFromEnv(env());
       expect(vision?.label).toBe("groq:meta-llama/llama-4-scout-17b-16e-instruct");
       const capture = await captureImage(join(dir, "whiteboard.png"), readFileSync, vision);
-      expect(capture).toEqual({ kind: "image", source: "whiteboard.png", content: "SPRINT 14\nShip the brain by Friday\nDescription: A whiteboard with a sprint plan." });
+      expect(capture).toEqual({ kind: "image", source: "whiteboard.png", content: "SPRINT 14\nShip the brain by Friday\nDescription: A whiteboard with a sprint plan.", original: { bytes: PNG, mediaType: "image/png" } });
       const request = llm.requests.at(-1)!;
       expect(request.body.model).toBe("meta-llama/llama-4-scout-17b-16e-instruct");
       expect(JSON.stringify(request.body.messages)).toContain(`data:image/png;base64,${PNG.toString("base64")}`);

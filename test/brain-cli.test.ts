@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { INDEX } from "./support/cli.ts";
 import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
@@ -107,5 +108,28 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
     expect(asked.code).toBe(0);
     expect(asked.stdout).toContain("It is BX-4471");
     expect(asked.stdout).toMatch(/Sources:\n {2}\[#1 Boiler service code\] \d{4}-\d\d-\d\d/);
+  }, 60_000);
+
+  test("dump --image keeps the photo itself: show and --json name it, forget deletes it", async () => {
+    const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${llm.url}/openai/v1` };
+    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+    const photo = join(tempDir(), "whiteboard.png");
+    writeFileSync(photo, png);
+    llm.enqueue(textReply("SPRINT 14\nDescription: a whiteboard."), textReply(JSON.stringify({ title: "Sprint plan", tags: ["work"], summary: "Sprint 14 plan. On the whiteboard." })));
+    const dumped = await inProcess(["brain", "dump", "--image", photo, "--json"], env);
+    expect(dumped.code).toBe(0);
+    const kept = join(env.PENCIL_HOME!, "brain", "originals", "1.png");
+    expect(JSON.parse(dumped.stdout).note.original).toBe(kept);
+    expect(Buffer.compare(readFileSync(kept), png)).toBe(0);
+    expect(statSync(kept).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(env.PENCIL_HOME!, "brain", "originals"))).toEqual(["1.png"]);
+
+    expect((await inProcess(["brain", "show", "1"], env)).stdout).toContain(`original: ${kept}`);
+    expect(JSON.parse((await inProcess(["brain", "show", "1", "--json"], env)).stdout).original).toBe(kept);
+    expect(JSON.parse((await inProcess(["brain", "list", "--json"], env)).stdout)[0].original).toBe(kept);
+
+    const forgot = await inProcess(["brain", "forget", "1"], env);
+    expect(forgot.stdout).toContain("Forgot [#1 Sprint plan] and its original photo.");
+    expect(existsSync(kept)).toBe(false);
   }, 60_000);
 });

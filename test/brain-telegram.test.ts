@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
@@ -105,6 +105,11 @@ describe("the brain from Telegram", () => {
     expect(reply).toContain("Stored [#2 Parking spot] /note_2");
     const visionRequest = llm.requests.find((r) => JSON.stringify(r.body.messages).includes("data:image/png;base64,"));
     expect(visionRequest?.body.model).toBe("meta-llama/llama-4-scout-17b-16e-instruct");
+    // The original is kept, byte for byte, owner-only, named by the note and typed by its signature (not the .jpg name).
+    expect(reply).toContain("The photo itself is kept");
+    const original = join(pencilHome, "brain", "originals", "2.png");
+    expect(Buffer.compare(readFileSync(original), PNG)).toBe(0);
+    expect(statSync(original).mode & 0o777).toBe(0o600);
 
     llm.enqueue(textReply("Receipt 42.50 EUR"), enrichment("Lunch receipt", ["expenses"], "A lunch receipt. 42.50 EUR."));
     const captioned = await exchange("", /Stored/, { text: undefined, caption: "/dump lunch with the client", photo: [{ ...file, width: 1, height: 1 }] });

@@ -2,6 +2,7 @@ import { answerFromNotes, citation, NOT_IN_NOTES } from "./answer.ts";
 import type { Embedder } from "./embedder.ts";
 import { enrichWithModel, scriptedEnrichment, type ChatModel } from "./enrich.ts";
 import type { Enrichment, Note, NoteKind } from "./note.ts";
+import type { OriginalFile, Originals } from "./originals.ts";
 import { retrieve, type Retrieval, type RetrievedNote } from "./retrieve.ts";
 import type { BrainStore } from "./store.ts";
 
@@ -13,6 +14,8 @@ export interface Capture {
   kind: NoteKind;
   source: string | null;
   content: string;
+  /** The file the text was read from (a photo), kept beside the note; absent for text and pages. */
+  original?: OriginalFile;
 }
 
 /** A dump refused before anything was stored; the message says why and what to do. */
@@ -29,6 +32,8 @@ export interface DumpResult {
   /** The embedding model of the stored vector; null when none was made. */
   embeddedWith: string | null;
   embedError?: string;
+  /** Where the capture's original file was kept; absent when it had none. */
+  original?: string;
 }
 
 /** An answer from the notes: the text, the notes retrieved, the ones cited. */
@@ -57,6 +62,8 @@ export interface BrainDeps {
   store: BrainStore;
   embedder: Embedder | null;
   chat: ChatModel | null;
+  /** Where originals (photos) are kept; absent: they are not kept (tests of the store alone). */
+  originals?: Originals;
 }
 
 /** The second brain, independent of any front end: dump, ask, reindex; the store does the rest. */
@@ -87,7 +94,30 @@ export class Brain {
       embeddingModel: model,
       embedding,
     });
-    return { note, enrichment: status, embeddedWith: model, ...(enrichError ? { enrichError } : {}), ...(embedError ? { embedError } : {}) };
+    let original: string | undefined;
+    if (capture.original && this.deps.originals) {
+      try {
+        original = this.deps.originals.keep(note.id, capture.original);
+      } catch (error) {
+        // The promise is that the original is kept: a note without it is taken back.
+        await this.deps.store.remove(note.id).catch(() => false);
+        throw new DumpRefused(`The photo could not be kept (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was stored. Free some space or check ${this.deps.originals.dir}, then try again.`);
+      }
+    }
+    return { note, ...(original ? { original } : {}), enrichment: status, embeddedWith: model, ...(enrichError ? { enrichError } : {}), ...(embedError ? { embedError } : {}) };
+  }
+
+  /** The path of note `id`'s kept original file, or null when it has none. */
+  original(id: number): string | null {
+    return this.deps.originals?.find(id) ?? null;
+  }
+
+  /** Deletes a note and its original file; returns the note, or null when there is no such note. */
+  async forget(id: number): Promise<Note | null> {
+    const note = await this.deps.store.get(id);
+    if (!note || !(await this.deps.store.remove(id))) return null;
+    this.deps.originals?.remove(id);
+    return note;
   }
 
   /** Answers from the notes: retrieval first; the model only when something relevant was found. */

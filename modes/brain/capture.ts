@@ -113,7 +113,7 @@ export async function capturePhoto(bytes: Uint8Array, name: string, caption: str
   }
   if (!text) throw new DumpRefused(`The vision model (${vision.label}) found nothing to read in ${name}. Nothing was stored.`);
   const captionText = caption?.trim();
-  return { kind: "image", source: name, content: captionText ? `${captionText}\n\n${text}` : text };
+  return { kind: "image", source: name, content: captionText ? `${captionText}\n\n${text}` : text, original: { bytes, mediaType } };
 }
 
 /** A photo file from disk as a note (`brain dump --image FILE`). */

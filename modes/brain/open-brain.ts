@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { MissingModelKeyError } from "../../ai/errors.ts";
 import type { ModelEnv } from "../../ai/model-specs.ts";
 import { resolveModels } from "../../ai/resolve-models.ts";
@@ -7,6 +8,7 @@ import { Brain } from "./brain.ts";
 import { embedderFromEnv } from "./embedder.ts";
 import type { ChatModel } from "./enrich.ts";
 import { brainDir } from "./brain-dir.ts";
+import { Originals } from "./originals.ts";
 import { BrainStoreError, type BrainStore } from "./store.ts";
 
 /** Options of openBrain: the `--model` override and a fetch for every client (tests). */
@@ -58,5 +60,6 @@ export async function openBrain(env: ModelEnv, options: OpenBrainOptions = {}): 
   const embedder = embedderFromEnv(env, options.fetch);
   const chat = chatFromEnv(env, options);
   const store = await openStore(env, options);
-  return new Brain({ store, embedder, chat });
+  // Originals stay on this machine even with the hosted store (InsForge holds the text only).
+  return new Brain({ store, embedder, chat, originals: new Originals(join(brainDir(pencilHomeOf(env)), "originals")) });
 }

@@ -85,13 +85,14 @@ async function dump(ctx: CommandContext, brain: Brain, input: CaptureInput): Pro
     result = await brain.dump(capture);
   }
   if (ctx.args.json) {
-    io.out(`${JSON.stringify({ note: noteJson(result.note), enrichment: result.enrichment, enrichError: result.enrichError, embeddedWith: result.embeddedWith, embedError: result.embedError })}\n`);
+    io.out(`${JSON.stringify({ note: noteJson(result.note, result.original ?? null), enrichment: result.enrichment, enrichError: result.enrichError, embeddedWith: result.embeddedWith, embedError: result.embedError })}\n`);
     return 0;
   }
   const c = io.colors;
   const n = result.note;
   io.out(`${c.green("Stored")} ${c.bold(citation(n))}${n.tags.length ? ` ${c.dim(n.tags.map((t) => `#${t}`).join(" "))}` : ""}\n`);
   if (n.summary) io.out(`  ${n.summary}\n`);
+  if (result.original) io.out(c.dim(`  Original kept: ${result.original}\n`));
   if (result.enrichment === "scripted") {
     io.out(c.dim("  Title, tags and summary are scripted (fixed rules, no model configured); `pencil brain reindex` rewrites them once a model is set.\n"));
   } else if (result.enrichment === "failed") {
@@ -132,7 +133,7 @@ async function list(ctx: CommandContext, brain: Brain): Promise<number> {
   const notes = await brain.deps.store.list(20);
   const { io } = ctx;
   if (ctx.args.json) {
-    io.out(`${JSON.stringify(notes.map(noteJson))}\n`);
+    io.out(`${JSON.stringify(notes.map((n) => noteJson(n, brain.original(n.id))))}\n`);
     return 0;
   }
   if (notes.length === 0) {
@@ -151,24 +152,27 @@ async function show(ctx: CommandContext, brain: Brain, id: number): Promise<numb
   const note = await brain.deps.store.get(id);
   if (!note) throw new UsageError(`There is no note #${id}. See pencil brain list.`);
   const { io } = ctx;
+  const original = brain.original(id);
   if (ctx.args.json) {
-    io.out(`${JSON.stringify(noteJson(note))}\n`);
+    io.out(`${JSON.stringify(noteJson(note, original))}\n`);
     return 0;
   }
   const c = io.colors;
   io.out(`${c.bold(citation(note))}\n`);
   io.out(c.dim(`${note.createdAt} · ${note.kind}${note.source ? ` · ${note.source}` : ""} · tags: ${note.tags.join(", ") || "none"}\n`));
   io.out(c.dim(`enriched by: ${note.enrichedBy ?? "nobody yet (waits for reindex)"} · embedding: ${note.embeddingModel ?? "none"}\n`));
+  if (original) io.out(c.dim(`original: ${original}\n`));
   if (note.summary) io.out(`\n${note.summary}\n`);
   io.out(`\n${note.content}\n`);
   return 0;
 }
 
 async function forget(ctx: CommandContext, brain: Brain, id: number): Promise<number> {
-  const note = await brain.deps.store.get(id);
-  if (!note || !(await brain.deps.store.remove(id))) throw new UsageError(`There is no note #${id}. See pencil brain list.`);
-  if (ctx.args.json) ctx.io.out(`${JSON.stringify({ forgotten: noteJson(note) })}\n`);
-  else ctx.io.out(`Forgot ${citation(note)}.\n`);
+  const original = brain.original(id);
+  const note = await brain.forget(id);
+  if (!note) throw new UsageError(`There is no note #${id}. See pencil brain list.`);
+  if (ctx.args.json) ctx.io.out(`${JSON.stringify({ forgotten: noteJson(note, original) })}\n`);
+  else ctx.io.out(`Forgot ${citation(note)}${original ? " and its original photo" : ""}.\n`);
   return 0;
 }
 
@@ -192,8 +196,9 @@ async function reindex(ctx: CommandContext, brain: Brain): Promise<number> {
   return result.failed.length ? 1 : 0;
 }
 
-function noteJson(n: Note) {
-  return { id: n.id, createdAt: n.createdAt, kind: n.kind, source: n.source, title: n.title, tags: n.tags, summary: n.summary, content: n.content, enrichedBy: n.enrichedBy, embeddingModel: n.embeddingModel };
+/** A note as `--json` prints it; `original` is the path of its kept photo (null when none), on this machine. */
+function noteJson(n: Note, original: string | null = null) {
+  return { id: n.id, createdAt: n.createdAt, kind: n.kind, source: n.source, title: n.title, tags: n.tags, summary: n.summary, content: n.content, enrichedBy: n.enrichedBy, embeddingModel: n.embeddingModel, original };
 }
 
 function askJson(r: AskResult) {

@@ -157,6 +157,7 @@ function storedHtml(result: DumpResult): string {
   const lines = [`📥 Stored <b>${escapeHtml(citation(n))}</b> /note_${n.id}`];
   if (n.tags.length) lines.push(n.tags.map((t) => `#${escapeHtml(t.replace(/[^\p{L}\p{N}_]/gu, "_"))}`).join(" "));
   if (n.summary) lines.push(`<i>${escapeHtml(n.summary)}</i>`);
+  if (result.original) lines.push("The photo itself is kept beside the note.");
   if (result.enrichment === "scripted") lines.push("Title and tags are scripted (no model configured).");
   if (result.enrichment === "failed") lines.push(`The model could not enrich it (${escapeHtml(result.enrichError ?? "")}); <code>pencil brain reindex</code> does it later.`);
   if (result.embedError) lines.push(`No vector yet (${escapeHtml(result.embedError)}); found by full text until reindex.`);
