@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { Brain, DumpRefused } from "../modes/brain/brain.ts";
 import { embedderFromEnv } from "../modes/brain/embedder.ts";
-import { chatFromEnv } from "../modes/brain/open-brain.ts";
+import { chatFromEnv } from "../modes/brain/chat-from-env.ts";
 import { PgliteStore } from "../modes/brain/pglite-store.ts";
 import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "./support/fake-openai-server.ts";
 import { fakeVector, startFakeEmbeddingServer, type FakeEmbeddingServer } from "./support/fake-embedding-server.ts";

@@ -1,4 +1,3 @@
-import { generateText } from "ai";
 import type { ChatModel } from "./enrich.ts";
 import type { Note } from "./note.ts";
 
@@ -36,6 +35,8 @@ export async function answerFromNotes(chat: ChatModel, question: string, notes: 
       return `${citation(n)} (${n.kind}${n.source ? `, ${n.source}` : ""}, ${n.createdAt.slice(0, 10)}; tags: ${n.tags.join(", ")})\n${body}`;
     })
     .join("\n\n---\n\n");
+  // Loaded when a model answers, not with the module: retrieval alone must not wait for the AI SDK.
+  const { generateText } = await import("ai");
   const { text } = await generateText({
     model: chat.model,
     system: SYSTEM,

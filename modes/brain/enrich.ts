@@ -1,4 +1,4 @@
-import { generateText, type LanguageModel } from "ai";
+import type { LanguageModel } from "ai";
 import { z } from "zod";
 import type { Enrichment, NoteKind } from "./note.ts";
 
@@ -27,6 +27,7 @@ export interface ChatModel {
 export async function enrichWithModel(chat: ChatModel, content: string, kind: NoteKind, source: string | null, signal?: AbortSignal): Promise<Enrichment> {
   const header = kind === "text" ? "A note:" : kind === "url" ? `A web page (${source}):` : `Text read from a photo (${source}):`;
   const clipped = content.length > ENRICH_CHARS ? `${content.slice(0, ENRICH_CHARS)}\n[…cut]` : content;
+  const { generateText } = await import("ai");
   const { text } = await generateText({
     model: chat.model,
     system: SYSTEM,

@@ -1,11 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { MissingModelKeyError } from "../../ai/errors.ts";
-import type { ModelEnv } from "../../ai/model-specs.ts";
-import { resolveModels } from "../../ai/resolve-models.ts";
+import { modelSpecs, type ModelEnv } from "../../ai/model-specs.ts";
 import { pencilHomeOf } from "../../app/runtime.ts";
 import { Brain } from "./brain.ts";
-import { embedderFromEnv } from "./embedder.ts";
+import type { Embedder } from "./embedder.ts";
 import type { ChatModel } from "./enrich.ts";
 import { brainDir } from "./brain-dir.ts";
 import { Originals } from "./originals.ts";
@@ -44,21 +43,32 @@ export async function openStore(env: ModelEnv, options: OpenBrainOptions = {}): 
   return PgliteStore.open(brainDir(home), options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {});
 }
 
-/** The chat model for enrichment and answers, or null when no model is configured (the brain then works without one). */
-export function chatFromEnv(env: ModelEnv, options: OpenBrainOptions = {}): ChatModel | null {
+/** The chat model for enrichment and answers, or null when no model is configured; the AI SDK is loaded only when there is one. */
+export async function chatFor(env: ModelEnv, options: OpenBrainOptions = {}): Promise<ChatModel | null> {
   try {
-    const resolved = resolveModels(env, { ...(options.model ? { model: options.model } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
-    return { model: resolved.model, label: resolved.labels[0]! };
+    modelSpecs(env, options.model);
   } catch (error) {
     if (error instanceof MissingModelKeyError) return null;
     throw error;
   }
+  const { chatFromEnv } = await import("./chat-from-env.ts");
+  return chatFromEnv(env, options);
+}
+
+/** The variables that select an embedding model (embedderFromEnv's rules); with none set there is no embedder, and its clients are not loaded. */
+const EMBEDDER_VARIABLES = ["PENCIL_EMBED_MODEL", "GEMINI_API_KEY", "OPENROUTER_API_KEY"];
+
+async function embedderFor(env: ModelEnv, options: OpenBrainOptions): Promise<Embedder | null> {
+  if (!EMBEDDER_VARIABLES.some((name) => Object.hasOwn(env, name) && env[name]?.trim())) return null;
+  const { embedderFromEnv } = await import("./embedder.ts");
+  return embedderFromEnv(env, options.fetch);
 }
 
 /** The brain as the environment configures it: store, embedder, chat model. Close its store when done. */
 export async function openBrain(env: ModelEnv, options: OpenBrainOptions = {}): Promise<Brain> {
-  const embedder = embedderFromEnv(env, options.fetch);
-  const chat = chatFromEnv(env, options);
+  // Models first: a configuration error must be reported before the database is touched.
+  const embedder = await embedderFor(env, options);
+  const chat = await chatFor(env, options);
   const store = await openStore(env, options);
   // Originals stay on this machine even with the hosted store (InsForge holds the text only).
   return new Brain({ store, embedder, chat, originals: new Originals(join(brainDir(pencilHomeOf(env)), "originals")) });

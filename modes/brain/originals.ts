@@ -21,6 +21,8 @@ export class Originals {
   /** Writes the original of note `id` atomically, mode 0600; returns its path. */
   keep(id: number, file: OriginalFile): string {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // A stale file under this id (another type) would be found instead of this one.
+    this.remove(id);
     const path = join(this.dir, `${id}.${EXTENSIONS[file.mediaType] ?? "bin"}`);
     writeFileAtomic(path, file.bytes, 0o600, true);
     return path;

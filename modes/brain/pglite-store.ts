@@ -168,13 +168,16 @@ function checkDirectory(dir: string): void {
 
 /** Brings a freshly opened database to the current schema, or refuses one from a newer Pencil before writing anything. */
 async function prepare(db: PGlite, dir: string): Promise<void> {
-  const { rows } = await db.query<{ present: boolean }>(`select to_regclass('public.brain_meta') is not null as present`);
-  if (!rows[0]?.present) {
+  // One round trip on every open: the version row, or no brain_meta table at all (a new database).
+  let value: string | undefined;
+  try {
+    value = (await db.query<{ value: string }>(`select value from brain_meta where key = 'schema_version'`)).rows[0]?.value;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "42P01") throw error; // undefined_table
     await db.exec(SCHEMA_SQL);
     return;
   }
-  const version = await db.query<{ value: string }>(`select value from brain_meta where key = 'schema_version'`);
-  const found = Number.parseInt(version.rows[0]?.value ?? "", 10);
+  const found = Number.parseInt(value ?? "", 10);
   if (!Number.isInteger(found)) throw new BrainStoreError(`The brain database in ${dir} has no schema version. Nothing was changed: restore it from a backup, or move it away to start a new brain.`);
   if (found > SCHEMA_VERSION) {
     throw new BrainStoreError(
