@@ -121,15 +121,27 @@ try {
     if (r.exitCode !== 0) throw new Error(`${args.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
   };
   spawn([index, "brain", "ask", "boiler invoice", "--json"])();
-  const askTimes = await timeRuns(10, spawn([index, "brain", "ask", "the boiler invoice?", "--json"]));
+  // BRAIN_BENCH_BEFORE=/path/to/older/index.ts times an older checkout in the same run, interleaved with this one (before/after).
+  const before = process.env.BRAIN_BENCH_BEFORE;
+  const askTimes: number[] = [];
+  const beforeTimes: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    if (before) beforeTimes.push(...(await timeRuns(1, spawn([before, "brain", "ask", "the boiler invoice?", "--json"]))));
+    askTimes.push(...(await timeRuns(1, spawn([index, "brain", "ask", "the boiler invoice?", "--json"]))));
+  }
   const helpTimes = await timeRuns(10, spawn([index, "--help"]));
   const empty = join(home, "empty.ts");
   await Bun.write(empty, "export {};\n");
   const bunTimes = await timeRuns(10, spawn([empty]));
+  // The floor: a process that only opens the embedded database (lock, PGlite with pgvector, schema check) and closes it.
+  const floor = join(home, "open-only.ts");
+  await Bun.write(floor, `import { PgliteStore } from ${JSON.stringify(join(import.meta.dir, "..", "modes", "brain", "pglite-store.ts"))};\nawait (await PgliteStore.open(${JSON.stringify(join(home, "brain"))})).close();\n`);
+  const floorTimes = await timeRuns(10, spawn([floor]));
   const pgliteOpen = await timeRuns(5, async () => (await PgliteStore.open(join(home, "brain"))).close());
   console.log(
     `brain ask, process start → retrieved notes (1,000 notes, no model): median ${ms(median(askTimes))} — target ≤ 300 ms: ${verdict(median(askTimes) <= 300)}; ` +
-      `baselines: bare bun ${ms(median(bunTimes))}, pencil --help ${ms(median(helpTimes))}, opening the PGlite database alone ${ms(median(pgliteOpen))}`,
+      `${before ? `before (${before}): ${ms(median(beforeTimes))}; ` : ""}` +
+      `baselines: bare bun ${ms(median(bunTimes))}, pencil --help ${ms(median(helpTimes))}, a process that only opens and closes the PGlite database ${ms(median(floorTimes))}, opening it in a warm process ${ms(median(pgliteOpen))}`,
   );
 } finally {
   rmSync(home, { recursive: true, force: true });
