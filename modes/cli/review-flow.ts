@@ -8,8 +8,9 @@ import { findDependencies, splitDependencies } from "../../render/dependencies.t
 import { formatSteps } from "../../render/steps-view.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { wrapText } from "../../render/wrap.ts";
-import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection, type RunHooks } from "../../app/agent-run.ts";
-import { applyReviewed } from "../../app/apply-reviewed.ts";
+import type { AgentRun, Rejection, RunHooks } from "../../app/agent-run.ts";
+import { settleReview } from "../../app/settle-review.ts";
+import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { wordMeaning } from "./answer-words.ts";
 import { hint, type CliIO } from "./io.ts";
@@ -188,7 +189,7 @@ export type ReviewExit = 0 | 3 | 4;
 
 /**
  * Reviews, applies, and — when files were rejected with reasons and a live run
- * exists — sends them back for revision, up to MAX_REVISION_ROUNDS.
+ * exists — sends them back for revision; settleReview decides which.
  */
 export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null, reviewHooks: ReviewHooks = {}, options: ReviewOptions = {}): Promise<ReviewExit> {
   let cs: Changeset | null = first;
@@ -196,6 +197,8 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
   showGitState(io, runtime);
   // Every round's applied files go into the one commit made at the end (`--commit`).
   const appliedRounds: { id: string; paths: string[] }[] = [];
+  // Without hooks the run cannot be driven from here, so it is as good as gone.
+  const live = run && hooks ? { run, hooks } : null;
   while (cs) {
     // Files already decided (say, from the phone) are not asked about again.
     const undecided = cs.files.filter((f) => !cs!.decisions?.[f.path]);
@@ -217,7 +220,7 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
       io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: ${hint(io, `review ${cs.id}`)}\n`);
       return 3;
     }
-    const result = applyReviewed(runtime, cs, decision.approved, decision.rejected.map((r) => r.path));
+    const { result, next } = settleReview(runtime, cs, decision, live?.run ?? null);
     reportApply(io, result, decision.rejected, cs);
     if (result.applied.length > 0) appliedRounds.push({ id: cs.id, paths: result.applied });
     if (result.conflicts.length > 0) {
@@ -225,15 +228,11 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
       io.out(io.colors.red(`${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`));
       io.out(`They stay pending; review them again against the disk as it is now: ${hint(io, `review ${cs.id}`)}\n`);
     }
-    const reasons = decision.rejected.filter((r) => r.reason !== "");
-    if (reasons.length === 0 || !run || !hooks) break;
-    if (run.rounds >= MAX_REVISION_ROUNDS) {
-      io.out(`Stopping after ${MAX_REVISION_ROUNDS} revision rounds; run ${hint(io, "agent")} again with a sharper goal.\n`);
-      break;
-    }
-    io.out(io.colors.cyan(`\nSending ${reasons.length} reason(s) back to the agent…\n`));
-    await run.revise(reasons, hooks, result);
-    cs = run.changeset;
+    if (next.kind === "round-limit") io.out(`${revisionLimitText(next.limit, hint(io, "agent"))}\n`);
+    if (next.kind !== "revise" || !live) break;
+    io.out(io.colors.cyan(`\nSending ${next.reasons.length} reason(s) back to the agent…\n`));
+    await live.run.revise(next.reasons, live.hooks, result);
+    cs = live.run.changeset;
     if (!cs) io.out("The agent staged nothing new.\n");
   }
   if (options.commit) commitAfterReview(io, runtime, first, run, appliedRounds);

@@ -3,10 +3,12 @@ import { GrammyError } from "grammy";
 import type { ApplyResult } from "../../core/apply.ts";
 import type { Changeset } from "../../core/changeset.ts";
 import { sha256 } from "../../core/hash.ts";
-import { MAX_REVISION_ROUNDS, type AgentRun, type Rejection } from "../../app/agent-run.ts";
+import type { AgentRun, Rejection } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { commitAfterApply } from "../../app/commit-on-approve.ts";
 import { gitState } from "../../app/git-commit.ts";
+import { settleReview, type Settlement } from "../../app/settle-review.ts";
+import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { outcomeLines } from "./card-outcome.ts";
@@ -327,41 +329,40 @@ export class ReviewDesk {
       return true;
     }
     const approved = card.files.filter((f) => f.decision === "approved").map((f) => f.path);
-    const rejected = card.files.filter((f) => f.decision === "rejected");
+    const rejected: Rejection[] = card.files.filter((f) => f.decision === "rejected").map((f) => ({ path: f.path, reason: f.reason ?? "" }));
     // The run revises from its own changeset object, so decisions go on that very object when it is the same content.
     const own = this.live.get(cs.id)?.changeset;
     if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
-    let result: ApplyResult;
+    const run = this.live.get(cs.id);
+    let settled: Settlement;
     try {
-      result = applyReviewed(this.runtimeOf(cs), cs, approved, rejected.map((f) => f.path));
+      settled = settleReview(this.runtimeOf(cs), cs, { approved, rejected }, run ?? null);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${escapeHtml(why)}`]);
       await this.refresh(card, cs);
       return true;
     }
-    const committed = card.commitAfter ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, this.live.get(cs.id)?.outcome?.text ?? ""))] : [];
+    const { result, pending, next } = settled;
+    const committed = card.commitAfter ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, run?.outcome?.text ?? ""))] : [];
     this.finish(card, "settled", [...outcomeLines(result, rejected), ...committed]);
     await this.refresh(card, cs);
-    if (cs.status === "pending") {
+    if (pending) {
       // A large changeset: the next batch of undecided files gets its own card.
-      await this.present(cs, this.live.get(cs.id));
+      await this.present(cs, run);
       return true;
     }
-    const run = this.live.get(cs.id);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id); // its Review / Discard offers are spent too
-    const reasons: Rejection[] = rejected.filter((f) => f.reason).map((f) => ({ path: f.path, reason: f.reason! }));
-    if (reasons.length === 0) return true;
-    if (!run) {
+    if (next.kind === "run-gone") {
       await this.deps.outbox.send(
         this.deps.ownerId,
         "The agent that wrote this changeset is no longer running (the bot restarted since), so your reasons cannot go back to it. Run /agent again with them.",
       );
-    } else if (run.rounds >= MAX_REVISION_ROUNDS) {
-      await this.deps.outbox.send(this.deps.ownerId, `Stopping after ${MAX_REVISION_ROUNDS} revision rounds; run /agent again with a sharper goal.`);
-    } else {
-      this.deps.revise(run, reasons, result);
+    } else if (next.kind === "round-limit") {
+      await this.deps.outbox.send(this.deps.ownerId, revisionLimitText(next.limit, "/agent"));
+    } else if (next.kind === "revise" && run) {
+      this.deps.revise(run, next.reasons, result);
     }
     return true;
   }

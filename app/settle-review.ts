@@ -1,0 +1,51 @@
+import type { Changeset } from "../core/changeset.ts";
+import { MAX_REVISION_ROUNDS, type Rejection } from "./agent-run.ts";
+import { applyReviewed, type ReviewedApply } from "./apply-reviewed.ts";
+import type { Runtime } from "./runtime.ts";
+
+/** The owner's decisions on some files of a changeset: paths to write, and rejections (reason "" when none was given). */
+export interface ReviewVerdict {
+  approved: string[];
+  rejected: Rejection[];
+}
+
+/**
+ * What follows a settled review, for a front end to render or act on:
+ * `done` nothing goes back to the agent; `revise` send `reasons` back to the run;
+ * `round-limit` reasons were given but the run has had `limit` rounds already;
+ * `run-gone` reasons were given but no live run can take them.
+ */
+export type ReviewNext =
+  | { kind: "done" }
+  | { kind: "revise"; reasons: Rejection[] }
+  | { kind: "round-limit"; reasons: Rejection[]; limit: number }
+  | { kind: "run-gone"; reasons: Rejection[] };
+
+/** A settled review: what the apply did, whether files of the changeset are still undecided, and what happens next. */
+export interface Settlement {
+  result: ReviewedApply;
+  /** True when files of the changeset are still undecided after this apply (a conflict, or files not on this review). */
+  pending: boolean;
+  next: ReviewNext;
+}
+
+/**
+ * The one "settle a review" rule both front ends follow: write exactly the approved
+ * files, record every decision, then decide whether the reasons go back to the agent
+ * (only to a live run, and only for MAX_REVISION_ROUNDS rounds). It performs no
+ * revision and shows nothing: the front end renders `next` and starts the revision.
+ * Throws what applyReviewed throws (a changeset from another workspace).
+ */
+export function settleReview(runtime: Runtime, changeset: Changeset, verdict: ReviewVerdict, run: { readonly rounds: number } | null): Settlement {
+  const result = applyReviewed(runtime, changeset, verdict.approved, verdict.rejected.map((r) => r.path));
+  return { result, pending: changeset.status === "pending", next: nextAfterReview(verdict.rejected, run) };
+}
+
+/** What follows rejections: a revision with their reasons, or why none happens. Pure. */
+export function nextAfterReview(rejected: readonly Rejection[], run: { readonly rounds: number } | null): ReviewNext {
+  const reasons = rejected.filter((r) => r.reason !== "");
+  if (reasons.length === 0) return { kind: "done" };
+  if (!run) return { kind: "run-gone", reasons };
+  if (run.rounds >= MAX_REVISION_ROUNDS) return { kind: "round-limit", reasons, limit: MAX_REVISION_ROUNDS };
+  return { kind: "revise", reasons };
+}
