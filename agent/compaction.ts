@@ -22,7 +22,8 @@ export function compactToolResults(messages: ModelMessage[]): { messages: ModelM
       seen += 1;
       if (seen <= KEEP_RECENT_RESULTS) return part;
       const output = part.output;
-      if (output.type === "text" && output.value !== STUB) {
+      // A failure (error-text) is compacted like any text: the model reads the same stub.
+      if ((output.type === "text" || output.type === "error-text") && output.value !== STUB) {
         results += 1;
         chars += output.value.length;
         return { ...part, output: { type: "text" as const, value: STUB } };

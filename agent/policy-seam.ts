@@ -12,6 +12,7 @@ import { RepeatedFailures } from "./nudges.ts";
 import { invalidReason, lenientSchema } from "./tool-call-repair.ts";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
 import type { EventSink } from "./events.ts";
+import { toModelOutput, toolFailure, toolSuccess, type ToolOutcome } from "./tool-outcome.ts";
 import { decideMcp, type McpPolicy } from "../core/mcp-rules.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
@@ -41,7 +42,8 @@ export interface SeamDeps {
 /**
  * The one place policy is enforced: every tool call's declared paths are
  * resolved to real paths and judged before the tool runs; asks go to the
- * Approver. Tool failures of any kind come back as text the model reads.
+ * Approver. Tool failures of any kind come back as results the model reads,
+ * marked as errors for the provider (ToolOutcome).
  */
 export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
   const deps: SeamDeps = { ...given, links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }) };
@@ -53,7 +55,8 @@ export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
       description: t.description,
       // Misnamed fields and "true"/"42" strings are read leniently; what still does not fit gets one readable line.
       inputSchema: lenientSchema(t),
-      execute: async (input: unknown, options: { toolCallId: string }) => runGuarded(t, input, options.toolCallId, deps, asker, repeats),
+      execute: async (input: unknown, options: { toolCallId: string }): Promise<ToolOutcome> => runGuarded(t, input, options.toolCallId, deps, asker, repeats),
+      toModelOutput: ({ output }) => toModelOutput(output),
     });
   }
   return set;
@@ -107,42 +110,42 @@ class Asker {
 }
 
 /** The sentence the model reads after the owner said no. */
-function refusalText(what: string, answer: { reason?: string }): string {
+function refusal(what: string, answer: { reason?: string }): ToolOutcome {
   const why = answer.reason ? ` The user said: "${answer.reason}"` : "";
-  return `Error: the user refused ${what}.${why} Do not retry it; continue without it.`;
+  return toolFailure(`the user refused ${what}.${why} Do not retry it; continue without it.`);
 }
 
-async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, repeats: RepeatedFailures): Promise<string> {
+async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, repeats: RepeatedFailures): Promise<ToolOutcome> {
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
-  const finish = (ok: boolean, result: string): string => {
-    const output = repeats.answer(t.name, input, ok, result);
+  const finish = ({ ok, text }: ToolOutcome): ToolOutcome => {
+    const output = repeats.answer(t.name, input, ok, text);
     deps.emit({ type: "tool-result", callId, tool: t.name, ok, output, ms: performance.now() - started });
-    return output;
+    return { ok, text: output };
   };
   try {
     const unusable = invalidReason(input);
-    if (unusable !== null) return finish(false, `Error: ${unusable}`);
+    if (unusable !== null) return finish(toolFailure(unusable));
     // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
     for (const claim of t.claims(input)) {
       const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
-      if (hint) return finish(false, `Error: ${hint}`);
+      if (hint) return finish(toolFailure(hint));
     }
     if (t.mcp) {
       const refusal = await judgeMcpCall(t, t.mcp, input, callId, deps, asker);
-      if (refusal) return finish(false, refusal);
+      if (refusal) return finish(refusal);
     }
     if (t.runCommand) {
       const command = t.runCommand(input);
       const refusal = await judgeCommand(t, command, callId, deps, asker);
       if (refusal) {
         deps.recordCommand?.({ command, at: new Date().toISOString(), outcome: "refused", exitCode: null, durationMs: 0, sandbox: null, staged: [], notStaged: 0, network: "none" });
-        return finish(false, refusal);
+        return finish(refusal);
       }
     }
     if (t.reaches) {
       const refusal = await judgeSending(t, t.reaches(input), callId, deps, asker);
-      if (refusal) return finish(false, refusal);
+      if (refusal) return finish(refusal);
     }
     const judged: { path: string; real: string }[] = [];
     // Asks the owner granted for this call: walkers may show what falls under the very same ask, nothing more.
@@ -159,17 +162,17 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
         continue;
       }
       deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-      if (verdict.decision === "deny") return finish(false, `Error: permission denied for ${claim.access} of ${shown}. ${verdict.reason}`);
+      if (verdict.decision === "deny") return finish(toolFailure(`permission denied for ${claim.access} of ${shown}. ${verdict.reason}`));
       if (verdict.decision === "ask") {
         const answer = await asker.ask({ callId, key, question: { tool: t.name, access: claim.access, subject: shown, reason: verdict.reason } });
-        if (answer.kind === "no") return finish(false, refusalText(`${claim.access} of ${shown}`, answer));
+        if (answer.kind === "no") return finish(refusal(`${claim.access} of ${shown}`, answer));
         granted.push(verdict);
       }
     }
     // An answer can take minutes; a link swapped meanwhile must not redirect what was judged.
     for (const { path, real } of judged) {
       if (resolveInWorkspace(deps.ws, path).real !== real) {
-        return finish(false, `Error: ${path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`);
+        return finish(toolFailure(`${path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`));
       }
     }
     const ctx: ToolContext = {
@@ -192,11 +195,11 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
       },
       ...(deps.signal ? { signal: deps.signal } : {}),
     };
-    return finish(true, await t.execute(input, ctx));
+    return finish(toolSuccess(await t.execute(input, ctx)));
   } catch (error) {
-    if (error instanceof ToolError || error instanceof PathError) return finish(false, `Error: ${error.message}`);
+    if (error instanceof ToolError || error instanceof PathError) return finish(toolFailure(error.message));
     const message = error instanceof Error ? error.message : String(error);
-    return finish(false, `Error: ${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
+    return finish(toolFailure(`${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`));
   }
 }
 
@@ -220,8 +223,8 @@ async function judgeRun(policy: Policy, tool: string, command: string): Promise<
   }
 }
 
-/** Judges a command line by the Run rules; returns the refusal text, or null when it may run. */
-async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+/** Judges a command line by the Run rules; returns the refusal, or null when it may run. */
+async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
   const verdict = await judgeRun(deps.policy, t.name, command);
   // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
   const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
@@ -231,25 +234,25 @@ async function judgeCommand(t: PencilTool, command: string, callId: string, deps
   const key = unsandboxed || verdict.irreversible ? null : `run:${command}`;
   if (decision === "ask" && key !== null && asker.remembered(key)) return null;
   deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision, reason, answeredBy: "rule" });
-  if (decision === "deny") return `Error: running \`${command}\` is denied. ${verdict.reason}`;
+  if (decision === "deny") return toolFailure(`running \`${command}\` is denied. ${verdict.reason}`);
   if (decision === "allow") return null;
   const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed || verdict.irreversible ? { once: true } : {}) } });
-  return answer.kind === "no" ? refusalText(`to run \`${command}\``, answer) : null;
+  return answer.kind === "no" ? refusal(`to run \`${command}\``, answer) : null;
 }
 
 /** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
 const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "CONNECT"]);
-/** Judges an MCP tool call by the Mcp rules (deny > ask > allow, default ask); returns the refusal text, or null when it may run. */
-async function judgeMcpCall(t: PencilTool, mcp: { server: string; tool: string }, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+/** Judges an MCP tool call by the Mcp rules (deny > ask > allow, default ask); returns the refusal, or null when it may run. */
+async function judgeMcpCall(t: PencilTool, mcp: { server: string; tool: string }, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
   const verdict = decideMcp(deps.mcpPolicy ?? { rules: [] }, mcp.server, mcp.tool);
   const subject = `${mcp.server}/${mcp.tool} ${JSON.stringify(input ?? {}).slice(0, 500)}`;
   const key = `mcp:${mcp.server}/${mcp.tool}`;
   if (verdict.decision === "ask" && asker.remembered(key)) return null;
   deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "run", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-  if (verdict.decision === "deny") return `Error: the MCP tool ${mcp.server}/${mcp.tool} is denied. ${verdict.reason} Continue without it.`;
+  if (verdict.decision === "deny") return toolFailure(`the MCP tool ${mcp.server}/${mcp.tool} is denied. ${verdict.reason} Continue without it.`);
   if (verdict.decision === "allow") return null;
   const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason } });
-  return answer.kind === "no" ? refusalText(`the MCP call ${mcp.server}/${mcp.tool}`, answer) : null;
+  return answer.kind === "no" ? refusal(`the MCP call ${mcp.server}/${mcp.tool}`, answer) : null;
 }
 
 /**
@@ -282,11 +285,11 @@ async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: Se
  * the owner answers per call (or "always" for that destination in this run), and with
  * nobody there the answer is no.
  */
-async function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<string | null> {
+async function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
   const verdict = decide(deps.policy, { tool: t.name, access: "net", host: target.host ?? target.destination });
   if (verdict.decision !== "ask") {
     deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-    return verdict.decision === "deny" ? `Error: reaching ${target.destination} is denied. ${verdict.reason}` : null;
+    return verdict.decision === "deny" ? toolFailure(`reaching ${target.destination} is denied. ${verdict.reason}`) : null;
   }
   const key = `send:${target.destination}`;
   if (asker.remembered(key)) return null;
@@ -295,5 +298,5 @@ async function judgeSending(t: PencilTool, target: { subject: string; destinatio
     : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
   deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
   const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject: target.subject, reason } });
-  return answer.kind === "no" ? refusalText(`to let ${t.name} reach ${target.destination}`, answer) : null;
+  return answer.kind === "no" ? refusal(`to let ${t.name} reach ${target.destination}`, answer) : null;
 }

@@ -1,5 +1,7 @@
+import { PencilError, UsageFailure } from "../core/errors.ts";
+
 /** A model configuration the program cannot run with (exit code 2); the message says what to set. */
-export class ModelConfigError extends Error {
+export class ModelConfigError extends UsageFailure {
   override name = "ModelConfigError";
 }
 
@@ -29,7 +31,7 @@ export interface ModelAttempt {
  * one refused the request itself (a 4xx such as 400, which no fallback is asked
  * to repeat). The message names every model tried and why each failed.
  */
-export class ModelCallError extends Error {
+export class ModelCallError extends PencilError {
   override name = "ModelCallError";
   readonly attempts: ModelAttempt[];
   /** True when the last model refused the request (a client error), so it was not sent to a fallback. */
@@ -43,7 +45,7 @@ export class ModelCallError extends Error {
 }
 
 /** A model that sent nothing for longer than the configured timeout. */
-export class ModelTimeoutError extends Error {
+export class ModelTimeoutError extends PencilError {
   override name = "ModelTimeoutError";
 }
 

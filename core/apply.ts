@@ -6,6 +6,7 @@ import { faultPoint } from "./fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
 import { sha256 } from "./hash.ts";
 import { createEntry, fsyncDir, type JournalEntry, type JournalFile, newApplyId, type RefusedFile, saveEntry } from "./journal.ts";
+import { PencilError } from "./errors.ts";
 
 /*
  * Durability. The journal entry (blob pack, then entry.json, then the directories)
@@ -42,7 +43,7 @@ export interface ApplyResult {
 }
 
 /** An apply that could not run (bad approval list, malformed changeset) or failed mid-way; the message says what to do. */
-export class ApplyError extends Error {
+export class ApplyError extends PencilError {
   override name = "ApplyError";
 }
 

@@ -5,6 +5,7 @@ import type { FileChange } from "./changeset.ts";
 import type { FileImage } from "./file-image.ts";
 import { writeFileAtomic } from "./file-ops.ts";
 import { sha256 } from "./hash.ts";
+import { PencilError } from "./errors.ts";
 
 /**
  * The apply journal. One directory per apply under the journal directory, named by
@@ -60,7 +61,7 @@ export interface JournalEntry {
 }
 
 /** A journal that cannot be read or an operation it does not allow; the message says what to do. */
-export class JournalError extends Error {
+export class JournalError extends PencilError {
   override name = "JournalError";
 }
 

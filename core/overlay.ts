@@ -2,6 +2,7 @@ import type { BaseState } from "./changeset.ts";
 import type { ChangeOrigin, DirEntry, FileOps, FileStat, WriteOptions } from "./file-ops.ts";
 import { sha256 } from "./hash.ts";
 import { sep } from "node:path";
+import { PencilError } from "./errors.ts";
 
 /** One staged file: the disk state it was built on and what it becomes (null: deleted). */
 export interface StagedEntry {
@@ -15,7 +16,7 @@ export interface StagedEntry {
 }
 
 /** Raised for a path the staged view does not have; `code` mirrors the errno a disk read would give. */
-export class OverlayMissError extends Error {
+export class OverlayMissError extends PencilError {
   readonly code = "ENOENT";
 }
 

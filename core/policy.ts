@@ -2,6 +2,7 @@ import picomatch from "picomatch";
 import { isAbsolute, join, posix, resolve } from "node:path";
 import { decideCommand, runPattern, type RunRules } from "./command-policy.ts";
 import { realPathLoose } from "./workspace.ts";
+import { UsageFailure } from "./errors.ts";
 
 /** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command, Net → requests that leave the machine (fetch_url, web_search), by host. */
 export type RuleKind = "Read" | "Edit" | "Run" | "Net";
@@ -20,8 +21,9 @@ export interface Rule {
 }
 
 /** A settings file or rule that cannot be used; the CLI turns it into exit 2. */
-export class ConfigError extends Error {
+export class ConfigError extends UsageFailure {
   override name = "ConfigError";
+  override readonly label = "configuration error";
   /** The settings file (or CLI flag) at fault. */
   readonly file: string;
   /** The rule text at fault, when one rule is the problem. */
@@ -30,6 +32,10 @@ export class ConfigError extends Error {
     super(message);
     this.file = file;
     this.rule = rule;
+  }
+
+  override get userMessage(): string {
+    return `in ${this.file}${this.rule ? ` (rule ${this.rule})` : ""}: ${this.message}`;
   }
 }
 

@@ -3,8 +3,10 @@
 // The search tool runs rg when present and the JS side otherwise, and also uses
 // the JS side to double-check every line rg reports.
 
+import { PencilError } from "./errors.ts";
+
 /** A search pattern that cannot be used; the message says why and what to write instead. */
-export class PatternError extends Error {
+export class PatternError extends PencilError {
   override name = "PatternError";
 }
 

@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
+import { PencilError } from "./errors.ts";
 import { faultPoint } from "./fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
 import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameImage, tempLeftovers } from "./file-image.ts";
 import { entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
-
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
 export interface UndoResult {
   applyId: string;
@@ -14,7 +14,7 @@ export interface UndoResult {
 }
 
 /** An undo that cannot start (nothing to undo, unknown id, entry not in an undoable state); the message says what to do. */
-export class UndoError extends Error {
+export class UndoError extends PencilError {
   override name = "UndoError";
 }
 

@@ -1,6 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { PencilError } from "./errors.ts";
 
 /** Most symlinks followed while resolving one path; more means a loop or an abuse. */
 export const MAX_LINK_HOPS = 40;
@@ -20,7 +21,7 @@ export interface ResolvedPath {
 }
 
 /** A path that cannot be resolved at all (empty, NUL byte, link loop); its message says what to do. */
-export class PathError extends Error {
+export class PathError extends PencilError {
   override name = "PathError";
 }
 

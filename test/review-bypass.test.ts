@@ -5,6 +5,7 @@ import { chmodSync, linkSync, mkdirSync, readFileSync, realpathSync, rmSync, sta
 import { join } from "node:path";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../agent/approver.ts";
 import { guardTools } from "../agent/policy-seam.ts";
+import type { ToolOutcome } from "../agent/tool-outcome.ts";
 import { applyReviewed } from "../app/apply-reviewed.ts";
 import { createRuntime } from "../app/runtime.ts";
 import { buildChangeset } from "../core/changeset.ts";
@@ -84,7 +85,7 @@ function seam(l: ReturnType<typeof layout>, approver: Approver = scripted(), rg:
   });
   let n = 0;
   const exec = (name: string, input: Record<string, unknown>): Promise<string> =>
-    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<string> }).execute(input, { toolCallId: `call-${++n}`, messages: [] });
+    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<ToolOutcome> }).execute(input, { toolCallId: `call-${++n}`, messages: [] }).then((o) => o.text);
   const changeset = () => buildChangeset({ id: "cs-1", goal: "g", workspace: ws, staged: overlay.list(), readDisk: (real) => readFileSync(real) });
   return { ws, overlay, exec, changeset };
 }

@@ -9,6 +9,7 @@ import type { Approver, PermissionAnswer, PermissionQuestion } from "../agent/ap
 import { nobodyApprover } from "../agent/approver.ts";
 import type { SessionEvent } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
+import type { ToolOutcome } from "../agent/tool-outcome.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/overlay.ts";
 import { compilePolicy, decide, parseRule, type Rule } from "../core/policy.ts";
@@ -672,7 +673,7 @@ function seam(tools: PencilTool[], rules: Rule[], approver: Approver) {
   });
   let n = 0;
   const exec = (name: string, command: string): Promise<string> =>
-    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<string> }).execute({ command }, { toolCallId: `call-${++n}`, messages: [] });
+    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<ToolOutcome> }).execute({ command }, { toolCallId: `call-${++n}`, messages: [] }).then((o) => o.text);
   return { exec, events };
 }
 

@@ -2,6 +2,7 @@ import type { FileOps } from "../file-ops.ts";
 import type { OverlayLayers } from "./overlay.ts";
 import type { WalkRules } from "../walk.ts";
 import type { Workspace } from "../workspace.ts";
+import { PencilError } from "../errors.ts";
 
 /**
  * How shared (not copied) directories reach the command. `namespace`: an empty
@@ -68,6 +69,6 @@ export interface Scratch {
 }
 
 /** Raised when a scratch copy cannot be made; the message says what to do. */
-export class ScratchError extends Error {
+export class ScratchError extends PencilError {
   override name = "ScratchError";
 }

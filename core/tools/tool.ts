@@ -3,6 +3,7 @@ import type { CommandRecord } from "../command-record.ts";
 import type { FileOps } from "../file-ops.ts";
 import type { ReadLedger } from "../read-ledger.ts";
 import type { Workspace } from "../workspace.ts";
+import { PencilError } from "../errors.ts";
 
 /** Whether a tool call reads a path or writes (stages) it. */
 export type Access = "read" | "write";
@@ -94,6 +95,6 @@ export interface PencilTool<I = any> {
 }
 
 /** A failure the model reads as the tool result; the message says what to do next. */
-export class ToolError extends Error {
+export class ToolError extends PencilError {
   override name = "ToolError";
 }

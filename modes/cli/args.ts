@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { UsageFailure } from "../../core/errors.ts";
 
 /** The parsed command line: the command, its positional words, and the common options. */
 export interface CliArgs {
@@ -26,7 +27,7 @@ export interface CliArgs {
 }
 
 /** A command line that cannot be understood; exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends UsageFailure {
   override name = "UsageError";
 }
 

@@ -1,7 +1,4 @@
-import { MissingModelKeyError, ModelConfigError } from "../../ai/errors.ts";
-import { UnknownChangesetError } from "../../core/errors.ts";
-import { ConfigError } from "../../core/policy.ts";
-import { CheckpointError, UnknownSessionError, WorkspaceMismatchError } from "../../app/errors.ts";
+import { PencilError } from "../../core/errors.ts";
 import { closest, parseCli, UsageError, type CliArgs } from "./args.ts";
 import { loadConfig, type ConfigSources } from "./config-files.ts";
 import { COMMAND_HELP, HELP } from "./help.ts";
@@ -83,21 +80,12 @@ export function reportFailure(io: CliIO, error: unknown): number {
   // Messages from the layers below suggest `pencil <command>`: spell it the way this Pencil was started.
   const inv = io.invocation ?? "pencil";
   const say = (text: string) => io.err(inv === "pencil" ? text : text.replace(/(^|[\s`(])pencil (?=[a-z-])/g, `$1${inv} `));
-  if (
-    error instanceof UsageError ||
-    error instanceof ModelConfigError ||
-    error instanceof MissingModelKeyError ||
-    error instanceof WorkspaceMismatchError ||
-    error instanceof UnknownChangesetError ||
-    error instanceof CheckpointError ||
-    error instanceof UnknownSessionError
-  ) {
-    say(`${c.red("error:")} ${error.message}\n`);
-    return 2;
-  }
-  if (error instanceof ConfigError) {
-    say(`${c.red("configuration error")} in ${error.file}${error.rule ? ` (rule ${error.rule})` : ""}: ${error.message}\n`);
-    return 2;
+  // Every failure raised on purpose says its own exit code and words; anything else is a bug's message, exit 1.
+  if (PencilError.isInstance(error)) {
+    say(`${c.red(error.label)} ${error.userMessage}\n`);
+    if (error.exitCode === 2) return 2;
+    if (process.env.PENCIL_DEBUG && error.stack) io.err(`${error.stack}\n`);
+    return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
   say(`${c.red("error:")} ${message}\n`);
