@@ -115,92 +115,190 @@ function refusal(what: string, answer: { reason?: string }): ToolOutcome {
   return toolFailure(`the user refused ${what}.${why} Do not retry it; continue without it.`);
 }
 
+/**
+ * One tool call through the seam, in named steps: judge (every permission the call
+ * needs, by the rules) → ask (the owner, for what the rules leave open, in order) →
+ * re-check (paths resolve as judged) → execute → finalize (nudge, event, answer).
+ * Any failure on the way is a result the model reads.
+ */
 async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, repeats: RepeatedFailures): Promise<ToolOutcome> {
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
-  const finish = ({ ok, text }: ToolOutcome): ToolOutcome => {
-    const output = repeats.answer(t.name, input, ok, text);
-    deps.emit({ type: "tool-result", callId, tool: t.name, ok, output, ms: performance.now() - started });
-    return { ok, text: output };
-  };
+  let outcome: ToolOutcome;
   try {
-    const unusable = invalidReason(input);
-    if (unusable !== null) return finish(toolFailure(unusable));
-    // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
-    for (const claim of t.claims(input)) {
-      const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
-      if (hint) return finish(toolFailure(hint));
+    const gates = await judgeCall(t, input, deps);
+    const asked = await askOwner(t, gates, callId, deps, asker);
+    outcome = "refusal" in asked
+      ? asked.refusal
+      : (recheckPaths(deps, gates) ?? (await executeCall(t, input, callId, deps, asker, asked.granted)));
+  } catch (error) {
+    outcome = failureOf(t, error);
+  }
+  return finalizeCall(t, input, callId, outcome, started, deps, repeats);
+}
+
+/** One permission a call needs, judged by the rules; askOwner settles them in this order. */
+type Gate =
+  | { kind: "refuse"; outcome: ToolOutcome }
+  | { kind: "mcp"; label: string; subject: string; verdict: Decision; key: string }
+  | { kind: "command"; command: string; decision: Decision["decision"]; reason: string; ruleReason: string; key: string | null; once: boolean }
+  | { kind: "send"; subject: string; destination: string; decision: Decision["decision"]; reason: string; key: string }
+  | { kind: "path"; path: string; real: string; shown: string; access: "read" | "write"; verdict: Decision; key: string };
+
+/**
+ * Judge: what the call needs permission for, with the rules' verdicts, in the order
+ * they are settled (an MCP tool, the command, sending, then each path). Asks nothing and changes
+ * nothing; a problem found on the way (unusable input, a slip, a path that cannot be
+ * resolved) is a refusal gate at the place it was found.
+ */
+async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise<Gate[]> {
+  const unusable = invalidReason(input);
+  if (unusable !== null) return [{ kind: "refuse", outcome: toolFailure(unusable) }];
+  // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
+  for (const claim of t.claims(input)) {
+    const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
+    if (hint) return [{ kind: "refuse", outcome: toolFailure(hint) }];
+  }
+  const gates: Gate[] = [];
+  if (t.mcp) gates.push(judgeMcpCall(t.mcp, input, deps));
+  if (t.runCommand) gates.push(await judgeCommand(t, t.runCommand(input), deps));
+  if (t.reaches) gates.push(judgeSending(t, t.reaches(input), deps));
+  for (const claim of t.claims(input)) {
+    let real: string;
+    try {
+      real = resolveInWorkspace(deps.ws, claim.path).real;
+    } catch (error) {
+      gates.push({ kind: "refuse", outcome: failureOf(t, error) });
+      break;
     }
-    if (t.mcp) {
-      const refusal = await judgeMcpCall(t, t.mcp, input, callId, deps, asker);
-      if (refusal) return finish(refusal);
+    const verdict = judgePath(deps, t.name, claim.access, real);
+    gates.push({ kind: "path", path: claim.path, real, shown: displayPath(deps.ws, real), access: claim.access, verdict, key: `${claim.access}:${real}` });
+  }
+  return gates;
+}
+
+/**
+ * Ask: settles the gates in order — each verdict is reported, a deny or a "no"
+ * refuses the call (a refused command is recorded), an ask goes to the owner unless
+ * an "always" covers it. Returns the refusal, or the path verdicts the owner granted
+ * (walkers may show what falls under the very same ask, nothing more).
+ */
+async function askOwner(t: PencilTool, gates: Gate[], callId: string, deps: SeamDeps, asker: Asker): Promise<{ refusal: ToolOutcome } | { granted: Decision[] }> {
+  const granted: Decision[] = [];
+  const policyEvent = (path: string, access: string, decision: Decision["decision"], reason: string, answeredBy: "rule" | "user") =>
+    deps.emit({ type: "policy", callId, tool: t.name, path, access, decision, reason, answeredBy });
+  for (const gate of gates) {
+    if (gate.kind === "refuse") return { refusal: gate.outcome };
+    if (gate.kind === "mcp") {
+      const { label, subject, verdict, key } = gate;
+      if (verdict.decision === "ask" && asker.remembered(key)) continue;
+      policyEvent(subject, "run", verdict.decision, verdict.reason, "rule");
+      if (verdict.decision === "deny") return { refusal: toolFailure(`the MCP tool ${label} is denied. ${verdict.reason} Continue without it.`) };
+      if (verdict.decision === "allow") continue;
+      const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason } });
+      if (answer.kind === "no") return { refusal: refusal(`the MCP call ${label}`, answer) };
+      continue;
     }
-    if (t.runCommand) {
-      const command = t.runCommand(input);
-      const refusal = await judgeCommand(t, command, callId, deps, asker);
-      if (refusal) {
-        deps.recordCommand?.({ command, at: new Date().toISOString(), outcome: "refused", exitCode: null, durationMs: 0, sandbox: null, staged: [], notStaged: 0, network: "none" });
-        return finish(refusal);
+    if (gate.kind === "command") {
+      const refused = await askCommand(t, gate, callId, asker, policyEvent);
+      if (refused) {
+        deps.recordCommand?.({ command: gate.command, at: new Date().toISOString(), outcome: "refused", exitCode: null, durationMs: 0, sandbox: null, staged: [], notStaged: 0, network: "none" });
+        return { refusal: refused };
       }
-    }
-    if (t.reaches) {
-      const refusal = await judgeSending(t, t.reaches(input), callId, deps, asker);
-      if (refusal) return finish(refusal);
-    }
-    const judged: { path: string; real: string }[] = [];
-    // Asks the owner granted for this call: walkers may show what falls under the very same ask, nothing more.
-    const granted: Decision[] = [];
-    for (const claim of t.claims(input)) {
-      const resolved = resolveInWorkspace(deps.ws, claim.path);
-      judged.push({ path: claim.path, real: resolved.real });
-      const shown = displayPath(deps.ws, resolved.real);
-      const verdict = judgePath(deps, t.name, claim.access, resolved.real);
-      const key = `${claim.access}:${resolved.real}`;
-      if (verdict.decision === "ask" && asker.remembered(key)) {
-        granted.push(verdict);
-        deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: "allow", reason: "Allowed always for this path in this run.", answeredBy: "user" });
+    } else if (gate.kind === "send") {
+      const { subject, destination, decision, reason, key } = gate;
+      if (decision !== "ask") {
+        policyEvent(subject, "send", decision, reason, "rule");
+        if (decision === "deny") return { refusal: toolFailure(`reaching ${destination} is denied. ${reason}`) };
         continue;
       }
-      deps.emit({ type: "policy", callId, tool: t.name, path: shown, access: claim.access, decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-      if (verdict.decision === "deny") return finish(toolFailure(`permission denied for ${claim.access} of ${shown}. ${verdict.reason}`));
+      if (asker.remembered(key)) continue;
+      policyEvent(subject, "send", "ask", reason, "rule");
+      const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject, reason } });
+      if (answer.kind === "no") return { refusal: refusal(`to let ${t.name} reach ${destination}`, answer) };
+    } else {
+      const { verdict, shown, access, key } = gate;
+      if (verdict.decision === "ask" && asker.remembered(key)) {
+        granted.push(verdict);
+        policyEvent(shown, access, "allow", "Allowed always for this path in this run.", "user");
+        continue;
+      }
+      policyEvent(shown, access, verdict.decision, verdict.reason, "rule");
+      if (verdict.decision === "deny") return { refusal: toolFailure(`permission denied for ${access} of ${shown}. ${verdict.reason}`) };
       if (verdict.decision === "ask") {
-        const answer = await asker.ask({ callId, key, question: { tool: t.name, access: claim.access, subject: shown, reason: verdict.reason } });
-        if (answer.kind === "no") return finish(refusal(`${claim.access} of ${shown}`, answer));
+        const answer = await asker.ask({ callId, key, question: { tool: t.name, access, subject: shown, reason: verdict.reason } });
+        if (answer.kind === "no") return { refusal: refusal(`${access} of ${shown}`, answer) };
         granted.push(verdict);
       }
     }
-    // An answer can take minutes; a link swapped meanwhile must not redirect what was judged.
-    for (const { path, real } of judged) {
-      if (resolveInWorkspace(deps.ws, path).real !== real) {
-        return finish(toolFailure(`${path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`));
-      }
-    }
-    const ctx: ToolContext = {
-      ws: deps.ws,
-      fs: deps.fs,
-      reads: deps.reads,
-      call: { id: callId, model: deps.currentModel() },
-      limits: deps.limits,
-      // Walkers (list, search, the run_command copy) show only what a read would be allowed,
-      // or what falls under an ask the owner granted for this very call.
-      visible: (real) => {
-        const verdict = judgePath(deps, t.name, "read", real);
-        return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
-      },
-      ...(deps.recordCommand ? { recordCommand: deps.recordCommand } : {}),
-      reach: (r) => judgeReach(t, r, callId, deps, asker),
-      writeRefusal: (real) => {
-        const verdict = judgePath(deps, t.name, "write", real);
-        return verdict.decision === "deny" ? verdict.reason : null;
-      },
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    };
-    return finish(toolSuccess(await t.execute(input, ctx)));
-  } catch (error) {
-    if (error instanceof ToolError || error instanceof PathError) return finish(toolFailure(error.message));
-    const message = error instanceof Error ? error.message : String(error);
-    return finish(toolFailure(`${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`));
   }
+  return { granted };
+}
+
+/** Settles a command gate: null when it may run, else the refusal. */
+async function askCommand(
+  t: PencilTool,
+  gate: Extract<Gate, { kind: "command" }>,
+  callId: string,
+  asker: Asker,
+  policyEvent: (path: string, access: string, decision: Decision["decision"], reason: string, answeredBy: "rule" | "user") => void,
+): Promise<ToolOutcome | null> {
+  const { command, decision, reason, key, once } = gate;
+  if (decision === "ask" && key !== null && asker.remembered(key)) return null;
+  policyEvent(command, "run", decision, reason, "rule");
+  if (decision === "deny") return toolFailure(`running \`${command}\` is denied. ${gate.ruleReason}`);
+  if (decision === "allow") return null;
+  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(once ? { once: true } : {}) } });
+  return answer.kind === "no" ? refusal(`to run \`${command}\``, answer) : null;
+}
+
+/** Re-check: an answer can take minutes; a link swapped meanwhile must not redirect what was judged. */
+function recheckPaths(deps: SeamDeps, gates: Gate[]): ToolOutcome | null {
+  for (const gate of gates) {
+    if (gate.kind === "path" && resolveInWorkspace(deps.ws, gate.path).real !== gate.real) {
+      return toolFailure(`${gate.path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`);
+    }
+  }
+  return null;
+}
+
+/** Execute: runs the tool on the overlay; walkers see only what a read is allowed, or what the owner granted for this very call. */
+async function executeCall(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, granted: Decision[]): Promise<ToolOutcome> {
+  const ctx: ToolContext = {
+    ws: deps.ws,
+    fs: deps.fs,
+    reads: deps.reads,
+    call: { id: callId, model: deps.currentModel() },
+    limits: deps.limits,
+    // Walkers (list, search, the run_command copy) show only what a read would be allowed,
+    // or what falls under an ask the owner granted for this very call.
+    visible: (real) => {
+      const verdict = judgePath(deps, t.name, "read", real);
+      return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
+    },
+    ...(deps.recordCommand ? { recordCommand: deps.recordCommand } : {}),
+    reach: (r) => judgeReach(t, r, callId, deps, asker),
+    writeRefusal: (real) => {
+      const verdict = judgePath(deps, t.name, "write", real);
+      return verdict.decision === "deny" ? verdict.reason : null;
+    },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  };
+  return toolSuccess(await t.execute(input, ctx));
+}
+
+/** Finalize: the third identical failure gets its nudge, the result is reported, and the model gets its answer. */
+function finalizeCall(t: PencilTool, input: unknown, callId: string, outcome: ToolOutcome, started: number, deps: SeamDeps, repeats: RepeatedFailures): ToolOutcome {
+  const output = repeats.answer(t.name, input, outcome.ok, outcome.text);
+  deps.emit({ type: "tool-result", callId, tool: t.name, ok: outcome.ok, output, ms: performance.now() - started });
+  return { ok: outcome.ok, text: output };
+}
+
+/** A thrown failure as the model's answer: a tool's or a path's own message, or a plain note of the unexpected. */
+function failureOf(t: PencilTool, error: unknown): ToolOutcome {
+  if (error instanceof ToolError || error instanceof PathError) return toolFailure(error.message);
+  const message = error instanceof Error ? error.message : String(error);
+  return toolFailure(`${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
 }
 
 /** The policy's verdict on a path, made stricter by the file's other names when it has several hard links. */
@@ -223,36 +321,26 @@ async function judgeRun(policy: Policy, tool: string, command: string): Promise<
   }
 }
 
-/** Judges a command line by the Run rules; returns the refusal, or null when it may run. */
-async function judgeCommand(t: PencilTool, command: string, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
+/** Judge of a command line by the Run rules: a command with no sandbox, or an irreversible one, is never allowed unasked nor remembered. */
+async function judgeCommand(t: PencilTool, command: string, deps: SeamDeps): Promise<Gate> {
   const verdict = await judgeRun(deps.policy, t.name, command);
   // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
   const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
   const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;
   const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
   // An irreversible action (git push, npm publish…) is asked every time: never remembered.
-  const key = unsandboxed || verdict.irreversible ? null : `run:${command}`;
-  if (decision === "ask" && key !== null && asker.remembered(key)) return null;
-  deps.emit({ type: "policy", callId, tool: t.name, path: command, access: "run", decision, reason, answeredBy: "rule" });
-  if (decision === "deny") return toolFailure(`running \`${command}\` is denied. ${verdict.reason}`);
-  if (decision === "allow") return null;
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(unsandboxed || verdict.irreversible ? { once: true } : {}) } });
-  return answer.kind === "no" ? refusal(`to run \`${command}\``, answer) : null;
+  const once = unsandboxed || Boolean(verdict.irreversible);
+  return { kind: "command", command, decision, reason, ruleReason: verdict.reason, key: once ? null : `run:${command}`, once };
 }
 
 /** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
 const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "CONNECT"]);
-/** Judges an MCP tool call by the Mcp rules (deny > ask > allow, default ask); returns the refusal, or null when it may run. */
-async function judgeMcpCall(t: PencilTool, mcp: { server: string; tool: string }, input: unknown, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
+
+/** Judge of an MCP tool call by the Mcp rules (deny > ask > allow, default ask). */
+function judgeMcpCall(mcp: { server: string; tool: string }, input: unknown, deps: SeamDeps): Gate {
   const verdict = decideMcp(deps.mcpPolicy ?? { rules: [] }, mcp.server, mcp.tool);
-  const subject = `${mcp.server}/${mcp.tool} ${JSON.stringify(input ?? {}).slice(0, 500)}`;
-  const key = `mcp:${mcp.server}/${mcp.tool}`;
-  if (verdict.decision === "ask" && asker.remembered(key)) return null;
-  deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "run", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-  if (verdict.decision === "deny") return toolFailure(`the MCP tool ${mcp.server}/${mcp.tool} is denied. ${verdict.reason} Continue without it.`);
-  if (verdict.decision === "allow") return null;
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason } });
-  return answer.kind === "no" ? refusal(`the MCP call ${mcp.server}/${mcp.tool}`, answer) : null;
+  const label = `${mcp.server}/${mcp.tool}`;
+  return { kind: "mcp", label, subject: `${label} ${JSON.stringify(input ?? {}).slice(0, 500)}`, verdict, key: `mcp:${label}` };
 }
 
 /**
@@ -281,22 +369,14 @@ async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: Se
 }
 
 /**
- * Data leaving the machine: a Net(host) deny refuses and an allow lets it go; otherwise
- * the owner answers per call (or "always" for that destination in this run), and with
- * nobody there the answer is no.
+ * Judge of data leaving the machine: a Net(host) deny refuses and an allow lets it go;
+ * otherwise the owner answers per call (or "always" for that destination in this
+ * run), and with nobody there the answer is no.
  */
-async function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, callId: string, deps: SeamDeps, asker: Asker): Promise<ToolOutcome | null> {
+function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, deps: SeamDeps): Gate {
   const verdict = decide(deps.policy, { tool: t.name, access: "net", host: target.host ?? target.destination });
-  if (verdict.decision !== "ask") {
-    deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
-    return verdict.decision === "deny" ? toolFailure(`reaching ${target.destination} is denied. ${verdict.reason}`) : null;
-  }
-  const key = `send:${target.destination}`;
-  if (asker.remembered(key)) return null;
-  const reason = verdict.rule
+  const reason = verdict.decision !== "ask" || verdict.rule
     ? verdict.reason
     : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
-  deps.emit({ type: "policy", callId, tool: t.name, path: target.subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject: target.subject, reason } });
-  return answer.kind === "no" ? refusal(`to let ${t.name} reach ${target.destination}`, answer) : null;
+  return { kind: "send", subject: target.subject, destination: target.destination, decision: verdict.decision, reason, key: `send:${target.destination}` };
 }
