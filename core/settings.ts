@@ -3,8 +3,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { compilePolicy, ConfigError, decide, parseRule, ruleTarget, ruleText, type Effect, type Rule } from "./policy.ts";
-import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
 import { isMcpRuleText, parseMcpRule, type McpRule } from "./mcp-rules.ts";
+import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
 
 /** Where settings come from: the two files' roots and the trusted CLI flags. */
@@ -60,10 +60,26 @@ const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpSe
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
 
 /**
- * Reads `$PENCIL_HOME/settings.json` (trusted) and `<workspace>/.pencil/settings.json`
- * (untrusted: whatever would weaken safety is ignored with a warning), adds the CLI
- * flags, and returns the merged rules and limits. Throws ConfigError naming the file
- * (and rule) for malformed JSON, wrong types or a bad rule.
+ * How far a layer of settings is trusted, as gemini-cli's policy tiers: `user` (your
+ * own file under $PENCIL_HOME, and the flags you type) may loosen anything;
+ * `workspace` (a repository's file, written by whoever wrote the repository) may only
+ * tighten — what would weaken safety is ignored with a warning.
+ */
+export type Trust = "user" | "workspace";
+
+/** One source of settings: its trust, the file it came from (none for flags), and the rule source per effect. */
+interface Layer {
+  trust: Trust;
+  file: string | null;
+  settings: SettingsFile;
+  source: (effect: Effect) => string;
+}
+
+/**
+ * Merges the layers in order — `$PENCIL_HOME/settings.json` (user), then
+ * `<workspace>/.pencil/settings.json` (workspace), then the CLI flags (user) — and
+ * returns the merged rules and limits. Throws ConfigError naming the file (and
+ * rule) for malformed JSON, wrong types or a bad rule.
  */
 export function loadSettings(input: SettingsInput): Settings {
   const home = input.home ?? homedir();
@@ -72,9 +88,9 @@ export function loadSettings(input: SettingsInput): Settings {
   const warnings: string[] = [];
   const files: string[] = [];
   const rules: Rule[] = [];
-  const mcpRules: McpRule[] = [];
   const limits: ToolLimits = { ...DEFAULT_LIMITS };
   const sandbox = { network: false };
+  const mcpRules: McpRule[] = [];
   let mcpServers: unknown;
   let gitCommitButton = false;
   const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
@@ -100,92 +116,77 @@ export function loadSettings(input: SettingsInput): Settings {
     const verdict = decide(builtins, { tool: "settings", access: rule.kind === "Read" ? "read" : "write", real: probe });
     return verdict.decision === "deny" && verdict.rule === undefined ? verdict.reason : null;
   };
-
-  const user = readSettingsFile(userFile);
-  if (user) {
-    files.push(userFile);
-    warnUnknownKeys(user, userFile, false, warnings);
-    for (const effect of EFFECTS) {
-      for (const text of user.permissions?.[effect] ?? []) {
-        if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, effect, userFile));
-        else keep(parseRule(text, effect, userFile));
-      }
+  /** Why a workspace layer's allow rule is ignored, or null when it may stand. */
+  const workspaceAllowRefusal = (rule: Rule, file: string): string | null => {
+    if (rule.kind === "Run") {
+      return `Ignored ${ruleText(rule)} in ${file}: a workspace settings file cannot allow commands. Put it in ${userFile} or pass --allow if you trust it.`;
     }
-    if (user.mcpServers !== undefined) mcpServers = user.mcpServers;
-    const git = user.git as { commitButton?: unknown } | undefined;
-    if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
-    for (const key of limitKeys) {
-      const value = user.limits?.[key];
-      if (value !== undefined) limits[key] = value;
+    if (rule.kind === "Net") {
+      return `Ignored ${ruleText(rule)} in ${file}: a workspace settings file cannot let data leave the machine unasked. Put it in ${userFile} or pass --allow if you trust it.`;
     }
-    if (user.sandbox?.network !== undefined) sandbox.network = user.sandbox.network;
-  }
+    const { base } = ruleTarget(rule, roots);
+    if (isInside(roots.workspaceRoot, base)) return null;
+    return `Ignored ${ruleText(rule)} in ${file}: a workspace settings file cannot allow access outside the workspace (it points to ${base}). Put it in ${userFile} or pass --allow if you trust it.`;
+  };
 
-  const sameAsUser = realPathLoose(wsFile).real === realPathLoose(userFile).real;
-  const ws = sameAsUser ? undefined : readSettingsFile(wsFile);
-  if (ws) {
-    files.push(wsFile);
-    warnUnknownKeys(ws, wsFile, true, warnings);
+  // Read lazily, one after the other: a bad user file is reported before the workspace file is looked at.
+  const layers: (() => Layer | undefined)[] = [
+    () => {
+      const settings = readSettingsFile(userFile);
+      return settings && { trust: "user", file: userFile, settings, source: () => userFile };
+    },
+    () => {
+      if (realPathLoose(wsFile).real === realPathLoose(userFile).real) return undefined;
+      const settings = readSettingsFile(wsFile);
+      return settings && { trust: "workspace", file: wsFile, settings, source: () => wsFile };
+    },
+    () => ({ trust: "user", file: null, settings: { permissions: { deny: input.cliDeny, allow: input.cliAllow } }, source: (effect) => `--${effect}` }),
+  ];
+  for (const load of layers) {
+    const layer = load();
+    if (!layer) continue;
+    const { trust, file, settings } = layer;
+    const narrowOnly = trust === "workspace";
+    if (file !== null) {
+      files.push(file);
+      warnUnknownKeys(settings, file, narrowOnly, warnings);
+    }
     for (const effect of EFFECTS) {
-      for (const text of ws.permissions?.[effect] ?? []) {
+      for (const text of settings.permissions?.[effect] ?? []) {
         if (isMcpRuleText(text)) {
-          const mcp = parseMcpRule(text, effect, wsFile);
-          if (effect === "allow") warnings.push(`Ignored ${text} in ${wsFile}: a workspace settings file cannot allow MCP tools. Put it in ${userFile} if you trust it.`);
+          const mcp = parseMcpRule(text, effect, layer.source(effect));
+          if (narrowOnly && effect === "allow") warnings.push(`Ignored ${text} in ${file}: a workspace settings file cannot allow MCP tools. Put it in ${userFile} if you trust it.`);
           else mcpRules.push(mcp);
           continue;
         }
-        const rule = parseRule(text, effect, wsFile);
-        if (effect !== "allow") {
-          keep(rule);
-          continue;
-        }
-        if (rule.kind === "Run") {
-          warnings.push(
-            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot allow commands. Put it in ${userFile} or pass --allow if you trust it.`,
-          );
-          continue;
-        }
-        if (rule.kind === "Net") {
-          warnings.push(
-            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot let data leave the machine unasked. Put it in ${userFile} or pass --allow if you trust it.`,
-          );
-          continue;
-        }
-        const { base } = ruleTarget(rule, roots);
-        if (!isInside(roots.workspaceRoot, base)) {
-          warnings.push(
-            `Ignored ${ruleText(rule)} in ${wsFile}: a workspace settings file cannot allow access outside the workspace (it points to ${base}). Put it in ${userFile} or pass --allow if you trust it.`,
-          );
-          continue;
-        }
-        keep(rule);
+        const rule = parseRule(text, effect, layer.source(effect));
+        const refused = narrowOnly && effect === "allow" ? workspaceAllowRefusal(rule, file!) : null;
+        if (refused) warnings.push(refused);
+        else keep(rule);
       }
     }
     for (const key of limitKeys) {
-      const value = ws.limits?.[key];
+      const value = settings.limits?.[key];
       if (value === undefined) continue;
-      if (value > limits[key]) {
-        warnings.push(
-          `Ignored limits.${key} = ${value} in ${wsFile}: a workspace settings file can only lower a limit (it is ${limits[key]}). Raise it in ${userFile}.`,
-        );
+      if (narrowOnly && value > limits[key]) {
+        warnings.push(`Ignored limits.${key} = ${value} in ${file}: a workspace settings file can only lower a limit (it is ${limits[key]}). Raise it in ${userFile}.`);
       } else limits[key] = value;
     }
-    if (ws.git !== undefined) warnings.push(`Ignored git in ${wsFile}: only your own settings (${userFile}) can turn on committing.`);
-    if (ws.mcpServers !== undefined) {
-      warnings.push(`Ignored mcpServers in ${wsFile}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`);
+    const network = settings.sandbox?.network;
+    if (narrowOnly && network === true) {
+      warnings.push(`Ignored sandbox.network in ${file}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`);
+    } else if (network !== undefined) sandbox.network = network;
+    // Committing and MCP servers are the user's own to turn on: a workspace file only proposes servers, in .pencil/mcp.json.
+    if (narrowOnly) {
+      if (settings.git !== undefined) warnings.push(`Ignored git in ${file}: only your own settings (${userFile}) can turn on committing.`);
+      if (settings.mcpServers !== undefined) {
+        warnings.push(`Ignored mcpServers in ${file}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`);
+      }
+    } else {
+      if (settings.mcpServers !== undefined) mcpServers = settings.mcpServers;
+      const git = settings.git as { commitButton?: unknown } | undefined;
+      if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
     }
-    if (ws.sandbox?.network === true) {
-      warnings.push(`Ignored sandbox.network in ${wsFile}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`);
-    } else if (ws.sandbox?.network === false) sandbox.network = false;
-  }
-
-  for (const text of input.cliDeny) {
-    if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, "deny", "--deny"));
-    else rules.push(parseRule(text, "deny", "--deny"));
-  }
-  for (const text of input.cliAllow) {
-    if (isMcpRuleText(text)) mcpRules.push(parseMcpRule(text, "allow", "--allow"));
-    else keep(parseRule(text, "allow", "--allow"));
   }
   return { rules, limits, sandbox, warnings, files, mcpRules, gitCommitButton, ...(mcpServers !== undefined ? { mcpServers } : {}) };
 }
