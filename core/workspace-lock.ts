@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { faultPoint } from "./fault-point.ts";
 import { sha256 } from "./hash.ts";
+import { PencilError } from "./errors.ts";
 
 /**
  * One lock per workspace under `$PENCIL_HOME/locks`, held while an apply, an undo or
@@ -29,7 +30,7 @@ export interface LockHolder {
 }
 
 /** The workspace lock stayed held by a live process for longer than the wait allowed; the message names the holder and the file. */
-export class LockBusyError extends Error {
+export class LockBusyError extends PencilError {
   override name = "LockBusyError";
 }
 
