@@ -21,7 +21,7 @@ export function readTools(): PencilTool[] {
 }
 
 /**
- * The tools of a mode (contract A4): every mode has recall (the owner's notes); agent adds the staging write tools and
+ * The tools of a mode (README "Commands", its table): every mode has recall (the owner's notes); agent adds the staging write tools and
  * run_command (in a scratch copy; its file effects come back staged); plan and
  * ask stay read-only and add fetch_url, and web_search when FIRECRAWL_API_KEY is set.
  */

@@ -14,7 +14,7 @@ export interface CommandContext {
   config?: ConfigSources;
 }
 
-/** A command module: runs and returns the process exit code (contract A2). */
+/** A command module: runs and returns the process exit code (README "Commands", exit codes). */
 export interface Command {
   run(ctx: CommandContext): Promise<number>;
 }

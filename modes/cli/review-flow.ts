@@ -32,7 +32,7 @@ export interface ReviewHooks {
   edit?: (cs: Changeset, file: FileChange) => Promise<FileChange | null>;
 }
 
-/** The per-file question: within 60 columns (contract A6's keys, spelled short; `?` explains them). */
+/** The per-file question: within 60 columns (README "The review": its keys, spelled short; `?` explains them). */
 export const REVIEW_PROMPT = "Approve? [y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps ";
 const REVIEW_KEYS = "ynaqres?h";
 const KEY_HELP = [
@@ -47,8 +47,8 @@ const KEY_HELP = [
 ];
 
 /**
- * Shows the summary, then each file's diff, and collects a decision per file (contract
- * A6). Files that import each other are named first; a decision that would write a
+ * Shows the summary, then each file's diff, and collects a decision per file (README
+ * "The review"). Files that import each other are named first; a decision that would write a
  * file without one it imports is put to the owner once more before it stands.
  */
 export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
@@ -184,7 +184,7 @@ export interface ReviewOptions {
   open?: boolean;
 }
 
-/** How a review loop ended, as an exit code (contract A2): 0 done, 3 left pending, 4 conflicts. */
+/** How a review loop ended, as an exit code (README "Commands", exit codes): 0 done, 3 left pending, 4 conflicts. */
 export type ReviewExit = 0 | 3 | 4;
 
 /**

@@ -61,7 +61,7 @@ export async function runWithProgress(
 
 /**
  * Runs the agent (or the next turn of `existing`), then reviews: on a terminal, the
- * A6 review with revisions, then the `› ` follow-up prompt in the same session;
+ * review of README "The review", with revisions, then the `› ` follow-up prompt in the same session;
  * without one, nothing is applied, the changeset is saved, and the exit code is 3.
  */
 export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}, review: ReviewOptions = {}, existing: AgentRun | null = null): Promise<number> {

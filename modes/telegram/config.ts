@@ -1,6 +1,6 @@
 import { ConfigError } from "../../core/policy.ts";
 
-/** The bot's settings, read from the environment (A3). */
+/** The bot's settings, read from the environment (README "Configuration"). */
 export interface TelegramConfig {
   token: string;
   /** The one Telegram user id the bot obeys; also the id of its private chat with them. */

@@ -10,7 +10,7 @@ import { readTelegramConfig, TelegramConfigError } from "./config.ts";
 import { announceInterrupted } from "./interrupted-notice.ts";
 import { errorText, scrubbedLog } from "./scrub.ts";
 
-/** How to start the bot: the environment (A3), and knobs for tests and the demo. */
+/** How to start the bot: the environment (README "Configuration"), and knobs for tests and the demo. */
 export interface TelegramBotOptions {
   env: Env;
   /** Default: PENCIL_WORKSPACE, else the current directory. */
