@@ -1,6 +1,7 @@
 import { createGroq } from "@ai-sdk/groq";
 import { createOpenAI } from "@ai-sdk/openai";
 import { APICallError, NoTranscriptGeneratedError, transcribe, type TranscriptionModel } from "ai";
+import { PencilError } from "../core/errors.ts";
 
 /** Groq's Whisper model when GROQ_TRANSCRIBE_MODEL is not set: fast, and priced per hour of audio. */
 export const DEFAULT_GROQ_TRANSCRIBE_MODEL = "whisper-large-v3-turbo";
@@ -26,7 +27,7 @@ export interface Transcriber {
 }
 
 /** No provider could transcribe; the message says what each one answered. */
-export class TranscriptionError extends Error {
+export class TranscriptionError extends PencilError {
   override name = "TranscriptionError";
 }
 

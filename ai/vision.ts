@@ -1,4 +1,5 @@
 import { APICallError, generateText } from "ai";
+import { PencilError } from "../core/errors.ts";
 import { FallbackModel } from "./fallback-model.ts";
 import type { ModelEnv, ModelSpec } from "./model-specs.ts";
 import { createModel } from "./resolve-models.ts";
@@ -17,7 +18,7 @@ export function seesImages(label: string): boolean {
 }
 
 /** The vision model could not describe the photo; the message says why and what to do. */
-export class VisionError extends Error {
+export class VisionError extends PencilError {
   override name = "VisionError";
 }
 
