@@ -12,7 +12,7 @@ import { isInside, openWorkspace, PathError, realPathLoose, type Workspace } fro
 /** The environment as Pencil reads it (process.env, or a test's own). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** How a front end asks for a runtime: the contract's common options. */
+/** How a front end asks for a runtime: the options every command takes (README "Commands"). */
 export interface RuntimeOptions {
   /** `-w/--workspace`, else PENCIL_WORKSPACE for the bot, else the current directory. */
   workspace?: string;

@@ -37,7 +37,7 @@ export interface PathPolicy {
 /**
  * Places under the home directory that hold credentials (relative to it): never
  * read or written, whatever a settings file says, and masked in run_command's
- * sandbox. The contract names the first three; the rest hold tokens just as
+ * sandbox. The README's opening promises name the first three; the rest hold tokens just as
  * surely (registry, cloud and database logins, git and GitHub credentials, keyrings).
  */
 export const HOME_CREDENTIALS: readonly string[] = [

@@ -6,7 +6,7 @@ export type CaptionIntent = { kind: "goal"; mode: RunMode; goal: string } | { ki
 const RUN_COMMAND = /^\/(agent|plan|ask)(?:@\w+)?(?:\s+([\s\S]*))?$/;
 
 /**
- * The one place that routes media by caption (A7): a caption is a goal (`/plan …` and
+ * The one place that routes media by caption (README "Telegram mode"): a caption is a goal (`/plan …` and
  * `/ask …` pick the mode, `/agent …` or plain words an agent run); no caption, or any
  * other command (`/dump`), passes on: a bare photo is a brain note, not a goal.
  */
