@@ -5,6 +5,7 @@ import type { Enrichment, Note, NoteKind } from "./note.ts";
 import type { OriginalFile, Originals } from "./originals.ts";
 import { retrieve, type Retrieval, type RetrievedNote } from "./retrieve.ts";
 import type { BrainStore } from "./store.ts";
+import { PencilError } from "../../core/errors.ts";
 
 /** The largest note stored, in bytes of UTF-8 text (a bigger paste is refused, with this cap named). */
 export const MAX_NOTE_BYTES = 1024 * 1024;
@@ -19,7 +20,7 @@ export interface Capture {
 }
 
 /** A dump refused before anything was stored; the message says why and what to do. */
-export class DumpRefused extends Error {
+export class DumpRefused extends PencilError {
   override name = "DumpRefused";
 }
 

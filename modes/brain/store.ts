@@ -1,4 +1,5 @@
 import type { NewNote, Note } from "./note.ts";
+import { PencilError } from "../../core/errors.ts";
 
 /** One candidate of a search: the note's id and its score (cosine similarity, or full-text rank). */
 export interface ScoredId {
@@ -44,6 +45,6 @@ export interface BrainStore {
 }
 
 /** The brain could not be opened or used; the message names the place and what to do. Exit 1. */
-export class BrainStoreError extends Error {
+export class BrainStoreError extends PencilError {
   override name = "BrainStoreError";
 }

@@ -39,7 +39,7 @@ export const brainFeature: FeatureFactory = (deps) => {
 
   composer.on("message:photo", async (ctx, next) => {
     const caption = ctx.msg.caption?.trim() ?? "";
-    // Forwarded media are judged by media.ts (someone else's caption); a photo with any other caption is a goal with an image (A7).
+    // Forwarded media are judged by media.ts (someone else's caption); a photo with any other caption is a goal with an image (README "Telegram mode").
     if (ctx.msg.forward_origin !== undefined) return next();
     if (caption !== "" && !/^\/dump(@\w+)?(\s|$)/.test(caption)) return next();
     const photo = ctx.msg.photo.at(-1)!;
