@@ -42,7 +42,7 @@ export async function runCli(args: string[], options: { cwd: string; env: Record
   return { code, stdout, stderr };
 }
 
-/** The session's follow-up prompt (contract A1). */
+/** The session's follow-up prompt (README "Commands"). */
 export const FOLLOW_UP = "› ";
 
 /** One exchange with a program in a pseudo-terminal: wait until `expect` appears, then type `send`. */
