@@ -1,7 +1,7 @@
 // The ways a weak model fails, each replayed through the real loop (scripted
 // model → session → policy seam → tools → overlay) on a small fixture repository.
 // Shared by bench/recovery-bench.ts (today's tree against a baseline checkout)
-// and test/recovery-loop.test.ts. The replay imports the project from a given
+// and test/agent/recovery-loop.test.ts. The replay imports the project from a given
 // root, so the very same script measures an older checkout.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,0 +1,378 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { asSchema, zodSchema } from "ai";
+import { nobodyApprover } from "../../agent/approver.ts";
+import { looksLikeCodeInProse, RepeatedFailures, USE_TOOLS_NUDGE } from "../../agent/nudges.ts";
+import { lenientSchema, normalizeInput, readArguments, resolveToolName } from "../../agent/tool-call-repair.ts";
+import { lastToolResults, ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
+import { AgentRun } from "../../app/agent-run.ts";
+import { createRuntime } from "../../app/runtime.ts";
+import { sha256 } from "../../core/hash.ts";
+import { createCreateFileTool } from "../../core/tools/create-file.ts";
+import { createEditFileTool } from "../../core/tools/edit-file.ts";
+import { createListFilesTool } from "../../core/tools/list-files.ts";
+import { createReadFileTool } from "../../core/tools/read-file.ts";
+import { createSearchTool } from "../../core/tools/search.ts";
+import type { PencilTool, ToolContext } from "../../core/tools/tool.ts";
+import { createWriteFileTool } from "../../core/tools/write-file.ts";
+import { failure, toolContext } from "../support/tool-context.ts";
+import { tempDir, writeTree } from "../support/temp.ts";
+
+// The tools' own answers to the ways small models fail (the loop-level replay is
+// test/agent/recovery-loop.test.ts). Each case asserts the file as staged (or untouched)
+// and that the answer carries the actual text, line numbers or paths.
+const edit = createEditFileTool();
+const write = createWriteFileTool();
+const create = createCreateFileTool();
+const readTool = createReadFileTool();
+const list = createListFilesTool();
+const search = createSearchTool({ rgPath: null });
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function markRead(ctx: ToolContext, root: string, path: string) {
+  const real = join(root, path);
+  const st = statSync(real);
+  ctx.reads.record(real, path, { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(real)) });
+}
+
+function workspace(files: Record<string, string>) {
+  const root = tempDir();
+  writeTree(root, files);
+  const t = toolContext(root);
+  for (const path of Object.keys(files)) markRead(t.ctx, root, path);
+  const view = (path: string) => (t.overlay.isStaged(join(root, path)) ? dec(t.overlay.readBytes(join(root, path))) : readFileSync(join(root, path), "utf8"));
+  return { root, ...t, view };
+}
+
+interface EditCase {
+  name: string;
+  files: Record<string, string>;
+  input: { path: string; old_string: string; new_string: string; replace_all?: boolean };
+  /** The file afterwards; equal to the original when nothing may be staged. */
+  after: string;
+  /** Text the answer must contain (nearby text, line numbers). */
+  says: (string | RegExp)[];
+}
+
+const TWO_BLOCKS = "function a() {\n  if (x) {\n    go();\n  }\n}\nfunction b() {\n    if (x) {\n        go();\n    }\n}\n";
+
+const EDIT_CASES: EditCase[] = [
+  {
+    name: "whitespace-tolerant with two candidates: nothing edited, both places listed",
+    files: { "f.ts": TWO_BLOCKS },
+    input: { path: "f.ts", old_string: "if (x) {\n  go();\n}", new_string: "if (y) {\n  go();\n}" },
+    after: TWO_BLOCKS,
+    says: ["2, 7"],
+  },
+  {
+    name: "a value that differs is never tolerated: closest line and the two values",
+    files: { "tax.ts": "const TAX_RATE = 0.10;\n" },
+    input: { path: "tax.ts", old_string: "const TAX_RATE = 0.15;", new_string: "const TAX_RATE = 0.2;" },
+    after: "const TAX_RATE = 0.10;\n",
+    says: ["line 1", "const TAX_RATE = 0.10;", '"0.15"', '"0.10"'],
+  },
+  {
+    name: "escaped old_string with a new_string that is not escaped: not read as escapes",
+    files: { "m.ts": 'say("hi");\n' },
+    input: { path: "m.ts", old_string: 'say(\\"hi\\");', new_string: 'say("bye\\n");' },
+    after: 'say("hi");\n',
+    says: ['say("hi");', "line 1"],
+  },
+  {
+    name: "numbers at line starts in a YAML file are content, not prefixes",
+    files: { "codes.yaml": "1: one\n2: two\n" },
+    input: { path: "codes.yaml", old_string: "2: two", new_string: "2: deux" },
+    after: "1: one\n2: deux\n",
+    says: [],
+  },
+  {
+    name: "prefixes on every line with a re-numbered new_string",
+    files: { "a.py": "def f():\n    return 1\n" },
+    input: { path: "a.py", old_string: "     1\tdef f():\n     2\t    return 1", new_string: "     1\tdef f():\n     2\t    return 2" },
+    after: "def f():\n    return 2\n",
+    says: ["prefixes removed"],
+  },
+  {
+    name: "a tolerant edit in a CRLF file keeps CRLF and re-indents",
+    files: { "w.cs": "class A {\r\n    void F() {\r\n        Go();\r\n    }\r\n}\r\n" },
+    input: { path: "w.cs", old_string: "void F() {\n    Go();\n}", new_string: "void F() {\n    Go();\n    Stop();\n}" },
+    after: "class A {\r\n    void F() {\r\n        Go();\r\n        Stop();\r\n    }\r\n}\r\n",
+    says: ["tolerant match at line 2"],
+  },
+  {
+    name: "replace_all never applies a tolerant match to several places",
+    files: { "f.ts": TWO_BLOCKS },
+    input: { path: "f.ts", old_string: "if (x) {\n  go();\n}", new_string: "if (y) {\n  go();\n}", replace_all: true },
+    after: TWO_BLOCKS,
+    says: ["2, 7"],
+  },
+  {
+    name: "already applied: the line where new_string is",
+    files: { "a.ts": "let a = 1;\nlet b = 3;\n" },
+    input: { path: "a.ts", old_string: "let b = 2;", new_string: "let b = 3;" },
+    after: "let a = 1;\nlet b = 3;\n",
+    says: ["line 2", "already"],
+  },
+];
+
+describe("edit_file recovers or says what it needs", () => {
+  for (const c of EDIT_CASES) {
+    test(c.name, async () => {
+      const { run, view } = workspace(c.files);
+      let answer: string;
+      try {
+        answer = await run(edit, c.input);
+      } catch (error) {
+        answer = (error as Error).message;
+      }
+      expect(view(c.input.path)).toBe(c.after);
+      for (const s of c.says) expect(answer).toMatch(typeof s === "string" ? new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : s);
+    });
+  }
+
+  test("a 20 MB old_string gets a clear answer naming the limit, never an internal regex error", async () => {
+    const { run, view } = workspace({ "a.ts": "const a = 1;\n" });
+    const huge = "x ".repeat(10 * 1024 * 1024);
+    const error = await failure(run(edit, { path: "a.ts", old_string: huge, new_string: "y" }));
+    expect(error.message).toContain("old_string is 20,971,520 characters");
+    expect(error.message).toContain("2,097,152");
+    expect(error.message).not.toMatch(/regular expression/i);
+    expect(view("a.ts")).toBe("const a = 1;\n");
+  });
+
+  test("a large old_string under the limit that matches nothing is answered quickly and boundedly", async () => {
+    const { run } = workspace({ "a.ts": "const a = 1;\n".repeat(50) });
+    const big = "const  a = 1;\n".repeat(40_000);
+    const t0 = performance.now();
+    const error = await failure(run(edit, { path: "a.ts", old_string: big, new_string: "y" }));
+    expect(error.message).toContain("old_string was not found in a.ts");
+    expect(error.message.length).toBeLessThan(2_000);
+    // Generous: a regex or a quadratic scan of this input took seconds.
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+});
+
+describe("whole-file writes", () => {
+  test("a legitimate rewrite whose comment mentions 'remaining' is staged, with its deletion counted", async () => {
+    const original = Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n") + "\n";
+    const { run, view } = workspace({ "a.ts": original });
+    const answer = await run(write, { path: "a.ts", content: "// process remaining items\nline 0\n" });
+    expect(answer).toContain("Staged write: a.ts (+1 -29 lines)");
+    expect(answer).toContain("removes 29 of the file's 30 lines");
+    expect(view("a.ts")).toBe("// process remaining items\nline 0\n");
+  });
+
+  test("a placeholder that loses no line is allowed (the file already had it)", async () => {
+    const { run, view } = workspace({ "a.ts": "a();\n// ...\nb();\n" });
+    expect(await run(write, { path: "a.ts", content: "a();\n// ...\nb();\nc();\n" })).toContain("(+1 -0 lines)");
+    expect(view("a.ts")).toBe("a();\n// ...\nb();\nc();\n");
+  });
+
+  test("create_file with a placeholder is refused: there is nothing for it to keep", async () => {
+    const { root, run, overlay } = workspace({});
+    const error = await failure(run(create, { path: "new.ts", content: "import x from 'x';\n/* … */\n" }));
+    expect(error.message).toContain('line 2 "/* … */"');
+    expect(overlay.isStaged(join(root, "new.ts"))).toBe(false);
+  });
+});
+
+describe("paths", () => {
+  const files = { "src/utils.ts": "export {};\n", "src/tax.ts": "export {};\n", ".env.local": "SECRET=1\n", "docs/guide.md": "# g\n" };
+
+  for (const [tool, input, near] of [
+    [readTool, { path: "src/util.ts" }, "src/utils.ts"],
+    [readTool, { path: "lib/tax.ts" }, "src/tax.ts"],
+    [readTool, { path: "src/Utils.ts" }, "src/utils.ts"],
+    [edit, { path: "src/taxes.ts", old_string: "a", new_string: "b" }, "src/tax.ts"],
+    [list, { path: "doc" }, "docs/"],
+    [search, { pattern: "x", path: "sorc" }, "src/"],
+  ] as const) {
+    test(`${tool.name} ${JSON.stringify(input)} names ${near}`, async () => {
+      const { run } = workspace(files);
+      const error = await failure(run(tool as never, input as never));
+      expect(error.message).toContain(near);
+      expect(error.message).not.toContain("create_file");
+    });
+  }
+
+  test("near misses never name a secret file", async () => {
+    const { run } = workspace(files);
+    const error = await failure(run(readTool, { path: ".env.locl" }));
+    expect(error.message).not.toContain(".env.local");
+  });
+
+  test("write_file to a missing path beside a near-namesake creates nothing", async () => {
+    const { root, run, overlay } = workspace(files);
+    const error = await failure(run(write, { path: "src/util.ts", content: "x\n" }));
+    expect(error.message).toContain("src/utils.ts");
+    expect(error.message).toContain("create_file");
+    expect(overlay.isStaged(join(root, "src/util.ts"))).toBe(false);
+    // A genuinely new name is still created.
+    expect(await run(write, { path: "src/checkout.ts", content: "x\n" })).toBe("Staged write: src/checkout.ts");
+  });
+});
+
+describe("search and list_files near misses", () => {
+  const files = { "src/a.ts": "const scale = 1.0;\nconst total = price  *  qty;\n", "src/B.TS": "x\n" };
+  for (const [pattern, says] of [
+    ["scale = 1.00", ["src/a.ts:1", "const scale = 1.0;", "trailing zeros"]],
+    ["price * qty", ["src/a.ts:2"]],
+    ["grand_total|price_total", ["No matches"]],
+    ["compute(total)", ["Identifier total alone", "src/a.ts:2"]],
+  ] as const) {
+    test(`search ${JSON.stringify(pattern)}`, async () => {
+      const { run } = workspace(files);
+      const answer = await run(search, { pattern });
+      for (const s of says) expect(answer).toContain(s);
+    });
+  }
+
+  test("a pattern over the size limit is a clear answer", async () => {
+    const { run } = workspace(files);
+    const error = await failure(run(search, { pattern: "a".repeat(10_000) }));
+    expect(error.message).toContain("10,000 characters, over the 4,096-character limit");
+  });
+
+  test("list_files *.ts finds B.TS ignoring case", async () => {
+    const { run } = workspace(files);
+    expect(await run(list, { pattern: "*.ts", path: "src" })).toBe("src/a.ts");
+    expect(await run(list, { pattern: "b.ts" })).toContain("Ignoring case, these exist: src/B.TS");
+  });
+});
+
+describe("tool-call repair", () => {
+  const tools = ["read_file", "list_files", "search", "edit_file", "write_file", "create_file", "delete_file", "run_command"];
+  for (const [given, real] of [
+    ["Read_File", "read_file"],
+    ["readFile", "read_file"],
+    ["READ-FILE", "read_file"],
+    ["functions.edit_file", "edit_file"],
+    ["str_replace_editor", "edit_file"],
+    ["grep", "search"],
+    ["bash", "run_command"],
+    ["teleport", null],
+  ] as const) {
+    test(`tool name ${given} → ${real}`, () => expect(resolveToolName(given, tools)).toBe(real));
+  }
+
+  test("the model is still shown each tool's own schema", async () => {
+    for (const t of [edit, readTool, write, search] as PencilTool[]) {
+      expect(await asSchema(lenientSchema(t)).jsonSchema).toEqual(await zodSchema(t.inputSchema).jsonSchema);
+    }
+  });
+
+  test("a name maps only to a tool the run has (a plan run has no edit_file)", () => {
+    expect(resolveToolName("str_replace_editor", ["read_file", "search"])).toBeNull();
+  });
+
+  for (const [text, expected] of [
+    ["{'path': 'a.ts'}", { path: "a.ts" }],
+    ['{"path": "a.ts",}', { path: "a.ts" }],
+    ['"{\\"path\\": \\"a.ts\\"}"', { path: "a.ts" }],
+    ['```json\n{"path": "a.ts"}\n```', { path: "a.ts" }],
+    ['{"path": "a.ts"', { path: "a.ts" }],
+  ] as const) {
+    test(`arguments ${JSON.stringify(text)} read unambiguously`, () => expect(readArguments(text)).toEqual({ ok: true, value: expected }));
+  }
+
+  for (const [text, says] of [
+    ['{"path": "a.ts", "content": "half', "cut off"],
+    ['{"path": "a.ts", "content":', "cut off"],
+    ['{"path": "a.ts", "offset": 5', "cut off"],
+    ["[1, 2]", "JSON object"],
+  ] as const) {
+    test(`arguments ${JSON.stringify(text)} get one readable line`, () => {
+      const read = readArguments(text);
+      expect(read.ok).toBe(false);
+      if (!read.ok) {
+        expect(read.message).toContain(says);
+        expect(read.message).not.toContain("\n");
+      }
+    });
+  }
+
+  test("misnamed fields and number/boolean strings fit the schema; what does not fit is one line", () => {
+    expect(normalizeInput(edit, { filePath: "a", old_str: "x", newString: "y", replace_all: "TRUE" })).toEqual({ ok: true, value: { path: "a", old_string: "x", new_string: "y", replace_all: true } });
+    expect(normalizeInput(readTool, { path: "a", offset: "3" })).toEqual({ ok: true, value: { path: "a", offset: 3 } });
+    const bad = normalizeInput(readTool, { path: "a", offset: "three" });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) {
+      expect(bad.message).toContain("offset must be a number");
+      expect(bad.message).not.toContain("\n");
+      expect(bad.message).not.toContain('"expected"');
+    }
+  });
+});
+
+function runtimeFor(files: Record<string, string>) {
+  const ws = tempDir();
+  writeTree(ws, files);
+  const home = tempDir();
+  return createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace: ws });
+}
+
+async function play(mode: "agent" | "ask", files: Record<string, string>, turns: ScriptedTurn[]) {
+  const runtime = runtimeFor(files);
+  const model = new ScriptedModel(turns, { name: "weak" });
+  const models = { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 };
+  const run = await AgentRun.start(runtime, mode, "go", { approver: nobodyApprover, emit: () => {} }, { models });
+  return { run, model };
+}
+
+describe("nudges in the loop", () => {
+  for (const [text, code] of [
+    ["Here:\n```ts\nconst a = 2;\n```", true],
+    ["function f() {\n  return 1;\n}", true],
+    ["I changed src/a.ts: the rate is now 0.2.", false],
+    ["Use `const` here.", false],
+  ] as const) {
+    test(`${JSON.stringify(text)} looks like code in prose: ${code}`, () => expect(looksLikeCodeInProse(text)).toBe(code));
+  }
+
+  test("code in prose gets exactly one nudge; a second such reply ends the run", async () => {
+    const prose = { text: "```ts\nconst a = 2;\n```" };
+    const { run, model } = await play("agent", { "a.ts": "const a = 1;\n" }, [prose, prose]);
+    expect(model.calls.length).toBe(2);
+    expect(JSON.stringify(model.prompts[1])).toContain(USE_TOOLS_NUDGE);
+    expect(run.outcome!.stopped).toBe("done");
+    expect(run.overlay.list()).toEqual([]);
+  });
+
+  test("no nudge in ask mode, nor after something was staged", async () => {
+    const prose = { text: "```ts\nconst a = 2;\n```" };
+    expect((await play("ask", { "a.ts": "x\n" }, [prose])).model.calls.length).toBe(1);
+    const staged = await play("agent", { "a.ts": "x\n" }, [{ toolCalls: [{ name: "create_file", input: { path: "b.ts", content: "y\n" } }] }, prose]);
+    expect(staged.model.calls.length).toBe(2);
+  });
+
+  test("the third identical failing call is told to change approach; a different call is not", () => {
+    const r = new RepeatedFailures();
+    const input = { path: "a", old_string: "x", new_string: "y" };
+    expect(r.answer("edit_file", input, false, "Error: no")).toBe("Error: no");
+    expect(r.answer("edit_file", { ...input, new_string: "z" }, false, "Error: no")).toBe("Error: no");
+    expect(r.answer("edit_file", { new_string: "y", old_string: "x", path: "a" }, false, "Error: no")).toBe("Error: no");
+    expect(r.answer("edit_file", input, false, "Error: no")).toContain("failed 3 times");
+    expect(r.answer("read_file", { path: "a" }, true, "ok")).toBe("ok");
+  });
+
+  test("a 20 MB old_string through the loop gets the size answer, and the file is untouched", async () => {
+    const huge = "x".repeat(20 * 1024 * 1024);
+    const { run, model } = await play("agent", { "a.ts": "const a = 1;\n" }, [
+      { toolCalls: [{ name: "read_file", input: { path: "a.ts" } }] },
+      { toolCalls: [{ name: "edit_file", input: { path: "a.ts", old_string: huge, new_string: "y" } }] },
+      { text: "ok" },
+    ]);
+    const [result] = lastToolResults(model.prompts[2]!);
+    expect(result!.output).toContain("old_string is 20,971,520 characters, over the 2,097,152-character limit");
+    expect(result!.output).not.toMatch(/regular expression/i);
+    expect(run.overlay.list()).toEqual([]);
+  });
+
+  test("a leading / that names a denied workspace file gets no hint: the policy answers as before", async () => {
+    const { model } = await play("agent", { ".env": "SECRET=1\n" }, [{ toolCalls: [{ name: "read_file", input: { path: "/.env" } }] }, { text: "ok" }]);
+    const [result] = lastToolResults(model.prompts[1]!);
+    expect(result!.output).not.toContain('use ".env"');
+    expect(result!.output).not.toContain("SECRET");
+  });
+});

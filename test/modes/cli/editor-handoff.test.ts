@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { formatSummary } from "../../../render/summary.ts";
+import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import { runCli, runCliPty } from "../../support/cli.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
+
+const servers: FakeOpenAIServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+});
+
+/** A scripted $EDITOR: a shell script that changes the file it is given, and notes where that file was. */
+function scriptedEditor(dir: string, body: string): string {
+  const path = join(dir, "fake-editor.sh");
+  writeFileSync(path, `#!/bin/sh\necho "$1" >> "${join(dir, "edited-paths.txt")}"\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+async function setup(editorBody: string) {
+  const workspace = tempDir("pencil-ws-");
+  writeTree(workspace, { "a.txt": "alpha\n" });
+  const groq = await startFakeOpenAIServer();
+  servers.push(groq);
+  const home = tempDir("pencil-home-");
+  const tools = tempDir("pencil-editor-");
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    PENCIL_HOME: join(home, ".pencil"),
+    GROQ_API_KEY: "gsk_test_key",
+    GROQ_BASE_URL: `${groq.url}/openai/v1`,
+    NO_COLOR: "1",
+    EDITOR: scriptedEditor(tools, editorBody),
+  };
+  groq.enqueue(
+    toolCallReply([{ name: "read_file", arguments: { path: "a.txt" } }]),
+    toolCallReply([{ name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }]),
+    textReply("Shouted."),
+  );
+  const changesets = () => readdirSync(join(home, ".pencil/changesets")).filter((n) => n.endsWith(".json") && !n.endsWith(".conversation.json")).map((n) => JSON.parse(readFileSync(join(home, ".pencil/changesets", n), "utf8")));
+  return { workspace, env, tools, changesets, read: () => readFileSync(join(workspace, "a.txt"), "utf8") };
+}
+
+const PROMPT = "[e]dit [s]teps ";
+
+describe("editor hand-off", () => {
+  test("`e` opens the staged version in $EDITOR in a temporary copy; what is saved is re-diffed, marked, and applied", async () => {
+    const { workspace, env, tools, changesets, read } = await setup(`sed -i 's/ALPHA/ALPHA, said the owner/' "$1"`);
+    const { code, output } = await runCliPty(["agent", "shout", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: PROMPT, send: "e\r" },
+        { expect: PROMPT, send: "y\r" },
+      ],
+    });
+    expect(code).toBe(0);
+    expect(output).toContain("edited by you: a.txt");
+    expect(output).toContain("+ALPHA, said the owner");
+    expect(read()).toBe("ALPHA, said the owner\n");
+    // The editor worked on a copy outside the workspace, never on the workspace file.
+    const editedPath = readFileSync(join(tools, "edited-paths.txt"), "utf8").trim();
+    expect(editedPath.startsWith(workspace)).toBe(false);
+    expect(editedPath.endsWith("/a.txt")).toBe(true);
+    const record = changesets()[0];
+    expect(record.editedByOwner).toEqual(["a.txt"]);
+    expect(record.files[0].origins.map((o: any) => o.tool)).toContain("edited by you");
+    // The record's summary says so too.
+    expect(formatSummary(new ChangesetStore(env.PENCIL_HOME!).load(record.id), { color: false })).toContain("edited by you");
+    const shown = await runCli(["review", record.id, "--patch", "-w", workspace], { cwd: workspace, env });
+    expect(shown.stdout).toContain("+ALPHA, said the owner");
+  });
+
+  test("review --open sends each file to the editor before its question; a failing editor leaves the staged content", async () => {
+    const { workspace, env, read } = await setup(`printf 'from the editor\\n' > "$1"`);
+    const first = await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env });
+    expect(first.code).toBe(3);
+    const { code, output } = await runCliPty(["review", "--open", "-w", workspace], { cwd: workspace, env, steps: [{ expect: PROMPT, send: "y\r" }] });
+    expect(code).toBe(0);
+    expect(output).toContain("edited by you: a.txt");
+    expect(read()).toBe("from the editor\n");
+  });
+
+  test("an editor that exits non-zero changes nothing, and says so", async () => {
+    const { workspace, env, read } = await setup(`echo broken > "$1"; exit 3`);
+    const { code, output } = await runCliPty(["agent", "shout", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: PROMPT, send: "e\r" },
+        { expect: PROMPT, send: "y\r" },
+      ],
+    });
+    expect(code).toBe(0);
+    expect(output).toContain("exited with 3; the staged content is unchanged");
+    expect(read()).toBe("ALPHA\n");
+  });
+});
