@@ -2,14 +2,19 @@ import type { ModelMessage } from "ai";
 
 /** Tool results kept verbatim at the end of the conversation when older ones are compacted. */
 const KEEP_RECENT_RESULTS = 4;
-const STUB = "[compacted: this earlier tool output was removed to fit the context window; call the tool again if you need it]";
+const STUB =
+  "[compacted: this earlier tool output was removed to fit the context window; call the tool again if you need it]";
 
 /**
  * Replaces the output of all but the most recent tool results with a short stub,
  * so a long run keeps going instead of failing at the window. Returns the new
  * messages and how much was removed; the input array is not modified.
  */
-export function compactToolResults(messages: ModelMessage[]): { messages: ModelMessage[]; results: number; chars: number } {
+export function compactToolResults(messages: ModelMessage[]): {
+  messages: ModelMessage[];
+  results: number;
+  chars: number;
+} {
   let seen = 0;
   let results = 0;
   let chars = 0;
@@ -62,7 +67,10 @@ export function compactTurns(messages: ModelMessage[], memory: string): { messag
   const flush = () => {
     if (stretch.length === 0) return;
     dropped += stretch.length;
-    out.push({ role: "assistant", content: `[compacted: ${stretch.length} earlier messages of mine (${toolTally(stretch)}) were removed to fit the context window; the session memory above says what was decided, staged and applied]` });
+    out.push({
+      role: "assistant",
+      content: `[compacted: ${stretch.length} earlier messages of mine (${toolTally(stretch)}) were removed to fit the context window; the session memory above says what was decided, staged and applied]`,
+    });
     stretch = [];
   };
   for (let i = 1; i < cut; i++) {
@@ -83,7 +91,8 @@ function toolTally(messages: ModelMessage[]): string {
   const counts = new Map<string, number>();
   for (const m of messages) {
     if (m.role !== "assistant" || typeof m.content === "string") continue;
-    for (const part of m.content) if (part.type === "tool-call") counts.set(part.toolName, (counts.get(part.toolName) ?? 0) + 1);
+    for (const part of m.content)
+      if (part.type === "tool-call") counts.set(part.toolName, (counts.get(part.toolName) ?? 0) + 1);
   }
   return counts.size === 0 ? "text only" : [...counts].map(([name, n]) => `${name}×${n}`).join(", ");
 }

@@ -11,9 +11,25 @@ export type SessionEvent =
   | { type: "step-start"; step: number }
   | { type: "text"; delta: string }
   | { type: "tool-call"; callId: string; tool: string; input: unknown }
-  | { type: "policy"; callId: string; tool: string; path: string; access: string; decision: Decision["decision"]; reason: string; answeredBy?: "rule" | "user" }
+  | {
+      type: "policy";
+      callId: string;
+      tool: string;
+      path: string;
+      access: string;
+      decision: Decision["decision"];
+      reason: string;
+      answeredBy?: "rule" | "user";
+    }
   | { type: "tool-result"; callId: string; tool: string; ok: boolean; output: string; ms: number }
-  | { type: "step-end"; step: number; model: string; usage: TokenUsage; context: ContextMeter; /** Dollars, when the provider reported the step's price. */ cost?: number }
+  | {
+      type: "step-end";
+      step: number;
+      model: string;
+      usage: TokenUsage;
+      context: ContextMeter /** Dollars, when the provider reported the step's price. */;
+      cost?: number;
+    }
   | { type: "compacted"; results: number; chars: number }
   | { type: "model-fallback"; from: string; to: string; reason: string }
   | { type: "error"; message: string }

@@ -15,7 +15,13 @@ const FAILURES_BEFORE_NUDGE = 3;
 /** True when a finished run looks like code given in prose instead of staged: a fenced block or several code-like lines. */
 export function looksLikeCodeInProse(text: string): boolean {
   if (/```[\s\S]*?\n[\s\S]*?```/.test(text)) return true;
-  const codeLines = text.split("\n").filter((l) => /^\s*(?:(?:export |async )?function |def |class |const |let |var |import |return |if \(|for \(|#include|public |private |fn |package )|[;{}]\s*$/.test(l));
+  const codeLines = text
+    .split("\n")
+    .filter((l) =>
+      /^\s*(?:(?:export |async )?function |def |class |const |let |var |import |return |if \(|for \(|#include|public |private |fn |package )|[;{}]\s*$/.test(
+        l,
+      ),
+    );
   return codeLines.length >= 3;
 }
 
@@ -34,7 +40,10 @@ export async function runWithNudge(
   const second = await runOnce([...first.messages, { role: "user", content: USE_TOOLS_NUDGE }]);
   return {
     ...second,
-    usage: { inputTokens: first.usage.inputTokens + second.usage.inputTokens, outputTokens: first.usage.outputTokens + second.usage.outputTokens },
+    usage: {
+      inputTokens: first.usage.inputTokens + second.usage.inputTokens,
+      outputTokens: first.usage.outputTokens + second.usage.outputTokens,
+    },
     steps: first.steps + second.steps,
     toolCalls: first.toolCalls + second.toolCalls,
     models: [...new Set([...first.models, ...second.models])],
@@ -59,7 +68,11 @@ export class RepeatedFailures {
 
 function stableJson(value: unknown): string {
   try {
-    return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+    return JSON.stringify(value, (_k, v: unknown) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+        : v,
+    );
   } catch {
     return String(value);
   }

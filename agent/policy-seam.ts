@@ -16,7 +16,8 @@ import { toModelOutput, toolFailure, toolSuccess, type ToolOutcome } from "./too
 import { decideMcp, type McpPolicy } from "../core/mcp-rules.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
-const NO_SANDBOX = "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
+const NO_SANDBOX =
+  "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
 
 /** What the seam needs to judge and run tool calls. */
 export interface SeamDeps {
@@ -46,7 +47,10 @@ export interface SeamDeps {
  * marked as errors for the provider (ToolOutcome).
  */
 export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
-  const deps: SeamDeps = { ...given, links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }) };
+  const deps: SeamDeps = {
+    ...given,
+    links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }),
+  };
   const asker = new Asker(deps);
   const repeats = new RepeatedFailures();
   const set: ToolSet = {};
@@ -55,7 +59,8 @@ export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
       description: t.description,
       // Misnamed fields and "true"/"42" strings are read leniently; what still does not fit gets one readable line.
       inputSchema: lenientSchema(t),
-      execute: async (input: unknown, options: { toolCallId: string }): Promise<ToolOutcome> => runGuarded(t, input, options.toolCallId, deps, asker, repeats),
+      execute: async (input: unknown, options: { toolCallId: string }): Promise<ToolOutcome> =>
+        runGuarded(t, input, options.toolCallId, deps, asker, repeats),
       toModelOutput: ({ output }) => toModelOutput(output),
     });
   }
@@ -98,7 +103,8 @@ class Asker {
         path: question.subject,
         access: question.access,
         decision: answer.kind === "no" ? "deny" : "allow",
-        reason: answer.kind === "no" ? answer.reason ?? "Refused by the user." : `Approved by the user (${answer.kind}).`,
+        reason:
+          answer.kind === "no" ? (answer.reason ?? "Refused by the user.") : `Approved by the user (${answer.kind}).`,
         answeredBy: "user",
       });
       if (answer.kind === "always" && request.key !== null) this.always.add(request.key);
@@ -121,16 +127,24 @@ function refusal(what: string, answer: { reason?: string }): ToolOutcome {
  * re-check (paths resolve as judged) → execute → finalize (nudge, event, answer).
  * Any failure on the way is a result the model reads.
  */
-async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, repeats: RepeatedFailures): Promise<ToolOutcome> {
+async function runGuarded(
+  t: PencilTool,
+  input: unknown,
+  callId: string,
+  deps: SeamDeps,
+  asker: Asker,
+  repeats: RepeatedFailures,
+): Promise<ToolOutcome> {
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
   let outcome: ToolOutcome;
   try {
     const gates = await judgeCall(t, input, deps);
     const asked = await askOwner(t, gates, callId, deps, asker);
-    outcome = "refusal" in asked
-      ? asked.refusal
-      : (recheckPaths(deps, gates) ?? (await executeCall(t, input, callId, deps, asker, asked.granted)));
+    outcome =
+      "refusal" in asked
+        ? asked.refusal
+        : (recheckPaths(deps, gates) ?? (await executeCall(t, input, callId, deps, asker, asked.granted)));
   } catch (error) {
     outcome = failureOf(t, error);
   }
@@ -141,9 +155,25 @@ async function runGuarded(t: PencilTool, input: unknown, callId: string, deps: S
 type Gate =
   | { kind: "refuse"; outcome: ToolOutcome }
   | { kind: "mcp"; label: string; subject: string; verdict: Decision; key: string }
-  | { kind: "command"; command: string; decision: Decision["decision"]; reason: string; ruleReason: string; key: string | null; once: boolean }
+  | {
+      kind: "command";
+      command: string;
+      decision: Decision["decision"];
+      reason: string;
+      ruleReason: string;
+      key: string | null;
+      once: boolean;
+    }
   | { kind: "send"; subject: string; destination: string; decision: Decision["decision"]; reason: string; key: string }
-  | { kind: "path"; path: string; real: string; shown: string; access: "read" | "write"; verdict: Decision; key: string };
+  | {
+      kind: "path";
+      path: string;
+      real: string;
+      shown: string;
+      access: "read" | "write";
+      verdict: Decision;
+      key: string;
+    };
 
 /**
  * Judge: what the call needs permission for, with the rules' verdicts, in the order
@@ -156,7 +186,12 @@ async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise
   if (unusable !== null) return [{ kind: "refuse", outcome: toolFailure(unusable) }];
   // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
   for (const claim of t.claims(input)) {
-    const hint = workspaceRelativeHint(deps.ws, claim.path, (real) => deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny");
+    const hint = workspaceRelativeHint(
+      deps.ws,
+      claim.path,
+      (real) =>
+        deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny",
+    );
     if (hint) return [{ kind: "refuse", outcome: toolFailure(hint) }];
   }
   const gates: Gate[] = [];
@@ -172,7 +207,15 @@ async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise
       break;
     }
     const verdict = judgePath(deps, t.name, claim.access, real);
-    gates.push({ kind: "path", path: claim.path, real, shown: displayPath(deps.ws, real), access: claim.access, verdict, key: `${claim.access}:${real}` });
+    gates.push({
+      kind: "path",
+      path: claim.path,
+      real,
+      shown: displayPath(deps.ws, real),
+      access: claim.access,
+      verdict,
+      key: `${claim.access}:${real}`,
+    });
   }
   return gates;
 }
@@ -183,26 +226,52 @@ async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise
  * an "always" covers it. Returns the refusal, or the path verdicts the owner granted
  * (walkers may show what falls under the very same ask, nothing more).
  */
-async function askOwner(t: PencilTool, gates: Gate[], callId: string, deps: SeamDeps, asker: Asker): Promise<{ refusal: ToolOutcome } | { granted: Decision[] }> {
+async function askOwner(
+  t: PencilTool,
+  gates: Gate[],
+  callId: string,
+  deps: SeamDeps,
+  asker: Asker,
+): Promise<{ refusal: ToolOutcome } | { granted: Decision[] }> {
   const granted: Decision[] = [];
-  const policyEvent = (path: string, access: string, decision: Decision["decision"], reason: string, answeredBy: "rule" | "user") =>
-    deps.emit({ type: "policy", callId, tool: t.name, path, access, decision, reason, answeredBy });
+  const policyEvent = (
+    path: string,
+    access: string,
+    decision: Decision["decision"],
+    reason: string,
+    answeredBy: "rule" | "user",
+  ) => deps.emit({ type: "policy", callId, tool: t.name, path, access, decision, reason, answeredBy });
   for (const gate of gates) {
     if (gate.kind === "refuse") return { refusal: gate.outcome };
     if (gate.kind === "mcp") {
       const { label, subject, verdict, key } = gate;
       if (verdict.decision === "ask" && asker.remembered(key)) continue;
       policyEvent(subject, "run", verdict.decision, verdict.reason, "rule");
-      if (verdict.decision === "deny") return { refusal: toolFailure(`the MCP tool ${label} is denied. ${verdict.reason} Continue without it.`) };
+      if (verdict.decision === "deny")
+        return { refusal: toolFailure(`the MCP tool ${label} is denied. ${verdict.reason} Continue without it.`) };
       if (verdict.decision === "allow") continue;
-      const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason } });
+      const answer = await asker.ask({
+        callId,
+        key,
+        question: { tool: t.name, access: "run", subject: `MCP ${subject}`, reason: verdict.reason },
+      });
       if (answer.kind === "no") return { refusal: refusal(`the MCP call ${label}`, answer) };
       continue;
     }
     if (gate.kind === "command") {
       const refused = await askCommand(t, gate, callId, asker, policyEvent);
       if (refused) {
-        deps.recordCommand?.({ command: gate.command, at: new Date().toISOString(), outcome: "refused", exitCode: null, durationMs: 0, sandbox: null, staged: [], notStaged: 0, network: "none" });
+        deps.recordCommand?.({
+          command: gate.command,
+          at: new Date().toISOString(),
+          outcome: "refused",
+          exitCode: null,
+          durationMs: 0,
+          sandbox: null,
+          staged: [],
+          notStaged: 0,
+          network: "none",
+        });
         return { refusal: refused };
       }
     } else if (gate.kind === "send") {
@@ -224,9 +293,14 @@ async function askOwner(t: PencilTool, gates: Gate[], callId: string, deps: Seam
         continue;
       }
       policyEvent(shown, access, verdict.decision, verdict.reason, "rule");
-      if (verdict.decision === "deny") return { refusal: toolFailure(`permission denied for ${access} of ${shown}. ${verdict.reason}`) };
+      if (verdict.decision === "deny")
+        return { refusal: toolFailure(`permission denied for ${access} of ${shown}. ${verdict.reason}`) };
       if (verdict.decision === "ask") {
-        const answer = await asker.ask({ callId, key, question: { tool: t.name, access, subject: shown, reason: verdict.reason } });
+        const answer = await asker.ask({
+          callId,
+          key,
+          question: { tool: t.name, access, subject: shown, reason: verdict.reason },
+        });
         if (answer.kind === "no") return { refusal: refusal(`${access} of ${shown}`, answer) };
         granted.push(verdict);
       }
@@ -241,14 +315,24 @@ async function askCommand(
   gate: Extract<Gate, { kind: "command" }>,
   callId: string,
   asker: Asker,
-  policyEvent: (path: string, access: string, decision: Decision["decision"], reason: string, answeredBy: "rule" | "user") => void,
+  policyEvent: (
+    path: string,
+    access: string,
+    decision: Decision["decision"],
+    reason: string,
+    answeredBy: "rule" | "user",
+  ) => void,
 ): Promise<ToolOutcome | null> {
   const { command, decision, reason, key, once } = gate;
   if (decision === "ask" && key !== null && asker.remembered(key)) return null;
   policyEvent(command, "run", decision, reason, "rule");
   if (decision === "deny") return toolFailure(`running \`${command}\` is denied. ${gate.ruleReason}`);
   if (decision === "allow") return null;
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "run", subject: command, reason, ...(once ? { once: true } : {}) } });
+  const answer = await asker.ask({
+    callId,
+    key,
+    question: { tool: t.name, access: "run", subject: command, reason, ...(once ? { once: true } : {}) },
+  });
   return answer.kind === "no" ? refusal(`to run \`${command}\``, answer) : null;
 }
 
@@ -256,14 +340,23 @@ async function askCommand(
 function recheckPaths(deps: SeamDeps, gates: Gate[]): ToolOutcome | null {
   for (const gate of gates) {
     if (gate.kind === "path" && resolveInWorkspace(deps.ws, gate.path).real !== gate.real) {
-      return toolFailure(`${gate.path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`);
+      return toolFailure(
+        `${gate.path} changed on disk (a symbolic link now points elsewhere) while it was being judged. Nothing was done; look at it again before retrying.`,
+      );
     }
   }
   return null;
 }
 
 /** Execute: runs the tool on the overlay; walkers see only what a read is allowed, or what the owner granted for this very call. */
-async function executeCall(t: PencilTool, input: unknown, callId: string, deps: SeamDeps, asker: Asker, granted: Decision[]): Promise<ToolOutcome> {
+async function executeCall(
+  t: PencilTool,
+  input: unknown,
+  callId: string,
+  deps: SeamDeps,
+  asker: Asker,
+  granted: Decision[],
+): Promise<ToolOutcome> {
   const ctx: ToolContext = {
     ws: deps.ws,
     fs: deps.fs,
@@ -274,7 +367,10 @@ async function executeCall(t: PencilTool, input: unknown, callId: string, deps: 
     // or what falls under an ask the owner granted for this very call.
     visible: (real) => {
       const verdict = judgePath(deps, t.name, "read", real);
-      return verdict.decision === "allow" || (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule));
+      return (
+        verdict.decision === "allow" ||
+        (verdict.decision === "ask" && granted.some((g) => g.reason === verdict.reason && g.rule === verdict.rule))
+      );
     },
     ...(deps.recordCommand ? { recordCommand: deps.recordCommand } : {}),
     reach: (r) => judgeReach(t, r, callId, deps, asker),
@@ -288,7 +384,15 @@ async function executeCall(t: PencilTool, input: unknown, callId: string, deps: 
 }
 
 /** Finalize: the third identical failure gets its nudge, the result is reported, and the model gets its answer. */
-function finalizeCall(t: PencilTool, input: unknown, callId: string, outcome: ToolOutcome, started: number, deps: SeamDeps, repeats: RepeatedFailures): ToolOutcome {
+function finalizeCall(
+  t: PencilTool,
+  input: unknown,
+  callId: string,
+  outcome: ToolOutcome,
+  started: number,
+  deps: SeamDeps,
+  repeats: RepeatedFailures,
+): ToolOutcome {
   const output = repeats.answer(t.name, input, outcome.ok, outcome.text);
   deps.emit({ type: "tool-result", callId, tool: t.name, ok: outcome.ok, output, ms: performance.now() - started });
   return { ok: outcome.ok, text: output };
@@ -307,7 +411,10 @@ function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real:
   if (verdict.decision === "deny" || !deps.links) return verdict;
   // run_command's copy keeps files whose other names are unknown (pnpm's store links): only search and list_files must never read through them.
   const unprovenRead = tool === "run_command" ? "allow" : "ask";
-  return stricter(verdict, deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other }), { unprovenRead }));
+  return stricter(
+    verdict,
+    deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other }), { unprovenRead }),
+  );
 }
 
 /** decide() for a command line; tree-sitter's grammar is loaded only when a line needs it (plain lines never do). */
@@ -330,7 +437,15 @@ async function judgeCommand(t: PencilTool, command: string, deps: SeamDeps): Pro
   const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
   // An irreversible action (git push, npm publish…) is asked every time: never remembered.
   const once = unsandboxed || Boolean(verdict.irreversible);
-  return { kind: "command", command, decision, reason, ruleReason: verdict.reason, key: once ? null : `run:${command}`, once };
+  return {
+    kind: "command",
+    command,
+    decision,
+    reason,
+    ruleReason: verdict.reason,
+    key: once ? null : `run:${command}`,
+    once,
+  };
 }
 
 /** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
@@ -340,7 +455,13 @@ const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", 
 function judgeMcpCall(mcp: { server: string; tool: string }, input: unknown, deps: SeamDeps): Gate {
   const verdict = decideMcp(deps.mcpPolicy ?? { rules: [] }, mcp.server, mcp.tool);
   const label = `${mcp.server}/${mcp.tool}`;
-  return { kind: "mcp", label, subject: `${label} ${JSON.stringify(input ?? {}).slice(0, 500)}`, verdict, key: `mcp:${label}` };
+  return {
+    kind: "mcp",
+    label,
+    subject: `${label} ${JSON.stringify(input ?? {}).slice(0, 500)}`,
+    verdict,
+    key: `mcp:${label}`,
+  };
 }
 
 /**
@@ -349,12 +470,27 @@ function judgeMcpCall(mcp: { server: string; tool: string }, input: unknown, dep
  * whatever the rules); otherwise an allow lets it go and the rest asks as
  * fetch_url does. With nobody there the answer is no.
  */
-async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: SeamDeps, asker: Asker): Promise<boolean> {
+async function judgeReach(
+  t: PencilTool,
+  r: NetRequest,
+  callId: string,
+  deps: SeamDeps,
+  asker: Asker,
+): Promise<boolean> {
   const verdict = decide(deps.policy, { tool: t.name, access: "net", host: r.host });
   const irreversible = !READING_METHODS.has(r.method.toUpperCase());
   const subject = r.url ? `${r.method} ${r.url}` : `${r.method} ${r.host}:${r.port}`;
   if (verdict.decision === "deny" || (verdict.decision === "allow" && !irreversible)) {
-    deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "send", decision: verdict.decision, reason: verdict.reason, answeredBy: "rule" });
+    deps.emit({
+      type: "policy",
+      callId,
+      tool: t.name,
+      path: subject,
+      access: "send",
+      decision: verdict.decision,
+      reason: verdict.reason,
+      answeredBy: "rule",
+    });
     return verdict.decision === "allow";
   }
   const key = irreversible ? null : `send:${r.host}`;
@@ -363,8 +499,21 @@ async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: Se
   const reason = irreversible
     ? `A ${r.method} request${by} to ${r.host} changes something outside this machine (a push, a publish, an upload) and cannot be taken back: it is asked every time, whatever the rules say.`
     : `${verdict.reason} This is a connection${by}; what goes through an https tunnel is not visible.`;
-  deps.emit({ type: "policy", callId, tool: t.name, path: subject, access: "send", decision: "ask", reason, answeredBy: "rule" });
-  const answer = await asker.ask({ callId, key, question: { tool: t.name, access: "send", subject, reason, ...(irreversible ? { once: true } : {}) } });
+  deps.emit({
+    type: "policy",
+    callId,
+    tool: t.name,
+    path: subject,
+    access: "send",
+    decision: "ask",
+    reason,
+    answeredBy: "rule",
+  });
+  const answer = await asker.ask({
+    callId,
+    key,
+    question: { tool: t.name, access: "send", subject, reason, ...(irreversible ? { once: true } : {}) },
+  });
   return answer.kind !== "no";
 }
 
@@ -373,10 +522,22 @@ async function judgeReach(t: PencilTool, r: NetRequest, callId: string, deps: Se
  * otherwise the owner answers per call (or "always" for that destination in this
  * run), and with nobody there the answer is no.
  */
-function judgeSending(t: PencilTool, target: { subject: string; destination: string; host?: string }, deps: SeamDeps): Gate {
+function judgeSending(
+  t: PencilTool,
+  target: { subject: string; destination: string; host?: string },
+  deps: SeamDeps,
+): Gate {
   const verdict = decide(deps.policy, { tool: t.name, access: "net", host: target.host ?? target.destination });
-  const reason = verdict.decision !== "ask" || verdict.rule
-    ? verdict.reason
-    : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
-  return { kind: "send", subject: target.subject, destination: target.destination, decision: verdict.decision, reason, key: `send:${target.destination}` };
+  const reason =
+    verdict.decision !== "ask" || verdict.rule
+      ? verdict.reason
+      : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
+  return {
+    kind: "send",
+    subject: target.subject,
+    destination: target.destination,
+    decision: verdict.decision,
+    reason,
+    key: `send:${target.destination}`,
+  };
 }

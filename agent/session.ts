@@ -63,7 +63,9 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     system: config.system,
     messages,
     tools: config.tools,
-    stopWhen: config.stopOnTool ? [stepCountIs(config.maxSteps), hasToolCall(config.stopOnTool)] : stepCountIs(config.maxSteps),
+    stopWhen: config.stopOnTool
+      ? [stepCountIs(config.maxSteps), hasToolCall(config.stopOnTool)]
+      : stepCountIs(config.maxSteps),
     maxRetries: 0,
     repairToolCall,
     ...(config.signal ? { abortSignal: config.signal } : {}),
@@ -104,7 +106,14 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           break;
         case "tool-error":
           // Malformed input or a schema mismatch: the SDK sends the error back to the model; show it too.
-          config.emit({ type: "tool-result", callId: part.toolCallId, tool: part.toolName, ok: false, output: `Error: ${errorText(part.error)}`, ms: 0 });
+          config.emit({
+            type: "tool-result",
+            callId: part.toolCallId,
+            tool: part.toolName,
+            ok: false,
+            output: `Error: ${errorText(part.error)}`,
+            ms: 0,
+          });
           break;
         case "finish-step": {
           const stepUsage = { inputTokens: part.usage.inputTokens ?? 0, outputTokens: part.usage.outputTokens ?? 0 };
@@ -117,7 +126,14 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           lastModel = model;
           const context: ContextMeter = { used: lastContext, window: config.contextWindow };
           const cost = reportedCostOf(part.providerMetadata);
-          config.emit({ type: "step-end", step: steps, model, usage: stepUsage, context, ...(cost !== undefined ? { cost } : {}) });
+          config.emit({
+            type: "step-end",
+            step: steps,
+            model,
+            usage: stepUsage,
+            context,
+            ...(cost !== undefined ? { cost } : {}),
+          });
           finishReason = part.finishReason;
           break;
         }
@@ -143,7 +159,13 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     steps,
     toolCalls,
     models,
-    stopped: aborted ? "aborted" : failure ? "error" : finishReason === "tool-calls" && steps >= config.maxSteps ? "step-limit" : "done",
+    stopped: aborted
+      ? "aborted"
+      : failure
+        ? "error"
+        : finishReason === "tool-calls" && steps >= config.maxSteps
+          ? "step-limit"
+          : "done",
     ...(failure && !aborted ? { error: failure } : {}),
   };
 }

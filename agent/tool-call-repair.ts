@@ -11,14 +11,54 @@ import type { PencilTool } from "../core/tools/tool.ts";
 
 // Other names models use for Pencil's tools, compared after lower-casing and dropping `_`, `-` and spaces.
 const ALIASES: Record<string, string> = {
-  strreplaceeditor: "edit_file", strreplace: "edit_file", strreplacebasededittool: "edit_file", replaceinfile: "edit_file", edit: "edit_file", editfile: "edit_file", applyedit: "edit_file", modifyfile: "edit_file", searchreplace: "edit_file",
-  read: "read_file", view: "read_file", viewfile: "read_file", openfile: "read_file", cat: "read_file", readfile: "read_file", getfile: "read_file",
-  ls: "list_files", listdir: "list_files", listdirectory: "list_files", glob: "list_files", findfiles: "list_files", listfiles: "list_files",
-  grep: "search", rg: "search", ripgrep: "search", searchfiles: "search", grepsearch: "search", codesearch: "search", searchcode: "search",
-  write: "write_file", writefile: "write_file", overwritefile: "write_file", savefile: "write_file",
-  create: "create_file", createfile: "create_file", newfile: "create_file",
-  delete: "delete_file", deletefile: "delete_file", removefile: "delete_file", rm: "delete_file",
-  bash: "run_command", shell: "run_command", exec: "run_command", run: "run_command", execute: "run_command", executecommand: "run_command", runcommand: "run_command", terminal: "run_command",
+  strreplaceeditor: "edit_file",
+  strreplace: "edit_file",
+  strreplacebasededittool: "edit_file",
+  replaceinfile: "edit_file",
+  edit: "edit_file",
+  editfile: "edit_file",
+  applyedit: "edit_file",
+  modifyfile: "edit_file",
+  searchreplace: "edit_file",
+  read: "read_file",
+  view: "read_file",
+  viewfile: "read_file",
+  openfile: "read_file",
+  cat: "read_file",
+  readfile: "read_file",
+  getfile: "read_file",
+  ls: "list_files",
+  listdir: "list_files",
+  listdirectory: "list_files",
+  glob: "list_files",
+  findfiles: "list_files",
+  listfiles: "list_files",
+  grep: "search",
+  rg: "search",
+  ripgrep: "search",
+  searchfiles: "search",
+  grepsearch: "search",
+  codesearch: "search",
+  searchcode: "search",
+  write: "write_file",
+  writefile: "write_file",
+  overwritefile: "write_file",
+  savefile: "write_file",
+  create: "create_file",
+  createfile: "create_file",
+  newfile: "create_file",
+  delete: "delete_file",
+  deletefile: "delete_file",
+  removefile: "delete_file",
+  rm: "delete_file",
+  bash: "run_command",
+  shell: "run_command",
+  exec: "run_command",
+  run: "run_command",
+  execute: "run_command",
+  executecommand: "run_command",
+  runcommand: "run_command",
+  terminal: "run_command",
 };
 
 // Other names for fields, same comparison; a field is renamed only when the real one is absent.
@@ -48,11 +88,20 @@ export function resolveToolName(name: string, available: string[]): string | nul
 }
 
 /** Arguments text read as a JSON object when only one reading exists; otherwise a one-line reason. */
-export function readArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
-  const trimmed = text.trim().replace(/^```(?:json)?\s*/i, "").replace(/\s*```$/, "");
+export function readArguments(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, "")
+    .replace(/\s*```$/, "");
   if (trimmed === "") return { ok: true, value: {} };
   const cut = truncation(trimmed);
-  if (cut) return { ok: false, message: `the arguments were cut off (${cut}) after ${trimmed.length.toLocaleString("en-US")} characters. Send the call again complete; split a large change into several smaller calls.` };
+  if (cut)
+    return {
+      ok: false,
+      message: `the arguments were cut off (${cut}) after ${trimmed.length.toLocaleString("en-US")} characters. Send the call again complete; split a large change into several smaller calls.`,
+    };
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
@@ -60,15 +109,22 @@ export function readArguments(text: string): { ok: true; value: Record<string, u
     try {
       value = JSON.parse(jsonrepair(trimmed));
     } catch {
-      return { ok: false, message: "the arguments are not valid JSON and could not be read unambiguously. Send a JSON object, e.g. {\"path\": \"src/a.ts\"}." };
+      return {
+        ok: false,
+        message:
+          'the arguments are not valid JSON and could not be read unambiguously. Send a JSON object, e.g. {"path": "src/a.ts"}.',
+      };
     }
   }
   // Double-encoded: a JSON string holding the object.
   if (typeof value === "string") {
     const inner = readArguments(value);
-    return inner.ok ? inner : { ok: false, message: "the arguments are a JSON string, not an object. Send a JSON object." };
+    return inner.ok
+      ? inner
+      : { ok: false, message: "the arguments are a JSON string, not an object. Send a JSON object." };
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return { ok: false, message: "the arguments must be a JSON object of named fields." };
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    return { ok: false, message: "the arguments must be a JSON object of named fields." };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -138,7 +194,10 @@ export function lenientSchema(t: PencilTool): Schema<unknown> {
 }
 
 /** The input fitted to the tool's schema, or a one-line reason naming the fields it needs. */
-export function normalizeInput(t: PencilTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
+export function normalizeInput(
+  t: PencilTool,
+  value: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
   if (value !== null && typeof value === "object" && Object.hasOwn(value, UNREADABLE_CALL)) {
     return { ok: false, message: String((value as Record<string, unknown>)[UNREADABLE_CALL]) };
   }
@@ -174,13 +233,16 @@ export function normalizeInput(t: PencilTool, value: unknown): { ok: true; value
   }
   const again = schema.safeParse(fixed);
   if (again.success) return { ok: true, value: again.data };
-  const fields = Object.entries(shape).map(([k, s]) => `${k}${s.safeParse(undefined).success ? "?" : ""} (${baseType(s)})`).join(", ");
+  const fields = Object.entries(shape)
+    .map(([k, s]) => `${k}${s.safeParse(undefined).success ? "?" : ""} (${baseType(s)})`)
+    .join(", ");
   return { ok: false, message: `${t.name}: ${shortIssues(again.error)}. Its fields: ${fields}.` };
 }
 
 function baseType(schema: z.ZodType): string {
   let s: z.ZodType = schema;
-  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable || s instanceof z.ZodDefault)
+    s = s.unwrap() as z.ZodType;
   return s.def.type;
 }
 
@@ -191,7 +253,8 @@ function shortIssues(error: z.ZodError): string {
     .map((i) => {
       if (i.path.length === 0) return "the arguments must be a JSON object of named fields";
       const field = i.path.join(".");
-      if (i.code === "invalid_type") return /received undefined/.test(i.message) ? `${field} is missing` : `${field} must be a ${i.expected}`;
+      if (i.code === "invalid_type")
+        return /received undefined/.test(i.message) ? `${field} is missing` : `${field} must be a ${i.expected}`;
       return `${field}: ${i.message}`;
     })
     .join("; ");

@@ -38,9 +38,15 @@ export function describeFailure(error: unknown): string {
 function messageOf(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    const causeText = cause instanceof Error ? cause.message : typeof cause === "object" && cause !== null && "code" in cause ? String((cause as { code: unknown }).code) : "";
+    const causeText =
+      cause instanceof Error
+        ? cause.message
+        : typeof cause === "object" && cause !== null && "code" in cause
+          ? String((cause as { code: unknown }).code)
+          : "";
     return causeText && !error.message.includes(causeText) ? `${error.message} (${causeText})` : error.message;
   }
-  if (typeof error === "object" && error !== null && "message" in error) return String((error as { message: unknown }).message);
+  if (typeof error === "object" && error !== null && "message" in error)
+    return String((error as { message: unknown }).message);
   return String(error);
 }

@@ -95,7 +95,12 @@ export class FallbackModel implements LanguageModelV4 {
       const attempt = attemptSignal(options.abortSignal);
       try {
         const timeout = this.stepMs();
-        const result = await withTimeout(entry.model.doGenerate({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} did not answer within ${timeout} ms (the step timeout)`);
+        const result = await withTimeout(
+          entry.model.doGenerate({ ...options, abortSignal: attempt.signal }),
+          timeout,
+          attempt.abort,
+          () => `${entry.label} did not answer within ${timeout} ms (the step timeout)`,
+        );
         this.coolingUntil.delete(entry.label);
         this.options.onModelUsed?.(entry.label);
         return { ...result, providerMetadata: withModelLabel(result.providerMetadata, entry.label) };
@@ -127,17 +132,29 @@ export class FallbackModel implements LanguageModelV4 {
   }
 
   /** Records a failed attempt (cooling its model down when it may recover) and returns the verdict on it. */
-  private record(error: unknown, entry: ModelEntry, attempts: ModelAttempt[], callerSignal?: AbortSignal): FailureVerdict {
+  private record(
+    error: unknown,
+    entry: ModelEntry,
+    attempts: ModelAttempt[],
+    callerSignal?: AbortSignal,
+  ): FailureVerdict {
     const verdict = classifyFailure(error, callerSignal);
     if (verdict === "aborted") return verdict;
     attempts.push({ model: entry.label, reason: describeFailure(error), error });
     const cooldown = this.options.cooldownMs ?? 30_000;
-    if (verdict === "fallback" && cooldown > 0) this.coolingUntil.set(entry.label, (this.options.now ?? Date.now)() + cooldown);
+    if (verdict === "fallback" && cooldown > 0)
+      this.coolingUntil.set(entry.label, (this.options.now ?? Date.now)() + cooldown);
     return verdict;
   }
 
   /** Records a failed attempt; throws when the call must stop here (abort, refusal), else reports the move to `next`. */
-  private judge(error: unknown, entry: ModelEntry, next: ModelEntry | undefined, attempts: ModelAttempt[], callerSignal?: AbortSignal): void {
+  private judge(
+    error: unknown,
+    entry: ModelEntry,
+    next: ModelEntry | undefined,
+    attempts: ModelAttempt[],
+    callerSignal?: AbortSignal,
+  ): void {
     const verdict = this.record(error, entry, attempts, callerSignal);
     if (verdict === "aborted") throw error;
     if (verdict === "refused") throw new ModelCallError(attempts, true);
@@ -145,7 +162,12 @@ export class FallbackModel implements LanguageModelV4 {
   }
 
   /** Opens a stream on the first model from `start` on that answers; throws ModelCallError when none does. */
-  private async open(order: ModelEntry[], start: number, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): Promise<OpenStream> {
+  private async open(
+    order: ModelEntry[],
+    start: number,
+    attempts: ModelAttempt[],
+    options: LanguageModelV4CallOptions,
+  ): Promise<OpenStream> {
     const firstByte = this.options.firstByteTimeoutMs ?? 60_000;
     for (let i = start; i < order.length; i++) {
       const entry = order[i]!;
@@ -153,7 +175,12 @@ export class FallbackModel implements LanguageModelV4 {
       const startedAt = Date.now();
       try {
         const timeout = Math.min(firstByte, this.stepMs());
-        const result = await withTimeout(entry.model.doStream({ ...options, abortSignal: attempt.signal }), timeout, attempt.abort, () => `${entry.label} sent no first byte within ${timeout} ms`);
+        const result = await withTimeout(
+          entry.model.doStream({ ...options, abortSignal: attempt.signal }),
+          timeout,
+          attempt.abort,
+          () => `${entry.label} sent no first byte within ${timeout} ms`,
+        );
         return { index: i, entry, result, abort: attempt.abort, startedAt, started: false };
       } catch (error) {
         attempt.abort();
@@ -164,7 +191,12 @@ export class FallbackModel implements LanguageModelV4 {
   }
 
   /** The stream passed to the caller: the open model's parts, held back while a fallback could still replace them. */
-  private relay(order: ModelEntry[], first: OpenStream, attempts: ModelAttempt[], options: LanguageModelV4CallOptions): ReadableStream<Part> {
+  private relay(
+    order: ModelEntry[],
+    first: OpenStream,
+    attempts: ModelAttempt[],
+    options: LanguageModelV4CallOptions,
+  ): ReadableStream<Part> {
     const firstByte = this.options.firstByteTimeoutMs ?? 60_000;
     const idle = this.options.idleTimeoutMs ?? 60_000;
     const step = this.stepMs();
@@ -175,7 +207,9 @@ export class FallbackModel implements LanguageModelV4 {
       const [ms, why] = current.started
         ? [idle, `${label} sent nothing for ${idle} ms`]
         : [current.startedAt + firstByte - Date.now(), `${label} sent no first byte within ${firstByte} ms`];
-      return stepLeft < ms ? [Math.max(1, stepLeft), `${label} did not finish the step within ${step} ms`] : [Math.max(1, ms), why];
+      return stepLeft < ms
+        ? [Math.max(1, stepLeft), `${label} did not finish the step within ${step} ms`]
+        : [Math.max(1, ms), why];
     };
     let current = first;
     let reader = current.result.stream.getReader();
@@ -242,7 +276,9 @@ export class FallbackModel implements LanguageModelV4 {
         // Reads until something was passed on or the stream is over, so each pull makes progress.
         while (!cancelled) {
           const [wait, why] = nextWait();
-          const next = await withTimeout(reader.read(), wait, current.abort, () => why).catch((error: unknown) => ({ failed: error }) as const);
+          const next = await withTimeout(reader.read(), wait, current.abort, () => why).catch(
+            (error: unknown) => ({ failed: error }) as const,
+          );
           if ("failed" in next) {
             if (await fail(controller, next.failed)) continue;
             return;
@@ -252,7 +288,8 @@ export class FallbackModel implements LanguageModelV4 {
               controller.close();
               return;
             }
-            if (await fail(controller, new Error(`${current.entry.label} ended its stream without finishing the step`))) continue;
+            if (await fail(controller, new Error(`${current.entry.label} ended its stream without finishing the step`)))
+              continue;
             return;
           }
           const part = next.value;
@@ -264,7 +301,13 @@ export class FallbackModel implements LanguageModelV4 {
           }
           if (part.type === "finish") {
             if (!committed && (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted")) {
-              if (await fail(controller, new Error(`${current.entry.label} stopped mid-step (finish reason: ${part.finishReason.unified})`))) continue;
+              if (
+                await fail(
+                  controller,
+                  new Error(`${current.entry.label} stopped mid-step (finish reason: ${part.finishReason.unified})`),
+                )
+              )
+                continue;
               return;
             }
             this.coolingUntil.delete(current.entry.label);
@@ -297,7 +340,12 @@ function attemptSignal(caller: AbortSignal | undefined): { signal: AbortSignal; 
 }
 
 /** Resolves like `promise`, or rejects with ModelTimeoutError (after calling `onTimeout`) when it takes longer than `ms`. */
-function withTimeout<T>(promise: PromiseLike<T>, ms: number, onTimeout: (reason: unknown) => void, message: () => string): Promise<T> {
+function withTimeout<T>(
+  promise: PromiseLike<T>,
+  ms: number,
+  onTimeout: (reason: unknown) => void,
+  message: () => string,
+): Promise<T> {
   if (!(ms > 0) || !Number.isFinite(ms)) return Promise.resolve(promise);
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {

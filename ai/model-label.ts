@@ -4,7 +4,10 @@ import type { SharedV4ProviderMetadata } from "@ai-sdk/provider";
 export const PENCIL_METADATA_KEY = "pencil";
 
 /** Returns `metadata` with `pencil.model` set to `label` (the other providers' entries kept). */
-export function withModelLabel(metadata: SharedV4ProviderMetadata | undefined, label: string): SharedV4ProviderMetadata {
+export function withModelLabel(
+  metadata: SharedV4ProviderMetadata | undefined,
+  label: string,
+): SharedV4ProviderMetadata {
   return { ...metadata, [PENCIL_METADATA_KEY]: { model: label } };
 }
 

@@ -44,11 +44,16 @@ export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
   const localBase = read(env, "LOCAL_LLM_BASE_URL");
   if (wanted?.provider === "local" || (wanted?.provider === undefined && localBase !== undefined)) {
     if (localBase === undefined) {
-      throw new MissingModelKeyError(`--model ${override} needs LOCAL_LLM_BASE_URL: set it to your server's OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1 for Ollama).`, ["LOCAL_LLM_BASE_URL"]);
+      throw new MissingModelKeyError(
+        `--model ${override} needs LOCAL_LLM_BASE_URL: set it to your server's OpenAI-compatible base URL (e.g. http://127.0.0.1:11434/v1 for Ollama).`,
+        ["LOCAL_LLM_BASE_URL"],
+      );
     }
     const modelId = wanted?.model ?? read(env, "LOCAL_LLM_MODEL");
     if (modelId === undefined) {
-      throw new ModelConfigError("LOCAL_LLM_BASE_URL is set but LOCAL_LLM_MODEL is not: set it to a model your server serves (e.g. qwen2.5-coder:7b), pass --model NAME, or unset LOCAL_LLM_BASE_URL to use Groq or OpenRouter.");
+      throw new ModelConfigError(
+        "LOCAL_LLM_BASE_URL is set but LOCAL_LLM_MODEL is not: set it to a model your server serves (e.g. qwen2.5-coder:7b), pass --model NAME, or unset LOCAL_LLM_BASE_URL to use Groq or OpenRouter.",
+      );
     }
     // Local servers need no key; a placeholder keeps every client from reading a cloud key from the environment.
     return [spec("local", modelId, localBase, "local")];
@@ -56,15 +61,28 @@ export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
 
   const groqKey = read(env, "GROQ_API_KEY");
   const openrouterKey = read(env, "OPENROUTER_API_KEY");
-  const groq = groqKey === undefined ? undefined : spec("groq", read(env, "GROQ_DEFAULT_MODEL") ?? DEFAULT_GROQ_MODEL, read(env, "GROQ_BASE_URL"), groqKey);
+  const groq =
+    groqKey === undefined
+      ? undefined
+      : spec("groq", read(env, "GROQ_DEFAULT_MODEL") ?? DEFAULT_GROQ_MODEL, read(env, "GROQ_BASE_URL"), groqKey);
   const openrouter =
-    openrouterKey === undefined ? undefined : spec("openrouter", read(env, "OPENROUTER_DEFAULT_MODEL") ?? DEFAULT_OPENROUTER_MODEL, read(env, "OPENROUTER_BASE_URL"), openrouterKey);
+    openrouterKey === undefined
+      ? undefined
+      : spec(
+          "openrouter",
+          read(env, "OPENROUTER_DEFAULT_MODEL") ?? DEFAULT_OPENROUTER_MODEL,
+          read(env, "OPENROUTER_BASE_URL"),
+          openrouterKey,
+        );
 
   if (wanted?.provider === "groq" || wanted?.provider === "openrouter") {
     const chosen = wanted.provider === "groq" ? groq : openrouter;
     const keyName = wanted.provider === "groq" ? "GROQ_API_KEY" : "OPENROUTER_API_KEY";
     if (chosen === undefined) {
-      throw new MissingModelKeyError(`--model ${override} needs ${keyName}: set it in the environment or in .env (\`pencil demo\` needs no key).`, [keyName]);
+      throw new MissingModelKeyError(
+        `--model ${override} needs ${keyName}: set it in the environment or in .env (\`pencil demo\` needs no key).`,
+        [keyName],
+      );
     }
     const other = wanted.provider === "groq" ? openrouter : groq;
     return [spec(chosen.provider, wanted.model, chosen.baseURL, chosen.apiKey), ...(other ? [other] : [])];
@@ -87,12 +105,18 @@ export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
 /** Splits `--model` into an optional known provider prefix and the model name; an unknown prefix is part of the name (e.g. `qwen2.5-coder:7b`). */
 function parseOverride(value: string): { provider?: ProviderName; model: string } {
   const trimmed = value.trim();
-  if (trimmed === "") throw new ModelConfigError("--model needs a model name, e.g. --model openai/gpt-oss-120b or --model openrouter:openai/gpt-oss-120b.");
+  if (trimmed === "")
+    throw new ModelConfigError(
+      "--model needs a model name, e.g. --model openai/gpt-oss-120b or --model openrouter:openai/gpt-oss-120b.",
+    );
   const colon = trimmed.indexOf(":");
   const prefix = colon > 0 ? trimmed.slice(0, colon) : "";
   if (!PROVIDERS.has(prefix)) return { model: trimmed };
   const model = trimmed.slice(colon + 1).trim();
-  if (model === "") throw new ModelConfigError(`--model ${trimmed} needs a model name after the colon, e.g. ${prefix}:openai/gpt-oss-120b.`);
+  if (model === "")
+    throw new ModelConfigError(
+      `--model ${trimmed} needs a model name after the colon, e.g. ${prefix}:openai/gpt-oss-120b.`,
+    );
   return { provider: prefix as ProviderName, model };
 }
 

@@ -53,7 +53,8 @@ export function resolveModels(env: ModelEnv, options: ResolveModelsOptions = {})
   const chain = specs.map((spec) => ({ label: spec.label, model: createModel(spec, options.fetch) }));
   const local = specs[0]?.provider === "local";
   const timeouts: Partial<Record<TimeoutSetting["option"], number>> = {};
-  for (const t of MODEL_TIMEOUTS) timeouts[t.option] = options[t.option] ?? readTimeout(env, t.variable) ?? (local ? t.local : t.cloud);
+  for (const t of MODEL_TIMEOUTS)
+    timeouts[t.option] = options[t.option] ?? readTimeout(env, t.variable) ?? (local ? t.local : t.cloud);
   return { model: new FallbackModel(chain, { ...options, ...timeouts }), specs, labels: specs.map((s) => s.label) };
 }
 
@@ -62,7 +63,9 @@ function readTimeout(env: ModelEnv, name: string): number | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === "") return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) <= 0) {
-    throw new ModelConfigError(`${name}=${raw} is not a number of milliseconds: set it to a positive whole number (e.g. ${name}=60000), or unset it for the default.`);
+    throw new ModelConfigError(
+      `${name}=${raw} is not a number of milliseconds: set it to a positive whole number (e.g. ${name}=60000), or unset it for the default.`,
+    );
   }
   return Number(raw);
 }
@@ -72,7 +75,8 @@ function readTimeout(env: ModelEnv, name: string): number | undefined {
  * own deadline: turned off here, so Pencil's documented timeouts are the ones that apply.
  */
 function withoutClientTimeout(fetchImpl: typeof fetch = fetch): typeof fetch {
-  const wrapped = (input: Parameters<typeof fetch>[0], init?: RequestInit) => fetchImpl(input, { ...init, timeout: false } as RequestInit);
+  const wrapped = (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+    fetchImpl(input, { ...init, timeout: false } as RequestInit);
   return Object.assign(wrapped, { preconnect: fetch.preconnect }) as typeof fetch;
 }
 
@@ -87,9 +91,21 @@ export function createModel(spec: ModelSpec, customFetch?: typeof fetch): Langua
       return createGroq({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl })(spec.modelId);
     case "local":
       // The generic OpenAI-compatible client reports token usage from the standard `usage` field.
-      return createOpenAICompatible({ name: "local", apiKey: spec.apiKey, baseURL: spec.baseURL ?? "", fetch: fetchImpl, includeUsage: true })(spec.modelId);
+      return createOpenAICompatible({
+        name: "local",
+        apiKey: spec.apiKey,
+        baseURL: spec.baseURL ?? "",
+        fetch: fetchImpl,
+        includeUsage: true,
+      })(spec.modelId);
     case "openrouter":
       // Usage accounting makes OpenRouter report each call's price, shown in the Telegram cost footer.
-      return createOpenRouter({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl, compatibility: "strict", appName: "Pencil" })(spec.modelId, { usage: { include: true } });
+      return createOpenRouter({
+        apiKey: spec.apiKey,
+        baseURL: spec.baseURL,
+        fetch: fetchImpl,
+        compatibility: "strict",
+        appName: "Pencil",
+      })(spec.modelId, { usage: { include: true } });
   }
 }

@@ -121,7 +121,8 @@ export class ScriptedModel implements LanguageModelV4 {
     ];
     if (reply.reasoning) {
       parts.push({ type: "reasoning-start", id: "reasoning-0" });
-      for (const delta of chunks(reply.reasoning, this.chunkChars)) parts.push({ type: "reasoning-delta", id: "reasoning-0", delta });
+      for (const delta of chunks(reply.reasoning, this.chunkChars))
+        parts.push({ type: "reasoning-delta", id: "reasoning-0", delta });
       parts.push({ type: "reasoning-end", id: "reasoning-0" });
     }
     if (reply.text) {
@@ -158,7 +159,9 @@ export class ScriptedModel implements LanguageModelV4 {
     this.calls.push({ prompt, toolNames: (options.tools ?? []).map((t) => t.name) });
     const scripted = this.turns[turn];
     if (scripted === undefined) {
-      throw new Error(`The scripted model ${this.label} has no turn ${turn + 1}: its script has ${this.turns.length}. Add a turn, or stop the loop earlier.`);
+      throw new Error(
+        `The scripted model ${this.label} has no turn ${turn + 1}: its script has ${this.turns.length}. Add a turn, or stop the loop earlier.`,
+      );
     }
     const reply = typeof scripted === "function" ? scripted({ prompt, turn }) : scripted;
     return { reply, turn };
@@ -172,7 +175,16 @@ export function lastToolResults(prompt: LanguageModelV4Prompt): PromptToolResult
     if (message.role === "assistant") return [];
     if (message.role !== "tool") continue;
     return message.content.flatMap((part) =>
-      part.type === "tool-result" ? [{ toolCallId: part.toolCallId, toolName: part.toolName, output: outputText(part.output), isError: isErrorOutput(part.output) }] : [],
+      part.type === "tool-result"
+        ? [
+            {
+              toolCallId: part.toolCallId,
+              toolName: part.toolName,
+              output: outputText(part.output),
+              isError: isErrorOutput(part.output),
+            },
+          ]
+        : [],
     );
   }
   return [];
@@ -206,13 +218,17 @@ function toolCallsOf(reply: ScriptedReply, turn: number): { toolCallId: string; 
 }
 
 function finishReasonOf(reply: ScriptedReply): LanguageModelV4GenerateResult["finishReason"] {
-  return (reply.toolCalls ?? []).length > 0 ? { unified: "tool-calls", raw: "tool_calls" } : { unified: "stop", raw: "stop" };
+  return (reply.toolCalls ?? []).length > 0
+    ? { unified: "tool-calls", raw: "tool_calls" }
+    : { unified: "stop", raw: "stop" };
 }
 
 /** Rough token counts (4 characters a token), so usage is plausible and grows with the prompt. */
 function usageOf(prompt: LanguageModelV4Prompt, reply: ScriptedReply): LanguageModelV4Usage {
   const input = Math.ceil(JSON.stringify(prompt).length / 4);
-  const output = Math.ceil(((reply.reasoning ?? "").length + (reply.text ?? "").length + JSON.stringify(reply.toolCalls ?? []).length) / 4);
+  const output = Math.ceil(
+    ((reply.reasoning ?? "").length + (reply.text ?? "").length + JSON.stringify(reply.toolCalls ?? []).length) / 4,
+  );
   return {
     inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
     outputTokens: { total: output, text: output, reasoning: undefined },

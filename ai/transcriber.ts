@@ -44,13 +44,19 @@ export function resolveTranscriber(env: Env, fetchImpl?: typeof fetch): Transcri
   const groqKey = read(env, "GROQ_API_KEY");
   if (groqKey) {
     const id = read(env, "GROQ_TRANSCRIBE_MODEL") ?? DEFAULT_GROQ_TRANSCRIBE_MODEL;
-    chain.push({ label: `groq:${id}`, model: createGroq({ apiKey: groqKey, baseURL: read(env, "GROQ_BASE_URL"), fetch: fetchImpl }).transcription(id) });
+    chain.push({
+      label: `groq:${id}`,
+      model: createGroq({ apiKey: groqKey, baseURL: read(env, "GROQ_BASE_URL"), fetch: fetchImpl }).transcription(id),
+    });
   }
   const localBase = read(env, "LOCAL_TRANSCRIBE_BASE_URL");
   if (localBase) {
     const id = read(env, "LOCAL_TRANSCRIBE_MODEL") ?? DEFAULT_LOCAL_TRANSCRIBE_MODEL;
     // A placeholder key keeps the client from reading OPENAI_API_KEY and sending it to a local server.
-    chain.push({ label: `local:${id}`, model: createOpenAI({ apiKey: "local", baseURL: localBase, fetch: fetchImpl }).transcription(id) });
+    chain.push({
+      label: `local:${id}`,
+      model: createOpenAI({ apiKey: "local", baseURL: localBase, fetch: fetchImpl }).transcription(id),
+    });
   }
   if (chain.length === 0) return null;
   return {
@@ -60,7 +66,11 @@ export function resolveTranscriber(env: Env, fetchImpl?: typeof fetch): Transcri
       for (const { label, model } of chain) {
         try {
           const result = await transcribe({ model, audio, maxRetries: 1, ...(signal ? { abortSignal: signal } : {}) });
-          return { text: result.text.trim(), label, ...(result.durationInSeconds !== undefined ? { durationSeconds: result.durationInSeconds } : {}) };
+          return {
+            text: result.text.trim(),
+            label,
+            ...(result.durationInSeconds !== undefined ? { durationSeconds: result.durationInSeconds } : {}),
+          };
         } catch (error) {
           // Silence is an answer, not a failure: another provider would hear nothing either.
           if (NoTranscriptGeneratedError.isInstance(error)) return { text: "", label };

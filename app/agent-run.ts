@@ -180,7 +180,10 @@ export class AgentRun {
   static continueSession(runtime: Runtime, id: string, options: RunOptions = {}, asMode?: RunMode): AgentRun {
     const session = SavedSession.open(sessionStore(runtime), id);
     const header = session.header;
-    if (header.workspace !== runtime.ws.root) throw new SessionFileError(`Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`);
+    if (header.workspace !== runtime.ws.root)
+      throw new SessionFileError(
+        `Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`,
+      );
     // The next turn may be another kind of work than the first (ask -c after an agent run): same conversation, that mode's tools.
     const mode: RunMode = asMode ?? (header.mode === "plan" || header.mode === "ask" ? header.mode : "agent");
     const run = new AgentRun(runtime, mode, header.goal, options);
@@ -200,7 +203,13 @@ export class AgentRun {
   }
 
   /** Starts a run and waits for the model to finish; the changeset (if anything was staged) is saved as pending. */
-  static async start(runtime: Runtime, mode: RunMode, goal: string, hooks: RunHooks, options: RunOptions = {}): Promise<AgentRun> {
+  static async start(
+    runtime: Runtime,
+    mode: RunMode,
+    goal: string,
+    hooks: RunHooks,
+    options: RunOptions = {},
+  ): Promise<AgentRun> {
     const run = AgentRun.open(runtime, mode, goal, options);
     await run.begin(hooks);
     return run;
@@ -250,7 +259,9 @@ export class AgentRun {
     return [
       "Session memory (kept when older turns are compacted):",
       `Goal: ${this.goal}`,
-      rejections.length ? `The user rejected, with reasons (respect them):\n${rejections.map((r) => `- ${r.path}: ${r.reason}`).join("\n")}` : "No rejection reasons so far.",
+      rejections.length
+        ? `The user rejected, with reasons (respect them):\n${rejections.map((r) => `- ${r.path}: ${r.reason}`).join("\n")}`
+        : "No rejection reasons so far.",
       `Applied to disk so far: ${applied.join(", ") || "nothing"}.`,
       `Staged now, pending review: ${staged.join(", ") || "nothing"}.`,
     ].join("\n");
@@ -284,7 +295,10 @@ export class AgentRun {
    */
   async followUp(text: string, hooks: RunHooks): Promise<void> {
     const note = [...this.notes.splice(0), ...this.settleReview()];
-    const message: ModelMessage = { role: "user", content: [...note, note.length ? `The user's next request: ${text}` : text].join("\n") };
+    const message: ModelMessage = {
+      role: "user",
+      content: [...note, note.length ? `The user's next request: ${text}` : text].join("\n"),
+    };
     this.messages.push(message);
     this.saveTurn([message]);
     await this.go(hooks, this.continuesPending ? undefined : this.changeset?.id);
@@ -309,7 +323,9 @@ export class AgentRun {
     const lines = [
       "The user reviewed your staged changes.",
       applied && applied.applied.length > 0 ? `Applied to disk: ${applied.applied.join(", ")}.` : "",
-      applied && applied.conflicts.length > 0 ? `Not applied because the files changed on disk meanwhile: ${applied.conflicts.map((c) => c.path).join(", ")}. Read them again before changing them.` : "",
+      applied && applied.conflicts.length > 0
+        ? `Not applied because the files changed on disk meanwhile: ${applied.conflicts.map((c) => c.path).join(", ")}. Read them again before changing them.`
+        : "",
       "Rejected, with the user's reasons:",
       ...rejections.map((r) => `- ${r.path}: ${r.reason}`),
       "Revise the rejected changes according to these reasons. Files already applied are on disk now.",
@@ -332,7 +348,12 @@ export class AgentRun {
     const existing = this.overlay.stat(resolved.real);
     if (existing && existing.kind !== "file") throw new Error(`${path} is a directory; give a file path.`);
     this.overlay.writeBytes(resolved.real, new TextEncoder().encode(text), {
-      origin: { tool: "save_answer", callId: "user", model: this.models.current(), readsBefore: this.reads.readsSoFar() },
+      origin: {
+        tool: "save_answer",
+        callId: "user",
+        model: this.models.current(),
+        readsBefore: this.reads.readsSoFar(),
+      },
     });
     const changeset = this.snapshot(this.changeset?.id);
     if (!changeset) throw new Error(`${path} already holds exactly this answer; nothing to save.`);
@@ -372,7 +393,13 @@ export class AgentRun {
     const hooks: RunHooks = {
       ...given,
       emit: (event) => {
-        if (event.type === "policy" && event.tool.startsWith("mcp__")) this.mcpCalls.push({ tool: event.tool, subject: event.path, decision: event.decision, by: event.answeredBy ?? "rule" });
+        if (event.type === "policy" && event.tool.startsWith("mcp__"))
+          this.mcpCalls.push({
+            tool: event.tool,
+            subject: event.path,
+            decision: event.decision,
+            by: event.answeredBy ?? "rule",
+          });
         given.emit(event);
       },
     };
@@ -389,44 +416,69 @@ export class AgentRun {
   private async goWith(hooks: RunHooks, mcpTools: PencilTool[], revises?: string): Promise<void> {
     // A plan run ends when the model submits its plan, parsed by the plan schema.
     const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
-    const tools = guardTools([...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? []), ...mcpTools], {
-      ws: this.runtime.ws,
-      policy: this.runtime.policy,
-      approver: hooks.approver,
-      fs: this.overlay,
-      reads: this.reads,
-      limits: this.runtime.limits,
-      currentModel: () => this.models.current(),
-      emit: hooks.emit,
-      // Fresh each run: hard links made since the last one are indexed again.
-      mcpPolicy: this.runtime.mcpPolicy,
-      links: new LinkGuard({ root: this.runtime.ws.root, home: this.runtime.ws.home, pencilHome: this.runtime.pencilHome }),
-      recordCommand: (record) => this.commands.push(record),
-      ...(hooks.signal ? { signal: hooks.signal } : {}),
-    });
-    this.trySave(() => this.session?.markRunning({ kind: this.mode, goal: this.goal, ...((this.tag ?? this.options.runTag) ? { tag: (this.tag ?? this.options.runTag)! } : {}) }));
-    const session = (messages: ModelMessage[]) => runSession(
+    const tools = guardTools(
+      [...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? []), ...mcpTools],
       {
-        model: this.models.model,
-        modelLabel: () => this.models.current(),
-        // The repository's AGENTS.md goes after Pencil's own rules, framed as ranking below them and the goal.
-        system: (this.options.system ?? systemPrompt(this.mode)) + instructionsPrompt(instructionsFor(this.runtime)),
-        tools,
-        maxSteps: this.options.maxSteps ?? DEFAULT_MAX_STEPS,
-        contextWindow: this.models.contextWindow,
+        ws: this.runtime.ws,
+        policy: this.runtime.policy,
+        approver: hooks.approver,
+        fs: this.overlay,
+        reads: this.reads,
+        limits: this.runtime.limits,
+        currentModel: () => this.models.current(),
         emit: hooks.emit,
+        // Fresh each run: hard links made since the last one are indexed again.
+        mcpPolicy: this.runtime.mcpPolicy,
+        links: new LinkGuard({
+          root: this.runtime.ws.root,
+          home: this.runtime.ws.home,
+          pencilHome: this.runtime.pencilHome,
+        }),
+        recordCommand: (record) => this.commands.push(record),
         ...(hooks.signal ? { signal: hooks.signal } : {}),
-        ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
-        memory: () => this.memory(),
-        onStep: (messages, model) => this.trySave(() => this.session?.saveStep(messages, this.overlay, this.runtime.ws, model)),
       },
-      messages,
     );
+    this.trySave(() =>
+      this.session?.markRunning({
+        kind: this.mode,
+        goal: this.goal,
+        ...((this.tag ?? this.options.runTag) ? { tag: (this.tag ?? this.options.runTag)! } : {}),
+      }),
+    );
+    const session = (messages: ModelMessage[]) =>
+      runSession(
+        {
+          model: this.models.model,
+          modelLabel: () => this.models.current(),
+          // The repository's AGENTS.md goes after Pencil's own rules, framed as ranking below them and the goal.
+          system: (this.options.system ?? systemPrompt(this.mode)) + instructionsPrompt(instructionsFor(this.runtime)),
+          tools,
+          maxSteps: this.options.maxSteps ?? DEFAULT_MAX_STEPS,
+          contextWindow: this.models.contextWindow,
+          emit: hooks.emit,
+          ...(hooks.signal ? { signal: hooks.signal } : {}),
+          ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
+          memory: () => this.memory(),
+          onStep: (messages, model) =>
+            this.trySave(() => this.session?.saveStep(messages, this.overlay, this.runtime.ws, model)),
+        },
+        messages,
+      );
     // Code given in prose with nothing staged gets one nudge to use the tools (agent runs only).
-    const outcome = this.mode === "agent" ? await runWithNudge(session, this.messages, () => this.overlay.list().length === 0) : await session(this.messages);
+    const outcome =
+      this.mode === "agent"
+        ? await runWithNudge(session, this.messages, () => this.overlay.list().length === 0)
+        : await session(this.messages);
     this.outcome = outcome;
     this.messages = outcome.messages;
-    this.trySave(() => this.session?.saveStep(outcome.messages, this.overlay, this.runtime.ws, outcome.models[outcome.models.length - 1]));
+    this.trySave(() =>
+      this.session?.saveStep(
+        outcome.messages,
+        this.overlay,
+        this.runtime.ws,
+        outcome.models[outcome.models.length - 1],
+      ),
+    );
     this.changeset = this.snapshot(revises);
     this.continuesPending = this.changeset !== null;
     this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null));
@@ -449,20 +501,33 @@ export class AgentRun {
     const decisions = stored?.decisions ?? {};
     if (stored && stored.status === "pending" && Object.keys(decisions).length === 0) {
       this.continuesPending = true;
-      return [`Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still pending the user's review; they stay staged and you may keep working on them.`];
+      return [
+        `Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still pending the user's review; they stay staged and you may keep working on them.`,
+      ];
     }
     this.settledId = previous.id;
     const applied = stored?.applied ?? [];
-    const rejected = Object.entries(decisions).filter(([, d]) => d === "rejected").map(([path]) => path);
-    const decided = new Set(stored && stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path));
+    const rejected = Object.entries(decisions)
+      .filter(([, d]) => d === "rejected")
+      .map(([path]) => path);
+    const decided = new Set(
+      stored && stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path),
+    );
     for (const file of previous.files) if (decided.has(file.path)) this.forgetFile(file, applied.includes(file.path));
     if (stored && stored.status === "pending") {
       stored.status = applied.length ? "partial" : "rejected";
       this.runtime.store.save(stored);
     }
     this.continuesPending = false;
-    this.saveReview(previous.id, applied, rejected.map((path) => ({ path, reason: "" })));
-    if (stored?.status === "discarded") return [`The user discarded your staged changes (${previous.files.map((f) => f.path).join(", ")}); none of them was applied.`];
+    this.saveReview(
+      previous.id,
+      applied,
+      rejected.map((path) => ({ path, reason: "" })),
+    );
+    if (stored?.status === "discarded")
+      return [
+        `The user discarded your staged changes (${previous.files.map((f) => f.path).join(", ")}); none of them was applied.`,
+      ];
     return [
       "The user reviewed your staged changes.",
       applied.length ? `Applied to disk: ${applied.join(", ")}.` : "Nothing was applied.",
@@ -496,7 +561,10 @@ export class AgentRun {
     } catch (error) {
       if (this.saveWarned) return;
       this.saveWarned = true;
-      this.sink.emit({ type: "error", message: `Could not save the session (${(error as Error).message}); the run goes on, but a crash now would lose its steps.` });
+      this.sink.emit({
+        type: "error",
+        message: `Could not save the session (${(error as Error).message}); the run goes on, but a crash now would lose its steps.`,
+      });
     }
   }
 
@@ -505,7 +573,12 @@ export class AgentRun {
     this.overlay.discard(file.real);
     if (!applied) return;
     const st = statOrNull(file.real);
-    if (st) this.reads.record(file.real, displayPath(this.runtime.ws, file.real), { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(file.real)) });
+    if (st)
+      this.reads.record(file.real, displayPath(this.runtime.ws, file.real), {
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        hash: sha256(readFileSync(file.real)),
+      });
   }
 
   /** After a review, reviewed files leave the overlay; applied ones count as read in their new state. */
@@ -537,7 +610,9 @@ function validMessages(messages: unknown[], id: string, alreadyChecked = 0): Mod
   const parsed = z.array(modelMessageSchema).safeParse(messages.slice(alreadyChecked));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SessionFileError(`Session ${id}: message ${alreadyChecked + Number(issue?.path[0] ?? 0)} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`);
+    throw new SessionFileError(
+      `Session ${id}: message ${alreadyChecked + Number(issue?.path[0] ?? 0)} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`,
+    );
   }
   return [...(messages.slice(0, alreadyChecked) as ModelMessage[]), ...parsed.data];
 }

@@ -23,9 +23,16 @@ export interface ReviewedApply extends ApplyResult {
  * of two front ends approving the same files at once one applies and the other is
  * told they were already applied.
  */
-export function applyReviewed(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ReviewedApply {
+export function applyReviewed(
+  runtime: Runtime,
+  changeset: Changeset,
+  approved: string[],
+  rejected: string[],
+): ReviewedApply {
   assertSameWorkspace(runtime, changeset);
-  return withWorkspaceLock(runtime.pencilHome, runtime.ws.root, "apply", () => applyLocked(runtime, changeset, approved, rejected));
+  return withWorkspaceLock(runtime.pencilHome, runtime.ws.root, "apply", () =>
+    applyLocked(runtime, changeset, approved, rejected),
+  );
 }
 
 function applyLocked(runtime: Runtime, changeset: Changeset, approved: string[], rejected: string[]): ReviewedApply {
@@ -44,9 +51,10 @@ function applyLocked(runtime: Runtime, changeset: Changeset, approved: string[],
     if (reason) refusedUpFront.push({ path, reason });
     return reason === null;
   });
-  const written: ApplyResult = writable.length > 0
-    ? applyChangeset({ changeset, approved: writable, journalDir: runtime.journalDir })
-    : { applyId: null, applied: [], conflicts: [] };
+  const written: ApplyResult =
+    writable.length > 0
+      ? applyChangeset({ changeset, approved: writable, journalDir: runtime.journalDir })
+      : { applyId: null, applied: [], conflicts: [] };
   const result: ApplyResult = { ...written, conflicts: [...refusedUpFront, ...written.conflicts] };
   const decisions: Record<string, "approved" | "rejected"> = { ...(changeset.decisions ?? {}) };
   for (const p of approved) decisions[p] = "approved";
@@ -55,7 +63,11 @@ function applyLocked(runtime: Runtime, changeset: Changeset, approved: string[],
   // today's disk so that the next review shows what approving it would now do.
   for (const c of result.conflicts) delete decisions[c.path];
   changeset.decisions = decisions;
-  rebaseOnDisk(runtime, changeset, written.conflicts.map((c) => c.path));
+  rebaseOnDisk(
+    runtime,
+    changeset,
+    written.conflicts.map((c) => c.path),
+  );
   if (result.applyId) changeset.applyIds = [...(changeset.applyIds ?? []), result.applyId];
   // A changeset may be decided over several calls (one card, then the next): count across all of them.
   const applied = new Set([...(changeset.applied ?? []), ...result.applied]);
@@ -86,7 +98,10 @@ function rebaseOnDisk(runtime: Runtime, changeset: Changeset, paths: string[]): 
     if (st && st.kind !== "file") return [file];
     const bytes = st ? readDisk(file.real) : null;
     if (st && !bytes) return [file];
-    const base: BaseState = st && bytes ? { exists: true, hash: sha256(bytes), size: bytes.length, mode: st.mode } : { exists: false, hash: null, size: 0, mode: null };
+    const base: BaseState =
+      st && bytes
+        ? { exists: true, hash: sha256(bytes), size: bytes.length, mode: st.mode }
+        : { exists: false, hash: null, size: 0, mode: null };
     const rebased = rebaseFileChange(runtime.ws, file, base, readDisk);
     if (rebased) return [rebased];
     // Nothing left to do (it was to be deleted, and it is gone): settled as rejected, nothing written.
@@ -143,17 +158,19 @@ function targetProblem(runtime: Runtime, changeset: Changeset, path: string): st
   } catch (error) {
     return `its path no longer resolves (${(error as Error).message}); review again or re-run`;
   }
-  if (now !== file.real) return `it now resolves to ${now}, not ${file.real} as when it was staged (a link changed, or the record was altered); review again or re-run`;
+  if (now !== file.real)
+    return `it now resolves to ${now}, not ${file.real} as when it was staged (a link changed, or the record was altered); review again or re-run`;
   // Staging refuses these bits; a record altered since must not bring them in either.
   const bits = file.after ? specialBitsRefusal(file.base.mode, file.after.mode) : null;
   if (bits) return bits;
   const verdict = decide(runtime.policy, { tool: "apply", access: "write", real: file.real });
   if (verdict.decision === "deny") return `writing it is denied: ${verdict.reason}`;
   // A hard link made since staging would carry the write to the file's other names.
-  const linked = new LinkGuard({ root: runtime.ws.root, home: runtime.ws.home, pencilHome: runtime.pencilHome }).judge(file.real, "write", (other) =>
-    decide(runtime.policy, { tool: "apply", access: "write", real: other }),
+  const linked = new LinkGuard({ root: runtime.ws.root, home: runtime.ws.home, pencilHome: runtime.pencilHome }).judge(
+    file.real,
+    "write",
+    (other) => decide(runtime.policy, { tool: "apply", access: "write", real: other }),
   );
   if (linked?.decision === "deny") return `writing it is denied: ${linked.reason}`;
   return null;
 }
-

@@ -20,7 +20,8 @@ export function sessionFor(runtime: Runtime, id?: string): SavedSession {
   const store = new SessionStore(runtime.pencilHome);
   if (id === undefined) {
     const latest = store.listFor(runtime.ws.root)[0];
-    if (!latest) throw new CheckpointError(`No session in ${runtime.ws.root} yet: start one with pencil agent "<goal>".`);
+    if (!latest)
+      throw new CheckpointError(`No session in ${runtime.ws.root} yet: start one with pencil agent "<goal>".`);
     return SavedSession.open(store, latest.id);
   }
   if (store.has(id)) return SavedSession.open(store, id);
@@ -36,7 +37,9 @@ export function sessionFor(runtime: Runtime, id?: string): SavedSession {
   } catch (error) {
     if (!(error instanceof UnknownSessionError)) throw error;
     const known = store.listFor(runtime.ws.root).map((h) => h.id);
-    throw new CheckpointError(`No session or changeset ${id}.${known.length ? ` Sessions of this workspace: ${known.join(", ")}.` : ""}`);
+    throw new CheckpointError(
+      `No session or changeset ${id}.${known.length ? ` Sessions of this workspace: ${known.join(", ")}.` : ""}`,
+    );
   }
 }
 
@@ -62,9 +65,16 @@ export function rewindSession(runtime: Runtime, session: SavedSession, n: number
   const before = session.state();
   const cps = before.checkpoints;
   const kept = cps.find((c) => c.n === n);
-  if (!kept) throw new CheckpointError(cps.length === 0 ? `Session ${session.id} has no checkpoints (no step staged anything).` : `No checkpoint ${n}: session ${session.id} has checkpoints 1–${cps.length}.`);
+  if (!kept)
+    throw new CheckpointError(
+      cps.length === 0
+        ? `Session ${session.id} has no checkpoints (no step staged anything).`
+        : `No checkpoint ${n}: session ${session.id} has checkpoints 1–${cps.length}.`,
+    );
   if (session.header.running) {
-    throw new CheckpointError(`Session ${session.id} has a run going (pid ${session.header.running.pid}); stop it first.`);
+    throw new CheckpointError(
+      `Session ${session.id} has a run going (pid ${session.header.running.pid}); stop it first.`,
+    );
   }
   let after;
   try {
@@ -75,7 +85,12 @@ export function rewindSession(runtime: Runtime, session: SavedSession, n: number
   }
   const run = AgentRun.continueSession(runtime, session.id);
   const changeset = run.saveNow();
-  return { kept, droppedCheckpoints: cps.length - after.checkpoints.length, droppedMessages: before.messages.length - after.messages.length, changeset };
+  return {
+    kept,
+    droppedCheckpoints: cps.length - after.checkpoints.length,
+    droppedMessages: before.messages.length - after.messages.length,
+    changeset,
+  };
 }
 
 /** What a fork wrote. */
@@ -97,8 +112,10 @@ export function forkAt(runtime: Runtime, session: SavedSession, n: number, dirAr
   const dir = realPathLoose(resolve(dirArg)).real;
   const root = runtime.ws.root;
   if (dir === root) throw new CheckpointError(`${dirArg} is the workspace itself; fork writes a copy elsewhere.`);
-  if (isInside(root, dir)) throw new CheckpointError(`${dirArg} is inside the workspace ${root}; choose a directory outside it.`);
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new CheckpointError(`${dirArg} exists and is not empty; give a new or empty directory.`);
+  if (isInside(root, dir))
+    throw new CheckpointError(`${dirArg} is inside the workspace ${root}; choose a directory outside it.`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new CheckpointError(`${dirArg} exists and is not empty; give a new or empty directory.`);
   let state;
   try {
     state = session.state(n);
@@ -139,7 +156,8 @@ export function forkAt(runtime: Runtime, session: SavedSession, n: number, dirAr
 
 /** Removes a pending changeset from review (status `discarded`); its session forgets its staged files. */
 export function discardChangeset(runtime: Runtime, cs: Changeset): void {
-  if (cs.status !== "pending") throw new CheckpointError(`Changeset ${cs.id} is ${cs.status}, not pending; there is nothing to discard.`);
+  if (cs.status !== "pending")
+    throw new CheckpointError(`Changeset ${cs.id} is ${cs.status}, not pending; there is nothing to discard.`);
   cs.status = "discarded";
   runtime.store.save(cs);
   if (!cs.session) return;

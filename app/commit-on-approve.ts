@@ -18,6 +18,8 @@ export function commitAfterApply(runtime: Runtime, cs: Changeset, result: ApplyR
   } catch {
     // The record only feeds undo's message; the commit is made.
   }
-  const skipped = commit.skipped.length ? ` (not committed: ${commit.skipped.map((s) => `${s.path}, ${s.reason}`).join("; ")})` : "";
+  const skipped = commit.skipped.length
+    ? ` (not committed: ${commit.skipped.map((s) => `${s.path}, ${s.reason}`).join("; ")})`
+    : "";
   return `Committed ${commit.sha.slice(0, 12)} on ${commit.branch}: ${commit.files.length} file(s), not pushed.${skipped}`;
 }

@@ -22,13 +22,27 @@ const MAX_SUMMARY_CHARS = 2000;
 // Hooks are turned off: a pre-commit hook that formats or adds files would put into the
 // commit what the owner did not approve. Pathspecs are literal: a file named `:(glob)*`
 // is that file. No pager, no prompts, no colours.
-const GIT_FLAGS = ["--no-pager", "-c", "core.hooksPath=/dev/null", "-c", "color.ui=false", "-c", "commit.gpgSign=false"];
+const GIT_FLAGS = [
+  "--no-pager",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "color.ui=false",
+  "-c",
+  "commit.gpgSign=false",
+];
 
 function git(cwd: string, args: string[], input?: string): { code: number; out: string; err: string } {
   // check-ignore reads plain paths from stdin and refuses the literal-pathspecs switch.
   const literal = args[0] === "check-ignore" ? [] : ["--literal-pathspecs"];
   const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" };
-  const run = spawnSync("git", [...literal, ...GIT_FLAGS, ...args], { cwd, env, input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync("git", [...literal, ...GIT_FLAGS, ...args], {
+    cwd,
+    env,
+    input,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (run.error) return { code: 127, out: "", err: (run.error as Error).message };
   return { code: run.status ?? 1, out: run.stdout ?? "", err: (run.stderr ?? "").trim() };
 }
@@ -67,7 +81,11 @@ export function commitMessage(goal: string, summary: string, changesetId: string
  */
 export function commitApplied(workspaceRoot: string, paths: string[], message: string): CommitResult {
   const state = gitState(workspaceRoot);
-  if (!state) return { ok: false, reason: `${workspaceRoot} is not in a git repository, so nothing was committed (the files are applied).` };
+  if (!state)
+    return {
+      ok: false,
+      reason: `${workspaceRoot} is not in a git repository, so nothing was committed (the files are applied).`,
+    };
   if (paths.length === 0) return { ok: false, reason: "No file was applied, so there is nothing to commit." };
   const skipped: { path: string; reason: string }[] = [];
   const ignored = git(workspaceRoot, ["check-ignore", "-z", "--stdin"], `${paths.join("\0")}\0`);
@@ -77,21 +95,33 @@ export function commitApplied(workspaceRoot: string, paths: string[], message: s
     skipped.push({ path: p, reason: "ignored by .gitignore" });
     return false;
   });
-  if (files.length === 0) return { ok: false, reason: `Every applied file is ignored by git (${paths.join(", ")}); nothing was committed.` };
+  if (files.length === 0)
+    return { ok: false, reason: `Every applied file is ignored by git (${paths.join(", ")}); nothing was committed.` };
   // `add -A` records new files and deletions of exactly these paths; `commit --only` then commits them alone.
   const add = git(workspaceRoot, ["add", "-A", "--", ...files]);
-  if (add.code !== 0) return { ok: false, reason: `git add failed: ${add.err || "no message"}. The files are applied; commit them yourself.` };
+  if (add.code !== 0)
+    return {
+      ok: false,
+      reason: `git add failed: ${add.err || "no message"}. The files are applied; commit them yourself.`,
+    };
   const changed = git(workspaceRoot, ["diff", "--cached", "--name-only", "-z", "HEAD", "--", ...files]);
   const unborn = changed.code !== 0;
   if (!unborn && changed.out.split("\0").filter(Boolean).length === 0) {
     return { ok: false, reason: "The applied files already match the last commit; nothing to commit." };
   }
-  const commit = git(workspaceRoot, ["commit", "--only", "--no-verify", "--quiet", "--file=-", "--", ...files], message);
+  const commit = git(
+    workspaceRoot,
+    ["commit", "--only", "--no-verify", "--quiet", "--file=-", "--", ...files],
+    message,
+  );
   if (commit.code !== 0) {
     const who = /tell me who you are|user\.email|user\.name|empty ident/i.test(commit.err)
       ? ' Set your identity first: git config --global user.name "Your Name" && git config --global user.email you@example.com.'
       : "";
-    return { ok: false, reason: `git commit failed: ${commit.err || "no message"}.${who} The files are applied; nothing was committed.` };
+    return {
+      ok: false,
+      reason: `git commit failed: ${commit.err || "no message"}.${who} The files are applied; nothing was committed.`,
+    };
   }
   const sha = git(workspaceRoot, ["rev-parse", "HEAD"]).out.trim();
   return { ok: true, sha, branch: branchName(workspaceRoot), files, skipped };

@@ -25,7 +25,9 @@ export function processAlive(pid: number): boolean {
 
 /** Sessions of the workspace whose running mark outlived its process. */
 export function findInterrupted(runtime: Runtime): SessionHeader[] {
-  return new SessionStore(runtime.pencilHome).listFor(runtime.ws.root).filter((h) => h.running && !processAlive(h.running.pid));
+  return new SessionStore(runtime.pencilHome)
+    .listFor(runtime.ws.root)
+    .filter((h) => h.running && !processAlive(h.running.pid));
 }
 
 /**

@@ -37,7 +37,12 @@ const SKIP_DIRS = new Set(["node_modules", "dist", "build", "target", "vendor", 
  * Every workspace file is judged by the policy like a read: a symlinked AGENTS.md that
  * leads to a secret or outside the workspace is skipped, never read.
  */
-export function loadProjectInstructions(input: { ws: Workspace; policy: Policy; pencilHome: string; maxBytes?: number }): ProjectInstructions {
+export function loadProjectInstructions(input: {
+  ws: Workspace;
+  policy: Policy;
+  pencilHome: string;
+  maxBytes?: number;
+}): ProjectInstructions {
   const budget = { left: input.maxBytes ?? MAX_INSTRUCTION_BYTES };
   const files: InstructionFile[] = [];
   const skipped: ProjectInstructions["skipped"] = [];
@@ -50,7 +55,9 @@ export function loadProjectInstructions(input: { ws: Workspace; policy: Policy; 
     if (!name) continue;
     const shown = rel ? `${rel}/${name}` : name;
     const real = realPathLoose(join(dir, name)).real;
-    const verdict = isInside(input.ws.root, real) ? decide(input.policy, { tool: "project_doc", access: "read", real }) : { decision: "deny" as const, reason: "it leads outside the workspace" };
+    const verdict = isInside(input.ws.root, real)
+      ? decide(input.policy, { tool: "project_doc", access: "read", real })
+      : { decision: "deny" as const, reason: "it leads outside the workspace" };
     if (verdict.decision !== "allow") {
       skipped.push({ path: shown, reason: verdict.reason });
       continue;
@@ -69,7 +76,12 @@ export function loadProjectInstructions(input: { ws: Workspace; policy: Policy; 
 const loadedFor = new WeakMap<object, ProjectInstructions>();
 
 /** The runtime's instructions, loaded once per runtime; none at all when `--no-project-doc` turned them off. */
-export function instructionsFor(runtime: { ws: Workspace; policy: Policy; pencilHome: string; projectDoc: boolean }): ProjectInstructions {
+export function instructionsFor(runtime: {
+  ws: Workspace;
+  policy: Policy;
+  pencilHome: string;
+  projectDoc: boolean;
+}): ProjectInstructions {
   if (!runtime.projectDoc) return { files: [], skipped: [] };
   let loaded = loadedFor.get(runtime);
   if (!loaded) {
@@ -93,9 +105,17 @@ export function instructionsPrompt(loaded: ProjectInstructions): string {
     "A file in a subdirectory applies to files under that directory; where instructions disagree, the nearest one to the file being changed wins.",
   ];
   for (const file of loaded.files) {
-    const scope = file.source === "owner" ? "the owner's instructions, everywhere" : file.scope ? `applies under ${file.scope}/` : "applies to the whole repository";
+    const scope =
+      file.source === "owner"
+        ? "the owner's instructions, everywhere"
+        : file.scope
+          ? `applies under ${file.scope}/`
+          : "applies to the whole repository";
     parts.push("", `## ${file.path} (${scope})`, file.text.trimEnd());
-    if (file.cutBytes > 0) parts.push(`[${file.cutBytes} more bytes of ${file.path} were cut by the size cap; read_file it if you need the rest.]`);
+    if (file.cutBytes > 0)
+      parts.push(
+        `[${file.cutBytes} more bytes of ${file.path} were cut by the size cap; read_file it if you need the rest.]`,
+      );
   }
   for (const s of loaded.skipped) parts.push("", `[${s.path} was not loaded: ${s.reason}]`);
   return parts.join("\n");
@@ -152,7 +172,11 @@ function safeReaddir(dir: string): string[] {
 }
 
 /** Reads up to the budget's bytes of a regular file, cut at a line end when possible; null when absent or unreadable. */
-function readCapped(path: string, budget: { left: number }, options: { singleLink?: boolean } = {}): { text: string; cutBytes: number } | null {
+function readCapped(
+  path: string,
+  budget: { left: number },
+  options: { singleLink?: boolean } = {},
+): { text: string; cutBytes: number } | null {
   let fd: number;
   try {
     fd = openSync(path, "r");

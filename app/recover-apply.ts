@@ -16,20 +16,37 @@ import { markUndone } from "./undo-changeset.ts";
 export function recoverInWorkspace(runtime: Runtime, action: "finish" | "rollback", applyId: string): RecoveryResult {
   const entry = readEntry(runtime.journalDir, applyId);
   if (entry.workspace !== runtime.ws.root) {
-    throw new WorkspaceMismatchError(`Apply ${applyId} was made in ${entry.workspace}, not ${runtime.ws.root}: run pencil recover ${action} ${applyId} -w ${entry.workspace}.`);
+    throw new WorkspaceMismatchError(
+      `Apply ${applyId} was made in ${entry.workspace}, not ${runtime.ws.root}: run pencil recover ${action} ${applyId} -w ${entry.workspace}.`,
+    );
   }
   return withWorkspaceLock(runtime.pencilHome, runtime.ws.root, "recover", () => {
-    const result = action === "finish" ? finishInterrupted(runtime.journalDir, applyId) : rollbackInterrupted(runtime.journalDir, applyId);
+    const result =
+      action === "finish"
+        ? finishInterrupted(runtime.journalDir, applyId)
+        : rollbackInterrupted(runtime.journalDir, applyId);
     if (result.operation === "undo") {
       if (result.state !== "applied") markUndone(runtime, entry.changesetId);
     } else {
-      recordApplyOutcome(runtime, entry.changesetId, entry.files.map((f) => f.path), action, result);
+      recordApplyOutcome(
+        runtime,
+        entry.changesetId,
+        entry.files.map((f) => f.path),
+        action,
+        result,
+      );
     }
     return result;
   });
 }
 
-function recordApplyOutcome(runtime: Runtime, changesetId: string, paths: string[], action: "finish" | "rollback", result: RecoveryResult): void {
+function recordApplyOutcome(
+  runtime: Runtime,
+  changesetId: string,
+  paths: string[],
+  action: "finish" | "rollback",
+  result: RecoveryResult,
+): void {
   const applyId = result.applyId;
   try {
     const cs = runtime.store.load(changesetId);

@@ -92,7 +92,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     store: new ChangesetStore(pencilHome),
     journalDir: join(pencilHome, "journal"),
     projectDoc: options.projectDoc ?? true,
-    mcpServers: settings.mcpServers === undefined ? [] : parseServers(settings.mcpServers, join(pencilHome, "settings.json"), "owner"),
+    mcpServers:
+      settings.mcpServers === undefined
+        ? []
+        : parseServers(settings.mcpServers, join(pencilHome, "settings.json"), "owner"),
     mcpPolicy: compileMcpPolicy(settings.mcpRules),
     ...(options.model ? { model: options.model } : {}),
   };

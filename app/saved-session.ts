@@ -6,7 +6,16 @@ import type { Overlay, StagedEntry } from "../core/overlay.ts";
 import { decodeText } from "../core/text.ts";
 import { displayPath, type Workspace } from "../core/workspace.ts";
 import { replay, type Checkpoint, type Replayed } from "./session-replay.ts";
-import { entryRecord, SessionFileError, type CheckpointFile, type EntryRecord, type LogRecord, type RunningMark, type SessionHeader, type SessionStore } from "./session-store.ts";
+import {
+  entryRecord,
+  SessionFileError,
+  type CheckpointFile,
+  type EntryRecord,
+  type LogRecord,
+  type RunningMark,
+  type SessionHeader,
+  type SessionStore,
+} from "./session-store.ts";
 
 /** What the session remembers of a path it saved last: the content hash and how many origins it had. */
 interface SavedState {
@@ -51,12 +60,17 @@ export class SavedSession {
     const session = new SavedSession(store, header, log.records);
     const state = replay(log.records);
     const checked = header.checked;
-    if (checked && checked.bytes <= log.bytes.length && sha256(log.bytes.subarray(0, checked.bytes)) === checked.sha256) {
+    if (
+      checked &&
+      checked.bytes <= log.bytes.length &&
+      sha256(log.bytes.subarray(0, checked.bytes)) === checked.sha256
+    ) {
       const within = log.ends.filter((end) => end <= checked.bytes).length;
       session.checkedMessages = replay(log.records, within - 1).messages.length;
     }
     session.savedMessages = state.messages.length;
-    for (const e of state.entries.values()) session.saved.set(e.real, { hash: e.after?.hash ?? null, origins: e.origins.length, bytes: null });
+    for (const e of state.entries.values())
+      session.saved.set(e.real, { hash: e.after?.hash ?? null, origins: e.origins.length, bytes: null });
     return session;
   }
 
@@ -113,20 +127,44 @@ export class SavedSession {
       staged.push(record);
       if (blob) blobs.set(blob[0], blob[1]);
       for (const o of entry.origins.slice(before?.origins ?? 0)) if (!tools.includes(o.tool)) tools.push(o.tool);
-      const prev = before ? (before.bytes ?? (before.hash ? this.store.blob(this.id, before.hash) : new Uint8Array())) : entry.base.exists ? readBase(entry) : new Uint8Array();
+      const prev = before
+        ? (before.bytes ?? (before.hash ? this.store.blob(this.id, before.hash) : new Uint8Array()))
+        : entry.base.exists
+          ? readBase(entry)
+          : new Uint8Array();
       files.push(countFile(ws, entry, prev));
-      this.saved.set(real, { hash: record.after?.hash ?? null, origins: record.origins.length, bytes: entry.after?.bytes ?? null });
+      this.saved.set(real, {
+        hash: record.after?.hash ?? null,
+        origins: record.origins.length,
+        bytes: entry.after?.bytes ?? null,
+      });
     }
     if (fresh.length === 0 && staged.length === 0 && dropped.length === 0) return;
     this.append(
-      [{ t: "step", at: new Date().toISOString(), messages: [...fresh], staged, dropped, tools, files, ...(model ? { model } : {}) }],
+      [
+        {
+          t: "step",
+          at: new Date().toISOString(),
+          messages: [...fresh],
+          staged,
+          dropped,
+          tools,
+          files,
+          ...(model ? { model } : {}),
+        },
+      ],
       blobs,
     );
     this.savedMessages += fresh.length;
   }
 
   /** Records a review: what was applied and rejected (with reasons) and the paths that left the overlay. */
-  saveReview(changeset: string, applied: string[], rejected: { path: string; reason: string }[], overlay: Overlay): void {
+  saveReview(
+    changeset: string,
+    applied: string[],
+    rejected: { path: string; reason: string }[],
+    overlay: Overlay,
+  ): void {
     const dropped = overlay.drainChanged().filter((real) => !overlay.entry(real));
     for (const real of dropped) this.saved.delete(real);
     this.append([{ t: "review", at: new Date().toISOString(), changeset, applied, rejected, dropped }]);
@@ -144,7 +182,11 @@ export class SavedSession {
     const { running: _done, checked: _old, ...rest } = this.header;
     // What this run left in the log is exactly what it wrote: its digest spares the next load from checking it again.
     const bytes = this.store.logBytes(this.id);
-    this.header = { ...rest, ...(changeset ? { changeset } : {}), checked: { bytes: bytes.length, sha256: sha256(bytes) } };
+    this.header = {
+      ...rest,
+      ...(changeset ? { changeset } : {}),
+      checked: { bytes: bytes.length, sha256: sha256(bytes) },
+    };
     this.store.writeHeader(this.header);
   }
 
@@ -168,7 +210,8 @@ export class SavedSession {
     const state = replay(this.records);
     this.savedMessages = state.messages.length;
     this.saved.clear();
-    for (const e of state.entries.values()) this.saved.set(e.real, { hash: e.after?.hash ?? null, origins: e.origins.length, bytes: null });
+    for (const e of state.entries.values())
+      this.saved.set(e.real, { hash: e.after?.hash ?? null, origins: e.origins.length, bytes: null });
     return state;
   }
 
@@ -190,7 +233,9 @@ export class SavedSession {
 
   private noCheckpoint(n: number): string {
     const count = this.checkpoints().length;
-    return count === 0 ? `Session ${this.id} has no checkpoints (no step staged anything).` : `No checkpoint ${n}: session ${this.id} has checkpoints 1–${count}. See them with: pencil steps ${this.id}`;
+    return count === 0
+      ? `Session ${this.id} has no checkpoints (no step staged anything).`
+      : `No checkpoint ${n}: session ${this.id} has checkpoints 1–${count}. See them with: pencil steps ${this.id}`;
   }
 }
 
@@ -198,8 +243,8 @@ export class SavedSession {
 function countFile(ws: Workspace, entry: StagedEntry, prev: Uint8Array | null): CheckpointFile {
   const path = displayPath(ws, entry.real);
   const kind: CheckpointFile["kind"] = !entry.base.exists ? "create" : entry.after ? "modify" : "delete";
-  const prevText = prev ? decodeText(prev)?.text ?? null : null;
-  const nextText = entry.after ? decodeText(entry.after.bytes)?.text ?? null : "";
+  const prevText = prev ? (decodeText(prev)?.text ?? null) : null;
+  const nextText = entry.after ? (decodeText(entry.after.bytes)?.text ?? null) : "";
   if (prevText === null || nextText === null) return { path, kind, added: 0, removed: 0 };
   const delta = lineDelta(prevText, nextText);
   return { path, kind, added: delta.added, removed: delta.removed };

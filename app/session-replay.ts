@@ -49,7 +49,15 @@ export function replay(records: LogRecord[], until = records.length - 1): Replay
     for (const e of r.staged) entries.set(e.real, e);
     for (const real of r.dropped) entries.delete(real);
     if (r.staged.length > 0 || r.dropped.length > 0) {
-      checkpoints.push({ n: checkpoints.length + 1, record: i, at: r.at, tools: r.tools, files: r.files, ...(r.model ? { model: r.model } : {}), reviewed: false });
+      checkpoints.push({
+        n: checkpoints.length + 1,
+        record: i,
+        at: r.at,
+        tools: r.tools,
+        files: r.files,
+        ...(r.model ? { model: r.model } : {}),
+        reviewed: false,
+      });
     }
   }
   return { messages, entries, checkpoints, rejections, applied };

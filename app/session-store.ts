@@ -69,18 +69,41 @@ export interface CheckpointFile {
  */
 export type LogRecord =
   | { t: "turn"; at: string; messages: unknown[] }
-  | { t: "step"; at: string; messages: unknown[]; staged: EntryRecord[]; dropped: string[]; tools: string[]; files: CheckpointFile[]; model?: string }
-  | { t: "review"; at: string; changeset: string; applied: string[]; rejected: { path: string; reason: string }[]; dropped: string[] };
+  | {
+      t: "step";
+      at: string;
+      messages: unknown[];
+      staged: EntryRecord[];
+      dropped: string[];
+      tools: string[];
+      files: CheckpointFile[];
+      model?: string;
+    }
+  | {
+      t: "review";
+      at: string;
+      changeset: string;
+      applied: string[];
+      rejected: { path: string; reason: string }[];
+      dropped: string[];
+    };
 
 const EntryShape = z.object({
   real: z.string(),
   base: z.object({ exists: z.boolean(), hash: z.string().nullable(), size: z.number(), mode: z.number().nullable() }),
   after: z.object({ hash: z.string(), mode: z.number() }).nullable(),
-  origins: z.array(z.looseObject({ tool: z.string(), callId: z.string(), model: z.string(), readsBefore: z.array(z.string()) })),
+  origins: z.array(
+    z.looseObject({ tool: z.string(), callId: z.string(), model: z.string(), readsBefore: z.array(z.string()) }),
+  ),
   models: z.array(z.string()),
   stagedAt: z.number(),
 });
-const FileShape = z.object({ path: z.string(), kind: z.enum(["create", "modify", "delete", "unstaged"]), added: z.number(), removed: z.number() });
+const FileShape = z.object({
+  path: z.string(),
+  kind: z.enum(["create", "modify", "delete", "unstaged"]),
+  added: z.number(),
+  removed: z.number(),
+});
 const RecordShape = z.discriminatedUnion("t", [
   z.object({ t: z.literal("turn"), at: z.string(), messages: z.array(z.unknown()) }),
   z.object({
@@ -111,7 +134,13 @@ const HeaderShape = z.object({
   createdAt: z.string(),
   changeset: z.string().optional(),
   running: z
-    .object({ pid: z.number(), startedAt: z.string(), kind: z.string(), goal: z.string(), tag: z.record(z.string(), z.union([z.string(), z.number()])).optional() })
+    .object({
+      pid: z.number(),
+      startedAt: z.string(),
+      kind: z.string(),
+      goal: z.string(),
+      tag: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+    })
     .optional(),
   checked: z.object({ bytes: z.number(), sha256: z.string() }).optional(),
 });
@@ -151,7 +180,11 @@ export class SessionStore {
 
   /** Replaces a session's header atomically. */
   writeHeader(header: SessionHeader): void {
-    writeFileAtomic(join(this.pathOf(header.id), "session.json"), new TextEncoder().encode(JSON.stringify(header)), 0o600);
+    writeFileAtomic(
+      join(this.pathOf(header.id), "session.json"),
+      new TextEncoder().encode(JSON.stringify(header)),
+      0o600,
+    );
   }
 
   /** Reads a session's header; throws SessionFileError for a damaged or newer one, UnknownSessionError when there is none. */
@@ -167,15 +200,21 @@ export class SessionStore {
     try {
       json = JSON.parse(text);
     } catch (error) {
-      throw new SessionFileError(`${file} is not valid JSON (${(error as Error).message}). Move the directory ${this.pathOf(id)} aside to start afresh; its changeset, if saved, is still reviewable with pencil review.`);
+      throw new SessionFileError(
+        `${file} is not valid JSON (${(error as Error).message}). Move the directory ${this.pathOf(id)} aside to start afresh; its changeset, if saved, is still reviewable with pencil review.`,
+      );
     }
     const format = (json as { format?: unknown } | null)?.format;
     if (typeof format === "number" && format > SESSION_FORMAT) {
-      throw new SessionFileError(`${file} was written by a newer Pencil (session format ${format}; this one reads ${SESSION_FORMAT}). Update Pencil to continue it; nothing was changed.`);
+      throw new SessionFileError(
+        `${file} was written by a newer Pencil (session format ${format}; this one reads ${SESSION_FORMAT}). Update Pencil to continue it; nothing was changed.`,
+      );
     }
     const parsed = HeaderShape.safeParse(json);
     if (!parsed.success) {
-      throw new SessionFileError(`${file} is not a session header (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message}). Move ${this.pathOf(id)} aside; nothing was changed.`);
+      throw new SessionFileError(
+        `${file} is not a session header (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message}). Move ${this.pathOf(id)} aside; nothing was changed.`,
+      );
     }
     return parsed.data as SessionHeader;
   }
@@ -194,7 +233,11 @@ export class SessionStore {
 
   /** Replaces the whole log with `records` atomically (a rewind). */
   rewriteLog(id: string, records: LogRecord[]): void {
-    writeFileAtomic(this.logPath(id), new TextEncoder().encode(records.map((r) => `${JSON.stringify(r)}\n`).join("")), 0o600);
+    writeFileAtomic(
+      this.logPath(id),
+      new TextEncoder().encode(records.map((r) => `${JSON.stringify(r)}\n`).join("")),
+      0o600,
+    );
   }
 
   /** Reads a session's log; a torn last line (a crash mid-append) is dropped, any other damage is a SessionFileError. */
@@ -204,7 +247,9 @@ export class SessionStore {
     try {
       bytes = readFileSync(file);
     } catch (error) {
-      throw new SessionFileError(`Cannot read ${file}: ${(error as Error).message}. Move ${this.pathOf(id)} aside; nothing was changed.`);
+      throw new SessionFileError(
+        `Cannot read ${file}: ${(error as Error).message}. Move ${this.pathOf(id)} aside; nothing was changed.`,
+      );
     }
     const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
     const lines = text.split("\n");
@@ -226,11 +271,15 @@ export class SessionStore {
           tornTail = true;
           break;
         }
-        throw new SessionFileError(`${file} line ${i + 1} is damaged (not JSON). Move ${this.pathOf(id)} aside; its changeset, if saved, is still reviewable with pencil review.`);
+        throw new SessionFileError(
+          `${file} line ${i + 1} is damaged (not JSON). Move ${this.pathOf(id)} aside; its changeset, if saved, is still reviewable with pencil review.`,
+        );
       }
       const parsed = RecordShape.safeParse(json);
       if (!parsed.success) {
-        throw new SessionFileError(`${file} line ${i + 1} is not a session record (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}). Move ${this.pathOf(id)} aside; nothing was changed.`);
+        throw new SessionFileError(
+          `${file} line ${i + 1} is not a session record (${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}). Move ${this.pathOf(id)} aside; nothing was changed.`,
+        );
       }
       records.push(parsed.data as LogRecord);
       ends.push(offset);
@@ -245,9 +294,14 @@ export class SessionStore {
     try {
       bytes = readFileSync(file);
     } catch {
-      throw new SessionFileError(`${file} is missing: the session's staged content is incomplete. Move ${this.pathOf(id)} aside.`);
+      throw new SessionFileError(
+        `${file} is missing: the session's staged content is incomplete. Move ${this.pathOf(id)} aside.`,
+      );
     }
-    if (sha256(bytes) !== hash) throw new SessionFileError(`${file} does not match its hash: the staged content was damaged. Move ${this.pathOf(id)} aside.`);
+    if (sha256(bytes) !== hash)
+      throw new SessionFileError(
+        `${file} does not match its hash: the staged content was damaged. Move ${this.pathOf(id)} aside.`,
+      );
     return bytes;
   }
 
@@ -284,7 +338,9 @@ export class SessionStore {
     const matches = ids.filter((id) => id.startsWith(idOrPrefix));
     if (matches.length === 1) return matches[0]!;
     throw new UnknownSessionError(
-      matches.length === 0 ? `No session ${idOrPrefix}.` : `${idOrPrefix} matches ${matches.length} sessions: give more of the id.`,
+      matches.length === 0
+        ? `No session ${idOrPrefix}.`
+        : `${idOrPrefix} matches ${matches.length} sessions: give more of the id.`,
       ids,
     );
   }
@@ -296,7 +352,8 @@ export class SessionStore {
 
   /** The directory of one session. */
   pathOf(id: string): string {
-    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new UnknownSessionError(`${id} is not a session id (letters, digits, - and _ only).`, []);
+    if (!/^[A-Za-z0-9_-]+$/.test(id))
+      throw new UnknownSessionError(`${id} is not a session id (letters, digits, - and _ only).`, []);
     return join(this.dir, id);
   }
 

@@ -36,8 +36,18 @@ export interface Settlement {
  * revision and shows nothing: the front end renders `next` and starts the revision.
  * Throws what applyReviewed throws (a changeset from another workspace).
  */
-export function settleReview(runtime: Runtime, changeset: Changeset, verdict: ReviewVerdict, run: { readonly rounds: number } | null): Settlement {
-  const result = applyReviewed(runtime, changeset, verdict.approved, verdict.rejected.map((r) => r.path));
+export function settleReview(
+  runtime: Runtime,
+  changeset: Changeset,
+  verdict: ReviewVerdict,
+  run: { readonly rounds: number } | null,
+): Settlement {
+  const result = applyReviewed(
+    runtime,
+    changeset,
+    verdict.approved,
+    verdict.rejected.map((r) => r.path),
+  );
   return { result, pending: changeset.status === "pending", next: nextAfterReview(verdict.rejected, run) };
 }
 

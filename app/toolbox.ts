@@ -36,7 +36,11 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
       createEditFileTool(),
       createWriteFileTool(),
       createDeleteFileTool(),
-      createRunCommandTool({ pencilHome: runtime.pencilHome, network: runtime.settings.sandbox.network, startProxy: startCommandProxy }),
+      createRunCommandTool({
+        pencilHome: runtime.pencilHome,
+        network: runtime.settings.sandbox.network,
+        startProxy: startCommandProxy,
+      }),
     ];
   }
   const search = webSearchToolFromEnv({ ...runtime.env });

@@ -31,7 +31,9 @@ function commitsOf(runtime: Runtime, changesetId: string): string[] {
 export function markUndone(runtime: Runtime, changesetId: string): void {
   const stillApplied = findEntry(
     runtime.journalDir,
-    (e) => e.changesetId === changesetId && (e.state === "applied" || e.state === "partially-undone" || e.state === "undoing"),
+    (e) =>
+      e.changesetId === changesetId &&
+      (e.state === "applied" || e.state === "partially-undone" || e.state === "undoing"),
   );
   try {
     const cs = runtime.store.load(changesetId);

@@ -31,12 +31,16 @@ const newBytes = paths.map((_, i) => content(i, "new"));
 function resetWorkspace(): void {
   rmSync(root, { recursive: true, force: true });
   for (let d = 0; d < 20; d++) mkdirSync(join(root, "src", `dir${d}`), { recursive: true });
-  paths.forEach((p, i) => writeFileSync(join(root, p), oldBytes[i]!));
+  for (const [i, p] of paths.entries()) writeFileSync(join(root, p), oldBytes[i]!);
 }
 
 /** The changeset the overlay would build: bases hashed from the disk as it is now. */
 function changeset(): Changeset {
-  return makeChangeset(root, paths.map((path, i) => ({ path, after: newBytes[i]!, mode: 0o644 })), "cs-bench");
+  return makeChangeset(
+    root,
+    paths.map((path, i) => ({ path, after: newBytes[i]!, mode: 0o644 })),
+    "cs-bench",
+  );
 }
 
 const baseline: number[] = [];
@@ -47,9 +51,17 @@ const applyFsync: number[] = [];
 
 for (let run = 0; run < RUNS; run++) {
   resetWorkspace();
-  baseline.push(time(() => paths.forEach((p, i) => writeFileSync(join(root, p), newBytes[i]!))));
+  baseline.push(
+    time(() => {
+      for (const [i, p] of paths.entries()) writeFileSync(join(root, p), newBytes[i]!);
+    }),
+  );
   // Atomic writes create a new inode per file; this is the cost of that alone, for reference.
-  baselineCreate.push(time(() => paths.forEach((p, i) => writeFileSync(join(root, `${p}.new`), newBytes[i]!))));
+  baselineCreate.push(
+    time(() => {
+      for (const [i, p] of paths.entries()) writeFileSync(join(root, `${p}.new`), newBytes[i]!);
+    }),
+  );
 
   resetWorkspace();
   const journalDir = join(base, `journal-${run}`);
@@ -64,7 +76,16 @@ for (let run = 0; run < RUNS; run++) {
 for (let run = 0; run < FSYNC_RUNS; run++) {
   resetWorkspace();
   const cs = changeset();
-  applyFsync.push(time(() => applyChangeset({ changeset: cs, approved: paths, journalDir: join(base, `journal-fsync-${run}`), fsyncFiles: true })));
+  applyFsync.push(
+    time(() =>
+      applyChangeset({
+        changeset: cs,
+        approved: paths,
+        journalDir: join(base, `journal-fsync-${run}`),
+        fsyncFiles: true,
+      }),
+    ),
+  );
 }
 
 rmSync(base, { recursive: true, force: true });
@@ -74,9 +95,19 @@ const a = median(apply);
 const u = median(undo);
 const f = median(applyFsync);
 const ms = (x: number) => `${x.toFixed(1).padStart(8)} ms`;
-console.log(`apply-bench: ${FILES} files of ${SIZE / 1024} KB, median of ${RUNS} runs (${FSYNC_RUNS} for fsync per file)`);
+console.log(
+  `apply-bench: ${FILES} files of ${SIZE / 1024} KB, median of ${RUNS} runs (${FSYNC_RUNS} for fsync per file)`,
+);
 console.log(`  baseline writeFileSync     ${ms(b)}   (overwriting the existing files)`);
-console.log(`  writeFileSync, new files   ${ms(median(baselineCreate))}   ${(median(baselineCreate) / b).toFixed(1)}x baseline (the inode creation every atomic write pays)`);
-console.log(`  apply (checks + journal)   ${ms(a)}   ${(a / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${a <= 1000 ? "met" : "NOT met"}`);
-console.log(`  undo                       ${ms(u)}   ${(u / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${u <= 1000 ? "met" : "NOT met"}`);
-console.log(`  apply + fsync per file     ${ms(f)}   ${(f / b).toFixed(1)}x baseline   ${(f / a).toFixed(1)}x apply   target ≤ 1000 ms: ${f <= 1000 ? "met" : "NOT met"}`);
+console.log(
+  `  writeFileSync, new files   ${ms(median(baselineCreate))}   ${(median(baselineCreate) / b).toFixed(1)}x baseline (the inode creation every atomic write pays)`,
+);
+console.log(
+  `  apply (checks + journal)   ${ms(a)}   ${(a / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${a <= 1000 ? "met" : "NOT met"}`,
+);
+console.log(
+  `  undo                       ${ms(u)}   ${(u / b).toFixed(1)}x baseline   target ≤ 1000 ms: ${u <= 1000 ? "met" : "NOT met"}`,
+);
+console.log(
+  `  apply + fsync per file     ${ms(f)}   ${(f / b).toFixed(1)}x baseline   ${(f / a).toFixed(1)}x apply   target ≤ 1000 ms: ${f <= 1000 ? "met" : "NOT met"}`,
+);

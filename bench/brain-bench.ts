@@ -25,15 +25,21 @@ const centers = Array.from({ length: TOPICS }, () => Array.from({ length: D }, r
 const near = (topic: number, spread: number) => centers[topic]!.map((x) => +(x + rnd() * spread).toFixed(6));
 // A vocabulary of 3,000 made-up words; each note uses 12 of them, so a two-word question matches about 1 % of the notes.
 const SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "fu", "gi", "ho", "ju"];
-const WORDS = Array.from({ length: 3000 }, (_, i) => SYLLABLES[i % 15]! + SYLLABLES[Math.floor(i / 15) % 15]! + SYLLABLES[Math.floor(i / 225) % 15]! + "n");
+const WORDS = Array.from(
+  { length: 3000 },
+  (_, i) => SYLLABLES[i % 15]! + SYLLABLES[Math.floor(i / 15) % 15]! + SYLLABLES[Math.floor(i / 225) % 15]! + "n",
+);
 const word = (i: number, k: number) => WORDS[((Math.imul(i + 1, 2654435761) >>> 0) + k * 977) % 3000]!;
 const content = (i: number) => `Note ${i} about ${Array.from({ length: 12 }, (_, k) => word(i, k)).join(" ")}.`;
 
 const store = await PgliteStore.inMemory();
 const db = store.database;
 
-const pgvector = (await db.query<{ v: string }>("select extversion as v from pg_extension where extname = 'vector'")).rows[0]!.v;
-console.log(`brain-bench: ${N.toLocaleString("en")} notes × ${D} dimensions, embedded store (PGlite with pgvector ${pgvector}, in memory)`);
+const pgvector = (await db.query<{ v: string }>("select extversion as v from pg_extension where extname = 'vector'"))
+  .rows[0]!.v;
+console.log(
+  `brain-bench: ${N.toLocaleString("en")} notes × ${D} dimensions, embedded store (PGlite with pgvector ${pgvector}, in memory)`,
+);
 
 // Bulk insert: pgvector's advice for a load is rows first, HNSW index after; both are timed.
 const vectors = Array.from({ length: N }, (_, i) => vectorText(near(i % TOPICS, 0.8))!);
@@ -49,13 +55,25 @@ for (let b = 0; b < N; b += BATCH) {
 }
 const insertMs = performance.now() - insertStart;
 const indexStart = performance.now();
-await db.exec("set maintenance_work_mem = '256MB'; create index brain_notes_embedding_idx on brain_notes using hnsw (embedding vector_cosine_ops)");
+await db.exec(
+  "set maintenance_work_mem = '256MB'; create index brain_notes_embedding_idx on brain_notes using hnsw (embedding vector_cosine_ops)",
+);
 const indexMs = performance.now() - indexStart;
 const rowsPerSecond = (N / insertMs) * 1000;
 const withIndexPerSecond = (N / (insertMs + indexMs)) * 1000;
 // One note at a time into the full index: what a dump pays.
 const single = await timeRuns(30, () =>
-  store.insert({ kind: "text", source: null, content: "one more", title: "one more", tags: ["bench"], summary: "", enrichedBy: "bench", embeddingModel: "bench:model", embedding: near(7, 0.8) }),
+  store.insert({
+    kind: "text",
+    source: null,
+    content: "one more",
+    title: "one more",
+    tags: ["bench"],
+    summary: "",
+    enrichedBy: "bench",
+    embeddingModel: "bench:model",
+    embedding: near(7, 0.8),
+  }),
 );
 
 // Queries: near a topic, as a question about a stored subject is.
@@ -81,11 +99,15 @@ const exactTimes = await timeRuns(QUERIES, async () => {
   );
   exactResults.push(rows.map((r) => Number(r.id)));
 });
-const recallOf = (got: number[][]) => got.reduce((sum, ids, i) => sum + ids.filter((id) => exactResults[i]!.includes(id)).length / 8, 0) / QUERIES;
+const recallOf = (got: number[][]) =>
+  got.reduce((sum, ids, i) => sum + ids.filter((id) => exactResults[i]!.includes(id)).length / 8, 0) / QUERIES;
 const recall = recallOf(hnsw40.results);
 const hnswTimes = hnsw40.times;
 
-const textQueries = Array.from({ length: QUERIES }, (_, i) => `what about the ${word(i * 31, 0)} and ${word(i * 17, 5)}?`);
+const textQueries = Array.from(
+  { length: QUERIES },
+  (_, i) => `what about the ${word(i * 31, 0)} and ${word(i * 17, 5)}?`,
+);
 let t = 0;
 const textTimes = await timeRuns(QUERIES, () => store.matchText(textQueries[t++]!, 40));
 const bare = await timeRuns(QUERIES, () => db.query("select 1"));
@@ -93,12 +115,22 @@ const bare = await timeRuns(QUERIES, () => db.query("select 1"));
 const size = (await db.query<{ b: string }>("select pg_total_relation_size('brain_notes') as b")).rows[0]!.b;
 const perThousand = (Number(size) / (N + 30)) * 1000;
 
-console.log(`bulk insert: ${Math.round(rowsPerSecond)} notes/s (rows + full-text index; ${ms(insertMs)}), then HNSW build ${(indexMs / 1000).toFixed(1)} s → ${Math.round(withIndexPerSecond)} notes/s overall — target ≥ 500 notes/s: ${verdict(rowsPerSecond >= 500)} (rows), ${verdict(withIndexPerSecond >= 500)} (with index)`);
+console.log(
+  `bulk insert: ${Math.round(rowsPerSecond)} notes/s (rows + full-text index; ${ms(insertMs)}), then HNSW build ${(indexMs / 1000).toFixed(1)} s → ${Math.round(withIndexPerSecond)} notes/s overall — target ≥ 500 notes/s: ${verdict(rowsPerSecond >= 500)} (rows), ${verdict(withIndexPerSecond >= 500)} (with index)`,
+);
 console.log(`one note into the full index (a dump): median ${ms(median(single))}`);
-console.log(`top-8 vector query (HNSW): median ${ms(median(hnswTimes))} — target ≤ 30 ms: ${verdict(median(hnswTimes) <= 30)}; baseline exact scan median ${ms(median(exactTimes))}, bare query ${ms(median(bare))}`);
-console.log(`recall@8 against exact search: ${recall.toFixed(3)} — target ≥ 0.95: ${verdict(recall >= 0.95)} (with hnsw.ef_search = 100: ${recallOf(hnsw100.results).toFixed(3)}, median ${ms(median(hnsw100.times))})`);
-console.log(`full-text query (search_notes): median ${ms(median(textTimes))} — target ≤ 20 ms: ${verdict(median(textTimes) <= 20)}; baseline bare query ${ms(median(bare))}`);
-console.log(`size: ${(Number(size) / 1024 / 1024).toFixed(1)} MB for ${N.toLocaleString("en")} notes = ${(perThousand / 1024 / 1024).toFixed(2)} MB per 1,000 notes (table, vectors, HNSW and full-text indexes)`);
+console.log(
+  `top-8 vector query (HNSW): median ${ms(median(hnswTimes))} — target ≤ 30 ms: ${verdict(median(hnswTimes) <= 30)}; baseline exact scan median ${ms(median(exactTimes))}, bare query ${ms(median(bare))}`,
+);
+console.log(
+  `recall@8 against exact search: ${recall.toFixed(3)} — target ≥ 0.95: ${verdict(recall >= 0.95)} (with hnsw.ef_search = 100: ${recallOf(hnsw100.results).toFixed(3)}, median ${ms(median(hnsw100.times))})`,
+);
+console.log(
+  `full-text query (search_notes): median ${ms(median(textTimes))} — target ≤ 20 ms: ${verdict(median(textTimes) <= 20)}; baseline bare query ${ms(median(bare))}`,
+);
+console.log(
+  `size: ${(Number(size) / 1024 / 1024).toFixed(1)} MB for ${N.toLocaleString("en")} notes = ${(perThousand / 1024 / 1024).toFixed(2)} MB per 1,000 notes (table, vectors, HNSW and full-text indexes)`,
+);
 await store.close();
 
 // `brain ask` from process start to the retrieved notes, on a 1,000-note brain on disk; no chat model, so the
@@ -126,7 +158,8 @@ try {
   const askTimes: number[] = [];
   const beforeTimes: number[] = [];
   for (let i = 0; i < 15; i++) {
-    if (before) beforeTimes.push(...(await timeRuns(1, spawn([before, "brain", "ask", "the boiler invoice?", "--json"]))));
+    if (before)
+      beforeTimes.push(...(await timeRuns(1, spawn([before, "brain", "ask", "the boiler invoice?", "--json"]))));
     askTimes.push(...(await timeRuns(1, spawn([index, "brain", "ask", "the boiler invoice?", "--json"]))));
   }
   const helpTimes = await timeRuns(10, spawn([index, "--help"]));
@@ -135,7 +168,10 @@ try {
   const bunTimes = await timeRuns(10, spawn([empty]));
   // The floor: a process that only opens the embedded database (lock, PGlite with pgvector, schema check) and closes it.
   const floor = join(home, "open-only.ts");
-  await Bun.write(floor, `import { PgliteStore } from ${JSON.stringify(join(import.meta.dir, "..", "modes", "brain", "pglite-store.ts"))};\nawait (await PgliteStore.open(${JSON.stringify(join(home, "brain"))})).close();\n`);
+  await Bun.write(
+    floor,
+    `import { PgliteStore } from ${JSON.stringify(join(import.meta.dir, "..", "modes", "brain", "pglite-store.ts"))};\nawait (await PgliteStore.open(${JSON.stringify(join(home, "brain"))})).close();\n`,
+  );
   const floorTimes = await timeRuns(10, spawn([floor]));
   const pgliteOpen = await timeRuns(5, async () => (await PgliteStore.open(join(home, "brain"))).close());
   console.log(

@@ -38,6 +38,10 @@ const b = median(bare.times);
 const mib = (kib: number[]) => (kib.length ? `${(median(kib) / 1024).toFixed(0)} MiB` : "n/a");
 console.log(`bun index.ts --help: median ${ms(h)}, peak RSS ${mib(help.rssKiB)}`);
 console.log(`bun index.ts --version: median ${ms(median(version.times))}`);
-console.log(`baseline bun -e "": median ${ms(b)}, peak RSS ${mib(bare.rssKiB)}; --help costs ${ms(h - b)} over a bare start (${(h / b).toFixed(2)}×)`);
-console.log(`baseline bun trivial.ts: median ${ms(median(ts.times))}; --help costs ${ms(h - median(ts.times))} over the smallest TypeScript program`);
+console.log(
+  `baseline bun -e "": median ${ms(b)}, peak RSS ${mib(bare.rssKiB)}; --help costs ${ms(h - b)} over a bare start (${(h / b).toFixed(2)}×)`,
+);
+console.log(
+  `baseline bun trivial.ts: median ${ms(median(ts.times))}; --help costs ${ms(h - median(ts.times))} over the smallest TypeScript program`,
+);
 console.log(`target ≤ 60 ms: ${verdict(h <= 60)}`);

@@ -16,7 +16,12 @@ for (let i = 0; i < 10; i++) ruleTexts.push(["ask", `Run(deploy-${i}*)`]);
 for (let i = 0; i < 23; i++) ruleTexts.push(["allow", `Run(script-${i} *)`]);
 ruleTexts.push(["deny", "Run(git push*)"], ["allow", "Run(git *)"]);
 const rules: Rule[] = ruleTexts.map(([effect, text]) => parseRule(text, effect, "bench"));
-const policy = compilePolicy({ workspaceRoot: "/tmp", home: "/nonexistent-home", pencilHome: "/nonexistent-ph", rules });
+const policy = compilePolicy({
+  workspaceRoot: "/tmp",
+  home: "/nonexistent-home",
+  pencilHome: "/nonexistent-ph",
+  rules,
+});
 
 const shapes = [
   (i: number) => `bun test test/file-${i}.test.ts`,
@@ -29,11 +34,17 @@ const shapes = [
   (i: number) => `g=git; $g push origin v${i}`,
 ];
 /** Lines with expansions, redirections or substitutions: always parsed by tree-sitter. */
-const treeShapes = [(i: number) => `g=git; $g push origin v${i}`, (i: number) => `echo "$(date)" > log-${i}.txt 2>&1`, (i: number) => `cat <<EOF | wc -l\nline ${i}\nEOF`];
+const treeShapes = [
+  (i: number) => `g=git; $g push origin v${i}`,
+  (i: number) => `echo "$(date)" > log-${i}.txt 2>&1`,
+  (i: number) => `cat <<EOF | wc -l\nline ${i}\nEOF`,
+];
 // Distinct lines: no cache can help.
 let lines = Array.from({ length: COMMANDS }, (_, i) => shapes[i % shapes.length]!(i));
 const treeLines = Array.from({ length: COMMANDS }, (_, i) => treeShapes[i % treeShapes.length]!(i));
-const compiled = rules.map((r) => new RegExp(`^${r.pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[\\s\\S]*")}$`));
+const compiled = rules.map(
+  (r) => new RegExp(`^${r.pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[\\s\\S]*")}$`),
+);
 
 function runJudge(): number {
   let sink = 0;
@@ -71,7 +82,9 @@ lines = all;
 const fmt = (x: number) => Math.round(x).toLocaleString("en-US");
 const j = median(judged);
 const b = median(base);
-console.log(`command rules: parse + resolve + judge, ${rules.length} Run rules, ${fmt(COMMANDS)} distinct lines per run, median of ${RUNS} runs`);
+console.log(
+  `command rules: parse + resolve + judge, ${rules.length} Run rules, ${fmt(COMMANDS)} distinct lines per run, median of ${RUNS} runs`,
+);
 console.log(`  judged:   ${fmt(j)} commands/s   (runs: ${judged.map(fmt).join(", ")})`);
 console.log(`  baseline: ${fmt(b)} commands/s   (whitespace split + the same regexes, no parser)`);
 console.log(`  tree-sitter lines only ($x, $( ), > and heredocs): ${fmt(median(treeRates))} commands/s`);

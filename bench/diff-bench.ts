@@ -47,12 +47,15 @@ function medianOf(fn: () => void): number {
 function mediansInterleaved(fns: (() => void)[]): number[] {
   for (const fn of fns) fn(); // warm-up, not counted
   const samples = fns.map((): number[] => []);
-  for (let r = 0; r < RUNS; r++) fns.forEach((fn, i) => samples[i]!.push(time(fn)));
+  for (let r = 0; r < RUNS; r++) for (const [i, fn] of fns.entries()) samples[i]!.push(time(fn));
   return samples.map(median);
 }
 
 // 10,000 code-like lines; 200 edits spread evenly (a third replaced, a third inserted, a third deleted).
-const baseLines = Array.from({ length: 10_000 }, (_, i) => `  const value${i} = compute(${i}, "${randomBytes(6).toString("hex")}"); // line ${i}`);
+const baseLines = Array.from(
+  { length: 10_000 },
+  (_, i) => `  const value${i} = compute(${i}, "${randomBytes(6).toString("hex")}"); // line ${i}`,
+);
 const editedLines: string[] = [];
 baseLines.forEach((line, i) => {
   const edit = i % 50 === 25 ? Math.floor(i / 50) % 3 : -1;
@@ -72,14 +75,22 @@ const [renderMs, diffLinesMs, structuredMs] = mediansInterleaved([
 ]) as [number, number, number];
 const hunks = rendered.text.split("\n").filter((l) => l.includes("@@ -")).length;
 
-console.log(`10,000 lines, 200 edits: ${hunks} hunks, ${rendered.text.length.toLocaleString("en-US")} chars, fallback ${rendered.fallback}`);
+console.log(
+  `10,000 lines, 200 edits: ${hunks} hunks, ${rendered.text.length.toLocaleString("en-US")} chars, fallback ${rendered.fallback}`,
+);
 console.log(`  renderFileDiff          median ${renderMs.toFixed(1)} ms over ${RUNS} runs`);
-console.log(`  diffLines (baseline)    median ${diffLinesMs.toFixed(1)} ms   ratio ${(renderMs / diffLinesMs).toFixed(2)}x`);
-console.log(`  structuredPatch         median ${structuredMs.toFixed(1)} ms   ratio ${(renderMs / structuredMs).toFixed(2)}x`);
+console.log(
+  `  diffLines (baseline)    median ${diffLinesMs.toFixed(1)} ms   ratio ${(renderMs / diffLinesMs).toFixed(2)}x`,
+);
+console.log(
+  `  structuredPatch         median ${structuredMs.toFixed(1)} ms   ratio ${(renderMs / structuredMs).toFixed(2)}x`,
+);
 
-const randomLines = (n: number) => Array.from({ length: n }, () => randomBytes(12).toString("base64")).join("\n") + "\n";
+const randomLines = (n: number) =>
+  Array.from({ length: n }, () => randomBytes(12).toString("base64")).join("\n") + "\n";
 const repetitive = Array.from({ length: 20_000 }, (_, i) => `item ${i % 7}`).join("\n") + "\n";
-const shifted = Array.from({ length: 20_000 }, (_, i) => `item ${(i + 3) % 7}${i % 97 === 0 ? "!" : ""}`).join("\n") + "\n";
+const shifted =
+  Array.from({ length: 20_000 }, (_, i) => `item ${(i + 3) % 7}${i % 97 === 0 ? "!" : ""}`).join("\n") + "\n";
 const cases: [string, FileChange][] = [
   ["20,000 random lines vs 20,000 others", modify(randomLines(20_000), randomLines(20_000))],
   ["20,000 repetitive lines, shifted and sprinkled", modify(repetitive, shifted)],
@@ -93,11 +104,15 @@ for (const [name, c] of cases) {
   });
   const bounded = ms <= PATHOLOGICAL_BOUND_MS;
   pathologicalOk &&= bounded;
-  console.log(`${name}: median ${ms.toFixed(1)} ms (bound ${PATHOLOGICAL_BOUND_MS} ms), fallback ${view.fallback}, ${view.text.length.toLocaleString("en-US")} chars`);
+  console.log(
+    `${name}: median ${ms.toFixed(1)} ms (bound ${PATHOLOGICAL_BOUND_MS} ms), fallback ${view.fallback}, ${view.text.length.toLocaleString("en-US")} chars`,
+  );
 }
 const randomFallback = renderFileDiff(cases[0]![1], { color: false, timeoutMs: TIMEOUT_MS }).fallback;
 
 console.log("");
-console.log(`target render ≤ ${TARGET_MS} ms: ${renderMs <= TARGET_MS ? "met" : "NOT met"} (${renderMs.toFixed(1)} ms)`);
+console.log(
+  `target render ≤ ${TARGET_MS} ms: ${renderMs <= TARGET_MS ? "met" : "NOT met"} (${renderMs.toFixed(1)} ms)`,
+);
 console.log(`pathological renders bounded (≤ ${PATHOLOGICAL_BOUND_MS} ms): ${pathologicalOk ? "met" : "NOT met"}`);
 console.log(`random-vs-random falls back: ${randomFallback ? "met" : "NOT met"}`);

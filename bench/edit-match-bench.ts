@@ -30,9 +30,17 @@ const block = lines.slice(at, at + 5);
 
 const cases: { name: string; old: string; neu: string }[] = [
   { name: "exact, 5 lines", old: block.join("\n"), neu: block.join("\n") + "\n// added" },
-  { name: "tolerant: indentation differs", old: block.map((l) => l.trimStart()).join("\n"), neu: block.map((l) => l.trimStart()).join("\n") + "\n// added" },
+  {
+    name: "tolerant: indentation differs",
+    old: block.map((l) => l.trimStart()).join("\n"),
+    neu: block.map((l) => l.trimStart()).join("\n") + "\n// added",
+  },
   { name: "fuzzy fallback: a value differs", old: block.join("\n").replace(`${(at + 2) * 3})`, "999999)"), neu: "x" },
-  { name: "fuzzy fallback: 40 lines, one missing", old: [...lines.slice(at, at + 20), ...lines.slice(at + 21, at + 41)].join("\n"), neu: "x" },
+  {
+    name: "fuzzy fallback: 40 lines, one missing",
+    old: [...lines.slice(at, at + 20), ...lines.slice(at + 21, at + 41)].join("\n"),
+    neu: "x",
+  },
   { name: "fuzzy fallback: nothing resembles it", old: "the quick brown fox\njumps over\nthe lazy dog", neu: "x" },
 ];
 
@@ -67,18 +75,33 @@ const freshContext = (): ToolContext => {
   const reads = new ReadLedger();
   const stat = statSync(real);
   reads.record(real, "big.ts", { size: stat.size, mtimeMs: stat.mtimeMs, hash: sha256(readFileSync(real)) });
-  return { ws, fs: new Overlay(new DiskFileOps()), reads, call: { id: "c", model: "bench" }, limits: DEFAULT_LIMITS, visible: () => true };
+  return {
+    ws,
+    fs: new Overlay(new DiskFileOps()),
+    reads,
+    call: { id: "c", model: "bench" },
+    limits: DEFAULT_LIMITS,
+    visible: () => true,
+  };
 };
 
-console.log(`edit matching on a ${LINES.toLocaleString("en-US")}-line file (${(text.length / 1024).toFixed(0)} KB), median of ${RUNS}`);
+console.log(
+  `edit matching on a ${LINES.toLocaleString("en-US")}-line file (${(text.length / 1024).toFixed(0)} KB), median of ${RUNS}`,
+);
 let worst = 0;
 for (const c of cases) {
-  const plan = timeMedian(() => planEdit({ text, oldString: c.old, newString: c.neu, replaceAll: false, display: "big.ts" }));
-  const viaTool = timeMedian(() => tool.execute({ path: "big.ts", old_string: c.old, new_string: c.neu }, freshContext()).catch(() => undefined));
+  const plan = timeMedian(() =>
+    planEdit({ text, oldString: c.old, newString: c.neu, replaceAll: false, display: "big.ts" }),
+  );
+  const viaTool = timeMedian(() =>
+    tool.execute({ path: "big.ts", old_string: c.old, new_string: c.neu }, freshContext()).catch(() => undefined),
+  );
   const before = timeMedian(() => baseline(text, c.old));
   const result = planEdit({ text, oldString: c.old, newString: c.neu, replaceAll: false, display: "big.ts" });
   worst = Math.max(worst, plan, viaTool);
-  console.log(`  ${c.name.padEnd(40)} match ${ms(plan).padStart(8)}   edit_file call ${ms(viaTool).padStart(8)}   baseline ${ms(before).padStart(8)}   → ${result.kind}`);
+  console.log(
+    `  ${c.name.padEnd(40)} match ${ms(plan).padStart(8)}   edit_file call ${ms(viaTool).padStart(8)}   baseline ${ms(before).padStart(8)}   → ${result.kind}`,
+  );
 }
 rmSync(dir, { recursive: true, force: true });
 console.log(`worst median ${ms(worst)} per call (target ≤ ${TARGET_MS} ms): ${verdict(worst <= TARGET_MS)}`);

@@ -53,7 +53,9 @@ async function measure(label: string): Promise<number> {
     }),
   );
   const ratio = checked / floor;
-  console.log(`  ${label}: policy + hard-link check ${ms(checked)} (${((checked * 1000) / paths.length).toFixed(2)} µs a file); policy + bare lstat ${ms(floor)}: ${ratio.toFixed(2)}×`);
+  console.log(
+    `  ${label}: policy + hard-link check ${ms(checked)} (${((checked * 1000) / paths.length).toFixed(2)} µs a file); policy + bare lstat ${ms(floor)}: ${ratio.toFixed(2)}×`,
+  );
   return ratio;
 }
 
@@ -62,5 +64,7 @@ const plain = await measure("no hard links");
 for (let i = 0; i < 200; i++) linkSync(paths[i * 100]!, join(root, `d${i}`, "linked.ts"));
 linkSync(join(home, ".ssh", "id_ed25519"), join(root, "d0", "key.txt"));
 const linked = await measure("200 linked pairs + one link to ~/.ssh");
-console.log(`  target ≤ ${TARGET_RATIO}× the bare-lstat walk: ${verdict(plain <= TARGET_RATIO && linked <= TARGET_RATIO)}`);
+console.log(
+  `  target ≤ ${TARGET_RATIO}× the bare-lstat walk: ${verdict(plain <= TARGET_RATIO && linked <= TARGET_RATIO)}`,
+);
 rmSync(base, { recursive: true, force: true });

@@ -18,23 +18,35 @@ const workspace = mkdtempSync(join(tmpdir(), "pencil-harness-bench-"));
 for (let i = 0; i < 10; i++) writeFileSync(join(workspace, `f${i}.txt`), `file ${i}\n`.repeat(20));
 const home = mkdtempSync(join(tmpdir(), "pencil-harness-home-"));
 const server = await startFakeOpenAIServer();
-const env = { HOME: home, PENCIL_HOME: join(home, ".pencil"), GROQ_API_KEY: "gsk_bench", GROQ_BASE_URL: `${server.url}/openai/v1` };
+const env = {
+  HOME: home,
+  PENCIL_HOME: join(home, ".pencil"),
+  GROQ_API_KEY: "gsk_bench",
+  GROQ_BASE_URL: `${server.url}/openai/v1`,
+};
 const hooks = { approver: nobodyApprover, emit: () => {} };
 
 async function overHttp(): Promise<number> {
-  for (let i = 0; i < CALLS; i++) server.enqueue(toolCallReply([{ name: "read_file", arguments: { path: `f${i % 10}.txt` } }]));
+  for (let i = 0; i < CALLS; i++)
+    server.enqueue(toolCallReply([{ name: "read_file", arguments: { path: `f${i % 10}.txt` } }]));
   server.enqueue(textReply("done"));
   const runtime = createRuntime({ env, workspace });
   const t0 = performance.now();
-  const run = await AgentRun.start(runtime, "agent", "read files", hooks, { models: chooseModels(runtime, { emit: () => {} }), maxSteps: CALLS + 5 });
+  const run = await AgentRun.start(runtime, "agent", "read files", hooks, {
+    models: chooseModels(runtime, { emit: () => {} }),
+    maxSteps: CALLS + 5,
+  });
   const elapsed = performance.now() - t0;
-  if (run.outcome?.toolCalls !== CALLS) throw new Error(`expected ${CALLS} calls, got ${run.outcome?.toolCalls}: ${run.outcome?.error}`);
+  if (run.outcome?.toolCalls !== CALLS)
+    throw new Error(`expected ${CALLS} calls, got ${run.outcome?.toolCalls}: ${run.outcome?.error}`);
   return elapsed;
 }
 
 async function inProcess(): Promise<number> {
   const turns = [
-    ...Array.from({ length: CALLS }, (_, i) => ({ toolCalls: [{ name: "read_file", input: { path: `f${i % 10}.txt` } }] })),
+    ...Array.from({ length: CALLS }, (_, i) => ({
+      toolCalls: [{ name: "read_file", input: { path: `f${i % 10}.txt` } }],
+    })),
     { text: "done" },
   ];
   const model = new ScriptedModel(turns, { name: "bench" });
@@ -61,6 +73,10 @@ rmSync(workspace, { recursive: true, force: true });
 rmSync(home, { recursive: true, force: true });
 const h = median(http);
 const l = median(local);
-console.log(`harness: ${CALLS} tool calls over HTTP (Groq client → local server): median ${ms(h)} (${ms(h / CALLS)} per call)`);
-console.log(`baseline: the same run with the in-process scripted model: median ${ms(l)}; HTTP and provider parsing add ${(h / l).toFixed(2)}×`);
+console.log(
+  `harness: ${CALLS} tool calls over HTTP (Groq client → local server): median ${ms(h)} (${ms(h / CALLS)} per call)`,
+);
+console.log(
+  `baseline: the same run with the in-process scripted model: median ${ms(l)}; HTTP and provider parsing add ${(h / l).toFixed(2)}×`,
+);
 console.log(`target ≤ 2 s: ${verdict(h <= 2000)}`);

@@ -48,6 +48,10 @@ const staged = overlay.stagedBytes();
 const ratio = used / staged;
 
 const m = median(overlayTimes);
-console.log(`overlay: stage + read back ${FILES} × 10 KB: median ${ms(m)} (baseline Map: ${ms(median(baseTimes))}, ${(m / median(baseTimes)).toFixed(1)}×) — target ≤ 50 ms: ${verdict(m <= 50)}`);
-console.log(`overlay memory: ${(used / 1e6).toFixed(2)} MB for ${(staged / 1e6).toFixed(2)} MB staged = ${ratio.toFixed(2)}× — target ≤ 2×: ${verdict(ratio <= 2)}`);
+console.log(
+  `overlay: stage + read back ${FILES} × 10 KB: median ${ms(m)} (baseline Map: ${ms(median(baseTimes))}, ${(m / median(baseTimes)).toFixed(1)}×) — target ≤ 50 ms: ${verdict(m <= 50)}`,
+);
+console.log(
+  `overlay memory: ${(used / 1e6).toFixed(2)} MB for ${(staged / 1e6).toFixed(2)} MB staged = ${ratio.toFixed(2)}× — target ≤ 2×: ${verdict(ratio <= 2)}`,
+);
 rmSync(root, { recursive: true, force: true });

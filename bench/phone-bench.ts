@@ -18,7 +18,15 @@ const WORKSPACES = 5;
 const PENDING = 20;
 const MiB = 1024 * 1024;
 /** About 30 KB: a few seconds of Opus, shaped like an OGG file. */
-const VOICE = new Uint8Array([0x4f, 0x67, 0x67, 0x53, 0, 2, ...Array.from({ length: 30_000 }, (_, i) => (i * 31) % 251)]);
+const VOICE = new Uint8Array([
+  0x4f,
+  0x67,
+  0x67,
+  0x53,
+  0,
+  2,
+  ...Array.from({ length: 30_000 }, (_, i) => (i * 31) % 251),
+]);
 
 if (process.argv[2] === "--memory-child") await memoryChild(process.argv[3]!, process.argv[4]!);
 else await main();
@@ -31,10 +39,16 @@ async function main(): Promise<void> {
     const overhead = voice.total - voice.transcribe;
     console.log("\nPhone bench");
     console.log(`  voice → transcript card   median ${voice.total.toFixed(1)} ms (${NOTES} notes)`);
-    console.log(`  transcription call alone  median ${voice.transcribe.toFixed(1)} ms (same client, bytes and scripted server)`);
-    console.log(`  harness overhead          ${overhead.toFixed(1)} ms (target ≤ 150 ms: ${overhead <= 150 ? "MET" : "NOT MET"})`);
+    console.log(
+      `  transcription call alone  median ${voice.transcribe.toFixed(1)} ms (same client, bytes and scripted server)`,
+    );
+    console.log(
+      `  harness overhead          ${overhead.toFixed(1)} ms (target ≤ 150 ms: ${overhead <= 150 ? "MET" : "NOT MET"})`,
+    );
     console.log(`  baseline: command → reply median ${voice.command.toFixed(1)} ms (/help through the fake API)`);
-    console.log(`  bot RSS, ${WORKSPACES} workspaces, ${PENDING} pending changesets: ${memory.toFixed(1)} MiB (target ≤ 150 MiB: ${memory <= 150 ? "MET" : "NOT MET"})`);
+    console.log(
+      `  bot RSS, ${WORKSPACES} workspaces, ${PENDING} pending changesets: ${memory.toFixed(1)} MiB (target ≤ 150 MiB: ${memory <= 150 ? "MET" : "NOT MET"})`,
+    );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
@@ -57,11 +71,19 @@ async function voiceOverhead(base: string): Promise<{ total: number; transcribe:
   const env = { GROQ_API_KEY: "gsk_bench", GROQ_BASE_URL: stt.baseURL };
   const model = new ScriptedModel([]);
   const bot = await startTelegramBot({
-    env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home, ...env },
+    env: {
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_OWNER_ID: String(OWNER),
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      HOME: home,
+      ...env,
+    },
     workspace: root,
     pencilHome: join(home, ".pencil"),
     log: () => {},
-    runOptions: () => ({ models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } }),
+    runOptions: () => ({
+      models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 },
+    }),
     pollTimeoutSeconds: 1,
   });
   const transcriber = resolveTranscriber(env)!;
@@ -73,7 +95,17 @@ async function voiceOverhead(base: string): Promise<{ total: number; transcribe:
       const fileId = fake.addFile(VOICE, { path: `voice/file_${i}.oga` });
       const from = fake.calls.length;
       const t0 = performance.now();
-      fake.pushUpdate(mediaUpdate(OWNER, { voice: { file_id: fileId, file_unique_id: `u${i}`, duration: 4, mime_type: "audio/ogg", file_size: VOICE.length } }));
+      fake.pushUpdate(
+        mediaUpdate(OWNER, {
+          voice: {
+            file_id: fileId,
+            file_unique_id: `u${i}`,
+            duration: 4,
+            mime_type: "audio/ogg",
+            file_size: VOICE.length,
+          },
+        }),
+      );
       await fake.waitFor("sendMessage", (p) => String(p.text).includes("I heard"), { from, timeoutMs: 10_000 });
       const t1 = performance.now();
       await transcriber.transcribe(VOICE);
@@ -103,7 +135,11 @@ async function botMemory(base: string): Promise<number> {
     const home = join(base, `mem-home-${run}`);
     const roots = seed(home);
     const fake = startFakeTelegram();
-    const child = Bun.spawn([process.execPath, import.meta.path, "--memory-child", fake.apiRoot, home], { stdout: "pipe", stdin: "pipe", stderr: "inherit" });
+    const child = Bun.spawn([process.execPath, import.meta.path, "--memory-child", fake.apiRoot, home], {
+      stdout: "pipe",
+      stdin: "pipe",
+      stderr: "inherit",
+    });
     const reader = child.stdout.getReader();
     let out = "";
     const readUntil = async (marker: string) => {
@@ -145,7 +181,10 @@ function seed(home: string): string[] {
   mkdirSync(pencilHome, { recursive: true });
   const roots = Array.from({ length: WORKSPACES }, (_, i) => join(home, `p${i}`));
   for (const root of roots) mkdirSync(join(root, "src"), { recursive: true });
-  writeFileSync(join(pencilHome, "settings.json"), JSON.stringify({ telegram: { workspaces: Object.fromEntries(roots.map((r, i) => [`p${i}`, r])) } }));
+  writeFileSync(
+    join(pencilHome, "settings.json"),
+    JSON.stringify({ telegram: { workspaces: Object.fromEntries(roots.map((r, i) => [`p${i}`, r])) } }),
+  );
   return roots;
 }
 
@@ -160,16 +199,26 @@ async function memoryChild(apiRoot: string, home: string): Promise<void> {
   const roots = Array.from({ length: WORKSPACES }, (_, i) => join(realpathSync(home), `p${i}`));
   for (let n = 0; n < PENDING; n++) {
     const root = roots[n % WORKSPACES]!;
-    const specs = Array.from({ length: 5 }, (_, f) => ({ path: `src/c${n}-f${f}.ts`, after: new TextEncoder().encode(`export const v${n}_${f} = 1;\n`.repeat(150)) }));
+    const specs = Array.from({ length: 5 }, (_, f) => ({
+      path: `src/c${n}-f${f}.ts`,
+      after: new TextEncoder().encode(`export const v${n}_${f} = 1;\n`.repeat(150)),
+    }));
     store.save(makeChangeset(root, specs, `cs-bench-${String(n).padStart(2, "0")}`));
   }
   const model = new ScriptedModel([]);
   const bot = await startTelegramBot({
-    env: { TELEGRAM_BOT_TOKEN: "123456:TEST-token_abcdefghijklmnop", TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: apiRoot, HOME: home },
+    env: {
+      TELEGRAM_BOT_TOKEN: "123456:TEST-token_abcdefghijklmnop",
+      TELEGRAM_OWNER_ID: String(OWNER),
+      TELEGRAM_API_ROOT: apiRoot,
+      HOME: home,
+    },
     workspace: roots[0]!,
     pencilHome,
     log: () => {},
-    runOptions: () => ({ models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } }),
+    runOptions: () => ({
+      models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 },
+    }),
     pollTimeoutSeconds: 1,
   });
   console.log("ready");

@@ -43,7 +43,12 @@ const paths = [
   ".pencil/settings.json",
   "node_modules/pkg/dist/index.js",
 ].map((p) => join(ws, p));
-paths.push(join(base, "shared-lib-4/src/a.ts"), join(base, "other/file.txt"), join(home, "notes-2/a/b.md"), join(home, ".ssh/id_ed25519"));
+paths.push(
+  join(base, "shared-lib-4/src/a.ts"),
+  join(base, "other/file.txt"),
+  join(home, "notes-2/a/b.md"),
+  join(home, ".ssh/id_ed25519"),
+);
 
 const requests: AccessRequest[] = [];
 for (const real of paths) {
@@ -63,7 +68,12 @@ function runPolicy(): number {
 
 // The floor any policy must pay: is the path inside the workspace, under a secret dir, an .env?
 const rootSlash = ws + "/";
-const secretDirs = [join(home, ".ssh") + "/", join(home, ".aws") + "/", join(home, ".gnupg") + "/", join(home, ".pencil") + "/"];
+const secretDirs = [
+  join(home, ".ssh") + "/",
+  join(home, ".aws") + "/",
+  join(home, ".gnupg") + "/",
+  join(home, ".pencil") + "/",
+];
 function runBaseline(): number {
   let sink = 0;
   const t0 = performance.now();
@@ -93,7 +103,9 @@ rmSync(base, { recursive: true, force: true });
 const fmt = (x: number) => Math.round(x).toLocaleString("en-US");
 const p = median(policyRates);
 const b = median(baseRates);
-console.log(`policy decide(): ${rules.length} rules, ${fmt(DECISIONS)} decisions per run over ${n} requests, median of ${RUNS} runs`);
+console.log(
+  `policy decide(): ${rules.length} rules, ${fmt(DECISIONS)} decisions per run over ${n} requests, median of ${RUNS} runs`,
+);
 console.log(`  policy:   ${fmt(p)} decisions/s   (runs: ${policyRates.map(fmt).join(", ")})`);
 console.log(`  baseline: ${fmt(b)} checks/s      (startsWith/includes only)`);
 console.log(`  ratio:    policy is ${(b / p).toFixed(1)}x slower than the bare baseline`);

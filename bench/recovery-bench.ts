@@ -18,7 +18,10 @@ const ref = process.argv.find((a) => a.startsWith("--baseline="))?.slice("--base
 const baselineDir = mkdtempSync(join(tmpdir(), "pencil-recovery-baseline-"));
 let before: ModeResult[] | null = null;
 try {
-  const archive = Bun.spawnSync(["git", "-C", root, "archive", "--format=tar", ref], { stdout: "pipe", stderr: "pipe" });
+  const archive = Bun.spawnSync(["git", "-C", root, "archive", "--format=tar", ref], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (archive.exitCode !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr.toString().trim()}`);
   const untar = Bun.spawnSync(["tar", "-x", "-C", baselineDir], { stdin: archive.stdout, stderr: "pipe" });
   if (untar.exitCode !== 0) throw new Error(`tar failed: ${untar.stderr.toString().trim()}`);
@@ -36,7 +39,9 @@ console.log(`recovery: ${MODES.length} failure modes, scripted weak model, real 
 console.log(`${"mode".padEnd(28)} ${"item".padEnd(5)} ${"before".padEnd(8)} after`);
 for (let i = 0; i < MODES.length; i++) {
   const mode = MODES[i]!;
-  console.log(`${mode.id.padEnd(28)} ${String(mode.item).padEnd(5)} ${(before ? mark[before[i]!.verdict] : "-").padEnd(8)} ${mark[after[i]!.verdict]}`);
+  console.log(
+    `${mode.id.padEnd(28)} ${String(mode.item).padEnd(5)} ${(before ? mark[before[i]!.verdict] : "-").padEnd(8)} ${mark[after[i]!.verdict]}`,
+  );
 }
 const count = (results: ModeResult[], v: Verdict) => results.filter((r) => r.verdict === v).length;
 const line = (label: string, results: ModeResult[]) =>

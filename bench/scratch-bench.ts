@@ -30,7 +30,7 @@ const root = join(base, "ws");
 const scratchParent = join(base, "scratch");
 mkdirSync(scratchParent);
 let seed = 1;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 for (let i = 0; i < FILES; i++) {
   const dir = join(root, "src", `mod${i % 100}`);
   mkdirSync(dir, { recursive: true });
@@ -50,7 +50,8 @@ if (hasGit) {
 
 const ws = openWorkspace(root);
 const overlay = new Overlay(new DiskFileOps());
-for (let i = 0; i < 10; i++) overlay.writeBytes(join(root, "src", "mod1", `staged${i}.ts`), new TextEncoder().encode(`staged ${i}\n`));
+for (let i = 0; i < 10; i++)
+  overlay.writeBytes(join(root, "src", "mod1", `staged${i}.ts`), new TextEncoder().encode(`staged ${i}\n`));
 const visible = () => true;
 
 function median(values: number[]): number {
@@ -82,7 +83,8 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 const cpA = time(() => {
   const dest = join(scratchParent, "cp");
   mkdirSync(dest);
-  for (const name of readdirSync(root)) if (name !== "node_modules" && name !== ".git") spawnSync("cp", ["-a", join(root, name), dest]);
+  for (const name of readdirSync(root))
+    if (name !== "node_modules" && name !== ".git") spawnSync("cp", ["-a", join(root, name), dest]);
   rmSync(dest, { recursive: true, force: true });
 });
 
@@ -148,11 +150,29 @@ if (cow) {
 }
 // The cost of hiding the real home (cover, kept toolchain, masked secrets): the same run with no home to cover, and the plan alone.
 const noHome = modes.includes("namespace")
-  ? await timeAsync(() => createRunCommandTool({ sandbox: "namespace", scratchParent, scratch: "copy", realHome: join(base, "no-home") }).execute({ command: "true" }, ctx))
+  ? await timeAsync(() =>
+      createRunCommandTool({
+        sandbox: "namespace",
+        scratchParent,
+        scratch: "copy",
+        realHome: join(base, "no-home"),
+      }).execute({ command: "true" }, ctx),
+    )
   : null;
-const plan = time(() => planHiding({ realHome: homedir(), pencilHome: join(homedir(), ".pencil"), wsRoot: ws.root, scratchRoot: scratchParent, path: process.env.PATH ?? "" }));
+const plan = time(() =>
+  planHiding({
+    realHome: homedir(),
+    pencilHome: join(homedir(), ".pencil"),
+    wsRoot: ws.root,
+    scratchRoot: scratchParent,
+    path: process.env.PATH ?? "",
+  }),
+);
 const bare = await timeAsync(
-  () => new Promise((resolve) => Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] })),
+  () =>
+    new Promise((resolve) =>
+      Bun.spawn(["bash", "-c", "true"], { cwd: root, onExit: resolve, stdio: ["ignore", "ignore", "ignore"] }),
+    ),
 );
 
 // The diff after a command that changed 10 files of a 20,000-file workspace: the overlay walks only its upper layer
@@ -178,7 +198,13 @@ const bigDiff: Record<string, number> = {};
 for (const kind of cow ? ["copy", "overlay"] : ["copy"]) {
   const values: number[] = [];
   for (let i = 0; i < (kind === "copy" ? 3 : RUNS); i++) {
-    const s = await makeScratch(bigWs, { fs: bigView, visible, share: "namespace", parent: scratchParent, overlay: kind === "overlay" });
+    const s = await makeScratch(bigWs, {
+      fs: bigView,
+      visible,
+      share: "namespace",
+      parent: scratchParent,
+      overlay: kind === "overlay",
+    });
     changeTen(s.overlay ? s.overlay.upper : s.dir);
     const t = performance.now();
     const changes = diffScratch(s, DEFAULT_LIMITS.maxFileBytes);
@@ -197,21 +223,32 @@ const fileCount = (dir: string): number => {
 const gitFiles = hasGit && lstatSync(join(root, ".git")).isDirectory() ? fileCount(join(root, ".git")) : 0;
 
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
-console.log(`scratch-bench: ${FILES} workspace files (+10 staged), node_modules of ${DEP_FILES} files shared, .git of ${gitFiles} files; median of ${RUNS} runs`);
+console.log(
+  `scratch-bench: ${FILES} workspace files (+10 staged), node_modules of ${DEP_FILES} files shared, .git of ${gitFiles} files; median of ${RUNS} runs`,
+);
 console.log(`  baseline cp -a (no node_modules, .git) ${f(cpA)}`);
 console.log(`  baseline hard-link tree (unsafe)      ${f(hardlinks)}`);
 for (const share of modes) {
-  console.log(`  makeScratch ${share.padEnd(9)}                ${f(setup[share]!)}   (${(setup[share]! / cpA).toFixed(2)}× cp -a, ${(setup[share]! / hardlinks).toFixed(2)}× hard links)`);
+  console.log(
+    `  makeScratch ${share.padEnd(9)}                ${f(setup[share]!)}   (${(setup[share]! / cpA).toFixed(2)}× cp -a, ${(setup[share]! / hardlinks).toFixed(2)}× hard links)`,
+  );
   console.log(`  diffScratch ${share.padEnd(9)} (no change)    ${f(diff[share]!)}`);
   console.log(`  disposeScratch ${share.padEnd(9)}             ${f(dispose[share]!)}`);
-  console.log(`  run_command "true" ${share.padEnd(9)} end to end ${f(endToEnd[share]!)}   (${(endToEnd[share]! / bare).toFixed(1)}× a bare bash -c true: ${f(bare)})`);
+  console.log(
+    `  run_command "true" ${share.padEnd(9)} end to end ${f(endToEnd[share]!)}   (${(endToEnd[share]! / bare).toFixed(1)}× a bare bash -c true: ${f(bare)})`,
+  );
 }
 if (endToEnd.overlay !== undefined) {
-  console.log(`  run_command "true" namespace, copy-on-write overlay ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`);
+  console.log(
+    `  run_command "true" namespace, copy-on-write overlay ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`,
+  );
 }
-for (const kind of Object.keys(bigDiff)) console.log(`  diff after 10 changed files of ${BIG}, ${kind.padEnd(7)} ${f(bigDiff[kind]!)}`);
+for (const kind of Object.keys(bigDiff))
+  console.log(`  diff after 10 changed files of ${BIG}, ${kind.padEnd(7)} ${f(bigDiff[kind]!)}`);
 if (noHome !== null) {
-  console.log(`  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`);
+  console.log(
+    `  run_command "true" namespace, no home to hide ${f(noHome)}   (hiding the home costs ${f(endToEnd.namespace! - noHome)}, ${(endToEnd.namespace! / noHome).toFixed(2)}×)`,
+  );
 }
 console.log(`  planHiding (covers, PATH walk, secrets) ${f(plan)}`);
 rmSync(base, { recursive: true, force: true });

@@ -27,20 +27,47 @@ function generate(root: string): void {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed % n;
   };
-  const names = ["user", "order", "invoice", "cart", "session", "token", "config", "report", "item", "price", "queue", "cache"];
+  const names = [
+    "user",
+    "order",
+    "invoice",
+    "cart",
+    "session",
+    "token",
+    "config",
+    "report",
+    "item",
+    "price",
+    "queue",
+    "cache",
+  ];
   const verbs = ["load", "save", "parse", "format", "validate", "fetch", "update", "render", "compute", "merge"];
-  const ident = () => verbs[rand(verbs.length)]! + cap(names[rand(names.length)]!) + (rand(3) === 0 ? cap(names[rand(names.length)]!) : "");
+  const ident = () =>
+    verbs[rand(verbs.length)]! +
+    cap(names[rand(names.length)]!) +
+    (rand(3) === 0 ? cap(names[rand(names.length)]!) : "");
   const line = (): string => {
     switch (rand(9)) {
-      case 0: return `import { ${ident()} } from "../${names[rand(names.length)]}/${names[rand(names.length)]}";`;
-      case 1: return `export function ${ident()}(input: ${cap(names[rand(names.length)]!)}, options = {}) {`;
-      case 2: return `  const ${names[rand(names.length)]} = await ${ident()}(input, { retries: ${rand(5)} });`;
-      case 3: return rand(12) === 0 ? `  // TODO: handle the empty ${names[rand(names.length)]} case` : `  // ${verbs[rand(verbs.length)]} the ${names[rand(names.length)]} before returning`;
-      case 4: return `  if (!${names[rand(names.length)]}) throw new Error("missing ${names[rand(names.length)]}");`;
-      case 5: return `  return ${names[rand(names.length)]}.map((v) => v.${names[rand(names.length)]} * ${rand(100)});`;
-      case 6: return "}";
-      case 7: return "";
-      default: return `  ${names[rand(names.length)]}.${ident()}(${rand(1000)});`;
+      case 0:
+        return `import { ${ident()} } from "../${names[rand(names.length)]}/${names[rand(names.length)]}";`;
+      case 1:
+        return `export function ${ident()}(input: ${cap(names[rand(names.length)]!)}, options = {}) {`;
+      case 2:
+        return `  const ${names[rand(names.length)]} = await ${ident()}(input, { retries: ${rand(5)} });`;
+      case 3:
+        return rand(12) === 0
+          ? `  // TODO: handle the empty ${names[rand(names.length)]} case`
+          : `  // ${verbs[rand(verbs.length)]} the ${names[rand(names.length)]} before returning`;
+      case 4:
+        return `  if (!${names[rand(names.length)]}) throw new Error("missing ${names[rand(names.length)]}");`;
+      case 5:
+        return `  return ${names[rand(names.length)]}.map((v) => v.${names[rand(names.length)]} * ${rand(100)});`;
+      case 6:
+        return "}";
+      case 7:
+        return "";
+      default:
+        return `  ${names[rand(names.length)]}.${ident()}(${rand(1000)});`;
     }
   };
   // A git repository, as real code is: plain rg then honours the .gitignore too, as our tool always does.
@@ -112,9 +139,12 @@ const root = mkdtempSync(join(tmpdir(), "pencil-search-bench-"));
 try {
   const t0 = performance.now();
   generate(root);
-  console.log(`search bench: ${FILES.toLocaleString("en-US")} files generated in ${(performance.now() - t0).toFixed(0)} ms; median of ${RUNS} runs each`);
+  console.log(
+    `search bench: ${FILES.toLocaleString("en-US")} files generated in ${(performance.now() - t0).toFixed(0)} ms; median of ${RUNS} runs each`,
+  );
   const rg = findRipgrep();
-  if (!rg) console.log("ripgrep (rg) is not on PATH: only the JS search is measured (install ripgrep for the baseline).");
+  if (!rg)
+    console.log("ripgrep (rg) is not on PATH: only the JS search is measured (install ripgrep for the baseline).");
   let worst = 0;
   for (const { label, pattern } of PATTERNS) {
     const ctx = context(root);
@@ -135,7 +165,9 @@ try {
     worst = Math.max(worst, tool / base);
     console.log(`  ${label} (/${pattern}/):`);
     console.log(`    plain rg -n        ${base.toFixed(1).padStart(8)} ms   1.00x (baseline)`);
-    console.log(`    search tool, rg    ${tool.toFixed(1).padStart(8)} ms   ${(tool / base).toFixed(2)}x   ${tool / base <= TARGET ? "within" : "OVER"} the ${TARGET}x target`);
+    console.log(
+      `    search tool, rg    ${tool.toFixed(1).padStart(8)} ms   ${(tool / base).toFixed(2)}x   ${tool / base <= TARGET ? "within" : "OVER"} the ${TARGET}x target`,
+    );
     console.log(`    search tool, JS    ${js.toFixed(1).padStart(8)} ms   ${(js / base).toFixed(2)}x`);
     console.log(`    rg and JS output identical: ${same ? "yes" : "NO"}`);
   }

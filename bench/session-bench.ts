@@ -32,19 +32,44 @@ const store = new SessionStore(runtime.pencilHome);
 function conversation(n: number): unknown[] {
   const out: unknown[] = [{ role: "user", content: "refactor every module to use the shared logger" }];
   for (let i = 0; out.length < n - 2; i++) {
-    out.push({ role: "assistant", content: [{ type: "tool-call", toolCallId: `call_${i}`, toolName: "read_file", input: { path: `f${i % FILES}.ts` } }] });
-    out.push({ role: "tool", content: [{ type: "tool-result", toolCallId: `call_${i}`, toolName: "read_file", output: { type: "text", value: `1\texport const v${i} = ${i};\n`.repeat(40) } }] });
+    out.push({
+      role: "assistant",
+      content: [
+        { type: "tool-call", toolCallId: `call_${i}`, toolName: "read_file", input: { path: `f${i % FILES}.ts` } },
+      ],
+    });
+    out.push({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: `call_${i}`,
+          toolName: "read_file",
+          output: { type: "text", value: `1\texport const v${i} = ${i};\n`.repeat(40) },
+        },
+      ],
+    });
   }
   while (out.length < n) out.push({ role: "assistant", content: "Read them; now editing." });
   return out;
 }
 
-const origin = (i: number) => ({ tool: "edit_file", callId: `call_${i}`, model: "bench", readsBefore: [`f${i % FILES}.ts`] });
+const origin = (i: number) => ({
+  tool: "edit_file",
+  callId: `call_${i}`,
+  model: "bench",
+  readsBefore: [`f${i % FILES}.ts`],
+});
 
 // (1) A session with 200 messages and 100 staged files, then one more step at a time.
 const session = SavedSession.create(store, { workspace: runtime.ws.root, mode: "agent", goal: "bench" });
 const overlay = new Overlay(new DiskFileOps());
-for (let i = 0; i < FILES; i++) overlay.writeBytes(join(runtime.ws.root, `f${i}.ts`), new TextEncoder().encode(`export const v${i} = ${i} + 1;\n`.repeat(40)), { origin: origin(i) });
+for (let i = 0; i < FILES; i++)
+  overlay.writeBytes(
+    join(runtime.ws.root, `f${i}.ts`),
+    new TextEncoder().encode(`export const v${i} = ${i} + 1;\n`.repeat(40)),
+    { origin: origin(i) },
+  );
 // Each measured step adds 2 messages: starting at 200 − RUNS, the median step saves a 200-message session.
 const messages = conversation(MESSAGES - RUNS);
 session.saveStep(messages, overlay, runtime.ws, "bench");
@@ -53,10 +78,34 @@ const incremental: number[] = [];
 const rewrite: number[] = [];
 for (let k = 0; k < RUNS; k++) {
   const i = k % FILES;
-  overlay.writeBytes(join(runtime.ws.root, `f${i}.ts`), new TextEncoder().encode(`export const v${i} = ${i} + ${k + 2};\n`.repeat(40)), { origin: origin(i) });
+  overlay.writeBytes(
+    join(runtime.ws.root, `f${i}.ts`),
+    new TextEncoder().encode(`export const v${i} = ${i} + ${k + 2};\n`.repeat(40)),
+    { origin: origin(i) },
+  );
   messages.push(
-    { role: "assistant", content: [{ type: "tool-call", toolCallId: `edit_${k}`, toolName: "edit_file", input: { path: `f${i}.ts`, old_string: "1", new_string: "2" } }] },
-    { role: "tool", content: [{ type: "tool-result", toolCallId: `edit_${k}`, toolName: "edit_file", output: { type: "text", value: `Staged edit: f${i}.ts` } }] },
+    {
+      role: "assistant",
+      content: [
+        {
+          type: "tool-call",
+          toolCallId: `edit_${k}`,
+          toolName: "edit_file",
+          input: { path: `f${i}.ts`, old_string: "1", new_string: "2" },
+        },
+      ],
+    },
+    {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: `edit_${k}`,
+          toolName: "edit_file",
+          output: { type: "text", value: `Staged edit: f${i}.ts` },
+        },
+      ],
+    },
   );
   const t0 = performance.now();
   session.saveStep(messages, overlay, runtime.ws, "bench");
@@ -64,17 +113,34 @@ for (let k = 0; k < RUNS; k++) {
 
   // What a save that rewrites everything costs: every message and every staged content, atomically.
   const t1 = performance.now();
-  const all = JSON.stringify({ messages, files: overlay.list().map((e) => ({ real: e.real, base: e.base, origins: e.origins, bytes: Buffer.from(e.after!.bytes).toString("base64") })) });
+  const all = JSON.stringify({
+    messages,
+    files: overlay.list().map((e) => ({
+      real: e.real,
+      base: e.base,
+      origins: e.origins,
+      bytes: Buffer.from(e.after!.bytes).toString("base64"),
+    })),
+  });
   writeFileAtomic(join(home, "rewrite.json"), new TextEncoder().encode(all), 0o600);
   rewrite.push(performance.now() - t1);
 }
 const saveMedian = median(incremental);
-console.log(`save after a step (${MESSAGES - RUNS}→${messages.length} messages, ${MESSAGES} at the median; ${overlay.list().length} staged files): median ${ms(saveMedian)} (target ≤ 10 ms) ${verdict(saveMedian <= 10)}`);
+console.log(
+  `save after a step (${MESSAGES - RUNS}→${messages.length} messages, ${MESSAGES} at the median; ${overlay.list().length} staged files): median ${ms(saveMedian)} (target ≤ 10 ms) ${verdict(saveMedian <= 10)}`,
+);
 console.log(`  baseline, rewriting everything each step: median ${ms(median(rewrite))}`);
 
 // (2) `agent -c` with a 200-message session, from spawn to the first model request.
 const server = await startFakeOpenAIServer();
-const cliEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), GROQ_API_KEY: "gsk_bench", GROQ_BASE_URL: `${server.url}/openai/v1`, NO_COLOR: "1" };
+const cliEnv = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: home,
+  PENCIL_HOME: join(home, ".pencil"),
+  GROQ_API_KEY: "gsk_bench",
+  GROQ_BASE_URL: `${server.url}/openai/v1`,
+  NO_COLOR: "1",
+};
 const resumed = SavedSession.create(store, { workspace: runtime.ws.root, mode: "agent", goal: "bench -c" });
 resumed.saveTurn(conversation(MESSAGES));
 // As a finished run leaves it: the log's digest recorded in the header.
@@ -85,11 +151,20 @@ async function untilFirstRequest(args: string[], cwd: string): Promise<number> {
   server.enqueue(textReply("ok"));
   const before = server.requests.length;
   const t0 = performance.now();
-  const proc = Bun.spawn([process.execPath, INDEX, ...args], { cwd, env: cliEnv, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, INDEX, ...args], {
+    cwd,
+    env: cliEnv,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let exited = false;
   void proc.exited.then(() => (exited = true));
   while (server.requests.length === before) {
-    if (exited) throw new Error(`pencil ${args.join(" ")} ended before calling the model:\n${await new Response(proc.stderr).text()}`);
+    if (exited)
+      throw new Error(
+        `pencil ${args.join(" ")} ended before calling the model:\n${await new Response(proc.stderr).text()}`,
+      );
     await Bun.sleep(1);
   }
   const elapsed = performance.now() - t0;
@@ -109,7 +184,9 @@ for (let k = 0; k < STARTS; k++) {
 }
 const lastRequest = JSON.stringify(server.requests.at(-2)?.body?.messages?.length ?? 0);
 const startMedian = median(continued);
-console.log(`agent --resume with a ${MESSAGES}-message session, start → first model request: median ${ms(startMedian)} (target ≤ 150 ms) ${verdict(startMedian <= 150)} (request carried ${lastRequest} messages)`);
+console.log(
+  `agent --resume with a ${MESSAGES}-message session, start → first model request: median ${ms(startMedian)} (target ≤ 150 ms) ${verdict(startMedian <= 150)} (request carried ${lastRequest} messages)`,
+);
 console.log(`  baseline, agent with no session: median ${ms(median(freshStart))}; bare bun -e "": ${ms(median(bare))}`);
 
 await server.stop();

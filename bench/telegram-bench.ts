@@ -44,7 +44,16 @@ if (process.argv[2] === "--idle-child") await idleChild(process.argv[3]!, proces
 else await main();
 
 async function main(): Promise<void> {
-  ({ ScriptedModel, applyReviewed, createRuntime, makeChangeset, callbackUpdate, messageUpdate, startFakeTelegram, startTelegramBot } = {
+  ({
+    ScriptedModel,
+    applyReviewed,
+    createRuntime,
+    makeChangeset,
+    callbackUpdate,
+    messageUpdate,
+    startFakeTelegram,
+    startTelegramBot,
+  } = {
     ...(await lazy.scripted()),
     ...(await lazy.app()),
     ...(await lazy.runtime()),
@@ -59,17 +68,35 @@ async function main(): Promise<void> {
     const memory = await idleMemory(base);
     const forged = await forgedUpdates(base);
     console.log("\nTelegram bench");
-    console.log(`  press → file on disk     median ${press.median.toFixed(1)} ms (p90 ${press.p90.toFixed(1)} ms, ${PRESSES} applying presses; target ≤ 300 ms)`);
-    console.log(`  diff-first press → answer median ${press.diffFirst.toFixed(1)} ms  (the first Approve all: diff delivered, nothing applied; ratio ${(press.diffFirst / press.baseline).toFixed(2)}× command → reply)`);
-    console.log(`  baseline: apply alone      median ${alone.toFixed(1)} ms  (same file, applyReviewed called directly; ratio ${(press.median / alone).toFixed(2)}×)`);
-    console.log(`  baseline: command → reply median ${press.baseline.toFixed(1)} ms  (/help through the fake API, no disk; ratio ${(press.median / press.baseline).toFixed(2)}×)`);
+    console.log(
+      `  press → file on disk     median ${press.median.toFixed(1)} ms (p90 ${press.p90.toFixed(1)} ms, ${PRESSES} applying presses; target ≤ 300 ms)`,
+    );
+    console.log(
+      `  diff-first press → answer median ${press.diffFirst.toFixed(1)} ms  (the first Approve all: diff delivered, nothing applied; ratio ${(press.diffFirst / press.baseline).toFixed(2)}× command → reply)`,
+    );
+    console.log(
+      `  baseline: apply alone      median ${alone.toFixed(1)} ms  (same file, applyReviewed called directly; ratio ${(press.median / alone).toFixed(2)}×)`,
+    );
+    console.log(
+      `  baseline: command → reply median ${press.baseline.toFixed(1)} ms  (/help through the fake API, no disk; ratio ${(press.median / press.baseline).toFixed(2)}×)`,
+    );
     console.log(`  idle bot RSS             ${memory.pencil.toFixed(1)} MiB (target ≤ 120 MiB)`);
-    console.log(`  bare grammY bot RSS      ${memory.bare.toFixed(1)} MiB  (ratio ${(memory.pencil / memory.bare).toFixed(2)}×)`);
-    console.log(`  ${FORGED.toLocaleString("en-US")} forged updates    handled in ${forged.ms.toFixed(0)} ms, answered ${forged.answered}, acted on ${forged.acted}`);
+    console.log(
+      `  bare grammY bot RSS      ${memory.bare.toFixed(1)} MiB  (ratio ${(memory.pencil / memory.bare).toFixed(2)}×)`,
+    );
+    console.log(
+      `  ${FORGED.toLocaleString("en-US")} forged updates    handled in ${forged.ms.toFixed(0)} ms, answered ${forged.answered}, acted on ${forged.acted}`,
+    );
     console.log(`    held before ${JSON.stringify(forged.before)}`);
     console.log(`    held after  ${JSON.stringify(forged.after)}`);
-    console.log(`    state files ${forged.filesBefore} → ${forged.filesAfter} bytes; RSS ${forged.rssBefore.toFixed(1)} → ${forged.rssAfter.toFixed(1)} MiB`);
-    const unchanged = JSON.stringify(forged.before) === JSON.stringify(forged.after) && forged.filesBefore === forged.filesAfter && forged.answered === 0 && forged.acted === 0;
+    console.log(
+      `    state files ${forged.filesBefore} → ${forged.filesAfter} bytes; RSS ${forged.rssBefore.toFixed(1)} → ${forged.rssAfter.toFixed(1)} MiB`,
+    );
+    const unchanged =
+      JSON.stringify(forged.before) === JSON.stringify(forged.after) &&
+      forged.filesBefore === forged.filesAfter &&
+      forged.answered === 0 &&
+      forged.acted === 0;
     console.log(`    held state unchanged: ${unchanged ? "yes" : "NO"}`);
   } finally {
     rmSync(base, { recursive: true, force: true });
@@ -87,7 +114,12 @@ function dirs(base: string, name: string): { root: string; home: string } {
 }
 
 function env(fake: FakeTelegram, home: string): Record<string, string> {
-  return { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home };
+  return {
+    TELEGRAM_BOT_TOKEN: fake.token,
+    TELEGRAM_OWNER_ID: String(OWNER),
+    TELEGRAM_API_ROOT: fake.apiRoot,
+    HOME: home,
+  };
 }
 
 function choice(model: Scripted) {
@@ -99,19 +131,32 @@ function pressButton(fake: FakeTelegram, label: string): number {
   const found = fake.findButton(OWNER, (t) => t === label);
   if (!found) throw new Error(`no ${label} button`);
   const at = performance.now();
-  fake.pushUpdate(callbackUpdate(OWNER, found.button.callback_data, { chat_id: OWNER, message_id: found.message.message_id }));
+  fake.pushUpdate(
+    callbackUpdate(OWNER, found.button.callback_data, { chat_id: OWNER, message_id: found.message.message_id }),
+  );
   return at;
 }
 
-async function pressToDisk(base: string): Promise<{ median: number; p90: number; baseline: number; diffFirst: number }> {
+async function pressToDisk(
+  base: string,
+): Promise<{ median: number; p90: number; baseline: number; diffFirst: number }> {
   const { root, home } = dirs(base, "press");
   const turns: ScriptedTurn[] = [];
   for (let i = 0; i < PRESSES; i++) {
-    turns.push({ toolCalls: [{ name: "create_file", input: { path: `out/file${i}.txt`, content: content(i) } }] }, { text: `made file ${i}` });
+    turns.push(
+      { toolCalls: [{ name: "create_file", input: { path: `out/file${i}.txt`, content: content(i) } }] },
+      { text: `made file ${i}` },
+    );
   }
   const model = new ScriptedModel(turns);
   const fake = startFakeTelegram();
-  const bot = await startTelegramBot({ env: env(fake, home), workspace: root, pencilHome: join(home, ".pencil"), log: () => {}, runOptions: () => choice(model) });
+  const bot = await startTelegramBot({
+    env: env(fake, home),
+    workspace: root,
+    pencilHome: join(home, ".pencil"),
+    log: () => {},
+    runOptions: () => choice(model),
+  });
   const times: number[] = [];
   const baseline: number[] = [];
   const diffFirst: number[] = [];
@@ -119,7 +164,10 @@ async function pressToDisk(base: string): Promise<{ median: number; p90: number;
     for (let i = 0; i < PRESSES; i++) {
       const from = fake.calls.length;
       fake.pushUpdate(messageUpdate(OWNER, `/agent make file ${i}`));
-      await fake.waitFor("sendMessage", (p) => String(p.text).includes("📝 <b>Review</b>"), { from, timeoutMs: 10_000 });
+      await fake.waitFor("sendMessage", (p) => String(p.text).includes("📝 <b>Review</b>"), {
+        from,
+        timeoutMs: 10_000,
+      });
       await Bun.sleep(20); // let the card's message settle, as a human would
       const target = join(root, "out", `file${i}.txt`);
       // First press: the diff was never shown, so it is delivered and nothing is applied.
@@ -127,7 +175,8 @@ async function pressToDisk(base: string): Promise<{ median: number; p90: number;
       const shownAt = pressButton(fake, "✅ Approve all");
       const first = await fake.waitFor("answerCallbackQuery", () => true, { from: firstFrom });
       diffFirst.push(performance.now() - shownAt);
-      if (!String(first.payload.text).startsWith("Diff sent")) throw new Error(`the first press should deliver the diff, got: ${first.payload.text}`);
+      if (!String(first.payload.text).startsWith("Diff sent"))
+        throw new Error(`the first press should deliver the diff, got: ${first.payload.text}`);
       if (existsSync(target)) throw new Error("a file was applied before its diff was shown");
       await Bun.sleep(20); // the owner reads the diff
       // The measured press: the second, which applies.
@@ -136,7 +185,8 @@ async function pressToDisk(base: string): Promise<{ median: number; p90: number;
       while (!existsSync(target)) await Bun.sleep(0.5);
       times.push(performance.now() - at);
       const applied = await fake.waitFor("answerCallbackQuery", () => true, { from: applyFrom });
-      if (applied.payload.text !== "Approved 1 file.") throw new Error(`the second press should apply, got: ${applied.payload.text}`);
+      if (applied.payload.text !== "Approved 1 file.")
+        throw new Error(`the second press should apply, got: ${applied.payload.text}`);
 
       const helpFrom = fake.calls.length;
       const sent = performance.now();
@@ -148,7 +198,12 @@ async function pressToDisk(base: string): Promise<{ median: number; p90: number;
     await bot.stop();
     await fake.close();
   }
-  return { median: median(times), p90: percentile(times, 0.9), baseline: median(baseline), diffFirst: median(diffFirst) };
+  return {
+    median: median(times),
+    p90: percentile(times, 0.9),
+    baseline: median(baseline),
+    diffFirst: median(diffFirst),
+  };
 }
 
 /** The same apply without the bot: load the pending changeset from the store and applyReviewed it. */
@@ -157,7 +212,11 @@ function applyAlone(base: string): number {
   const runtime = createRuntime({ workspace: root, env: { PENCIL_HOME: join(home, ".pencil"), HOME: home } });
   const times: number[] = [];
   for (let i = 0; i < PRESSES; i++) {
-    const cs = makeChangeset(root, [{ path: `out/file${i}.txt`, after: new TextEncoder().encode(content(i)) }], `cs-alone-${i}`);
+    const cs = makeChangeset(
+      root,
+      [{ path: `out/file${i}.txt`, after: new TextEncoder().encode(content(i)) }],
+      `cs-alone-${i}`,
+    );
     runtime.store.save(cs);
     const at = performance.now();
     applyReviewed(runtime, runtime.store.load(cs.id), [`out/file${i}.txt`], []);
@@ -172,7 +231,10 @@ async function idleMemory(base: string): Promise<{ pencil: number; bare: number 
     for (let run = 0; run < 3; run++) {
       const { home } = dirs(base, `idle-${bare ? "bare" : "pencil"}-${run}`);
       const fake = startFakeTelegram();
-      const child = Bun.spawn([process.execPath, import.meta.path, "--idle-child", fake.apiRoot, home, bare ? "bare" : "pencil"], { stdout: "pipe", stderr: "inherit" });
+      const child = Bun.spawn(
+        [process.execPath, import.meta.path, "--idle-child", fake.apiRoot, home, bare ? "bare" : "pencil"],
+        { stdout: "pipe", stderr: "inherit" },
+      );
       const out = await new Response(child.stdout).text();
       await child.exited;
       await fake.close();
@@ -219,19 +281,32 @@ async function idleChild(apiRoot: string, home: string, bare: boolean): Promise<
 
 async function forgedUpdates(base: string) {
   const { root, home } = dirs(base, "forged");
-  const model = new ScriptedModel([{ toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "a\n" } }] }, { text: "staged a" }]);
+  const model = new ScriptedModel([
+    { toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "a\n" } }] },
+    { text: "staged a" },
+  ]);
   const fake = startFakeTelegram();
   const pencilHome = join(home, ".pencil");
-  const bot = await startTelegramBot({ env: env(fake, home), workspace: root, pencilHome, log: () => {}, runOptions: () => choice(model) });
+  const bot = await startTelegramBot({
+    env: env(fake, home),
+    workspace: root,
+    pencilHome,
+    log: () => {},
+    runOptions: () => choice(model),
+  });
   try {
     // A pending card, so that forged presses can carry real tokens.
     fake.pushUpdate(messageUpdate(OWNER, "/agent stage a"));
     await fake.waitFor("sendMessage", (p) => String(p.text).includes("📝 <b>Review</b>"), { timeoutMs: 10_000 });
     await Bun.sleep(50);
     const card = fake.findButton(OWNER, (t) => t === "✅ Approve all")!;
-    const real = card.message.reply_markup.inline_keyboard.flat().map((b: { callback_data: string }) => b.callback_data);
+    const real = card.message.reply_markup.inline_keyboard
+      .flat()
+      .map((b: { callback_data: string }) => b.callback_data);
     const stateBytes = () =>
-      ["tokens.json", "cards.json"].map((f) => join(pencilHome, "telegram", f)).reduce((n, f) => n + (existsSync(f) ? readFileSync(f).length : 0), 0);
+      ["tokens.json", "cards.json"]
+        .map((f) => join(pencilHome, "telegram", f))
+        .reduce((n, f) => n + (existsSync(f) ? readFileSync(f).length : 0), 0);
     Bun.gc(true);
     const before = bot.held();
     const filesBefore = stateBytes();
@@ -243,11 +318,21 @@ async function forgedUpdates(base: string) {
       const stranger = 100_000 + i;
       const data = i % 2 === 0 ? real[i % real.length]! : `p1:${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
       switch (i % 5) {
-        case 0: fake.pushUpdate(messageUpdate(stranger, "/agent rm -rf")); break;
-        case 1: fake.pushUpdate(messageUpdate(OWNER, "/undo", { id: -1000 - i, type: "group" })); break;
-        case 2: fake.pushUpdate(callbackUpdate(stranger, data, { chat_id: OWNER, message_id: card.message.message_id })); break;
-        case 3: fake.pushUpdate(callbackUpdate(OWNER, data, { chat_id: -55, message_id: card.message.message_id })); break;
-        default: fake.pushUpdate(messageUpdate(stranger, "approve", { id: OWNER, type: "private" })); break;
+        case 0:
+          fake.pushUpdate(messageUpdate(stranger, "/agent rm -rf"));
+          break;
+        case 1:
+          fake.pushUpdate(messageUpdate(OWNER, "/undo", { id: -1000 - i, type: "group" }));
+          break;
+        case 2:
+          fake.pushUpdate(callbackUpdate(stranger, data, { chat_id: OWNER, message_id: card.message.message_id }));
+          break;
+        case 3:
+          fake.pushUpdate(callbackUpdate(OWNER, data, { chat_id: -55, message_id: card.message.message_id }));
+          break;
+        default:
+          fake.pushUpdate(messageUpdate(stranger, "approve", { id: OWNER, type: "private" }));
+          break;
       }
     }
     const from = fake.calls.length;

@@ -1,11 +1,27 @@
 import { lstatSync, rmSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import type { Changeset, FileChange } from "./changeset.ts";
-import { type DiskFile, type FileImage, imageOf, placeImage, readDiskFile, removeEmptyDirs, tempLeftovers } from "./file-image.ts";
+import {
+  type DiskFile,
+  type FileImage,
+  imageOf,
+  placeImage,
+  readDiskFile,
+  removeEmptyDirs,
+  tempLeftovers,
+} from "./file-image.ts";
 import { faultPoint } from "./fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
 import { sha256 } from "./hash.ts";
-import { createEntry, fsyncDir, type JournalEntry, type JournalFile, newApplyId, type RefusedFile, saveEntry } from "./journal.ts";
+import {
+  createEntry,
+  fsyncDir,
+  type JournalEntry,
+  type JournalFile,
+  newApplyId,
+  type RefusedFile,
+  saveEntry,
+} from "./journal.ts";
 import { PencilError } from "./errors.ts";
 
 /*
@@ -107,11 +123,18 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
   let packBytes = 0;
   for (const bytes of blobs.values()) packBytes += bytes.length;
   const space = spaceProblem(
-    plan.map((p) => ({ real: p.file.real, beforeSize: p.beforeBytes?.length ?? 0, afterSize: p.afterBytes?.length ?? 0 })),
+    plan.map((p) => ({
+      real: p.file.real,
+      beforeSize: p.beforeBytes?.length ?? 0,
+      afterSize: p.afterBytes?.length ?? 0,
+    })),
     [...createdDirs],
     [{ dir: journalDir, bytes: packBytes + journalEntryBytes(plan.length), inodes: 3 }],
   );
-  if (space) throw new ApplyError(`Nothing was applied: ${space}. Free some space, then approve again (the changeset stays pending).`);
+  if (space)
+    throw new ApplyError(
+      `Nothing was applied: ${space}. Free some space, then approve again (the changeset stays pending).`,
+    );
   const now = new Date().toISOString();
   let entry: JournalEntry;
   try {
@@ -137,7 +160,9 @@ export function applyChangeset(options: ApplyOptions): ApplyResult {
   } catch (error) {
     // createEntry removed what it had written; no file was touched.
     const why = error instanceof Error ? error.message : String(error);
-    throw new ApplyError(`Nothing was applied: the journal entry in ${journalDir} could not be written (${why}). Free some space there (or fix its permissions), then approve again (the changeset stays pending).`);
+    throw new ApplyError(
+      `Nothing was applied: the journal entry in ${journalDir} could not be written (${why}). Free some space there (or fix its permissions), then approve again (the changeset stays pending).`,
+    );
   }
 
   const written: Planned[] = [];
@@ -170,7 +195,8 @@ function journalEntryBytes(files: number): number {
 function selectApproved(changeset: Changeset, approved: readonly string[]): FileChange[] {
   const byPath = new Map<string, FileChange>();
   for (const change of changeset.files) {
-    if (byPath.has(change.path)) throw new ApplyError(`Changeset ${changeset.id} lists ${change.path} twice: rebuild the changeset.`);
+    if (byPath.has(change.path))
+      throw new ApplyError(`Changeset ${changeset.id} lists ${change.path} twice: rebuild the changeset.`);
     byPath.set(change.path, change);
   }
   const unknown = approved.filter((p) => !byPath.has(p));
@@ -183,8 +209,14 @@ function selectApproved(changeset: Changeset, approved: readonly string[]): File
   const reals = new Set<string>();
   for (const change of chosen) {
     const problem = malformed(change);
-    if (problem) throw new ApplyError(`Changeset ${changeset.id} is malformed at ${change.path}: ${problem}; nothing was applied. Rebuild the changeset.`);
-    if (reals.has(change.real)) throw new ApplyError(`Changeset ${changeset.id} changes ${change.real} twice; nothing was applied. Rebuild the changeset.`);
+    if (problem)
+      throw new ApplyError(
+        `Changeset ${changeset.id} is malformed at ${change.path}: ${problem}; nothing was applied. Rebuild the changeset.`,
+      );
+    if (reals.has(change.real))
+      throw new ApplyError(
+        `Changeset ${changeset.id} changes ${change.real} twice; nothing was applied. Rebuild the changeset.`,
+      );
     reals.add(change.real);
   }
   return chosen.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -196,14 +228,16 @@ function malformed(change: FileChange): string | null {
   if ((change.after === null) !== (change.kind === "delete")) return `kind ${change.kind} does not match its content`;
   if (change.base.exists === (change.kind === "create")) return `kind ${change.kind} does not match its base`;
   if (change.base.exists && !change.base.hash) return "its base has no hash";
-  if (change.after && sha256(change.after.bytes) !== change.after.hash) return "its content does not match its hash (the approved content)";
+  if (change.after && sha256(change.after.bytes) !== change.after.hash)
+    return "its content does not match its hash (the approved content)";
   return null;
 }
 
 /** Why the disk no longer matches the base the change was staged on, or null when it still does. */
 function conflictReason(change: FileChange, disk: DiskFile): string | null {
   if (disk.kind === "other") return `is now ${disk.what} on disk, not the file the agent saw; ${AGAIN}`;
-  if (!change.base.exists) return disk.kind === "absent" ? null : `was created on disk since the agent staged it; ${AGAIN}`;
+  if (!change.base.exists)
+    return disk.kind === "absent" ? null : `was created on disk since the agent staged it; ${AGAIN}`;
   if (disk.kind === "absent") return `was deleted on disk since the agent read it; ${AGAIN}`;
   if (disk.hash !== change.base.hash) return `changed on disk since the agent read it; ${AGAIN}`;
   // The owner's own chmod is a change too: applying would silently undo it.
@@ -255,7 +289,13 @@ function kindOf(dir: string): DirKind {
 }
 
 /** Restores the files written before a failure, marks the entry rolled back, and builds the error to throw. */
-function failMidway(journalDir: string, entry: JournalEntry, written: Planned[], failed: Planned, error: unknown): ApplyError {
+function failMidway(
+  journalDir: string,
+  entry: JournalEntry,
+  written: Planned[],
+  failed: Planned,
+  error: unknown,
+): ApplyError {
   const cause = error instanceof Error ? error.message : String(error);
   try {
     // Temporary files first: on a full disk their space is what the restores need.

@@ -23,7 +23,11 @@ export class ChangesetStore {
   /** Saves the conversation that produced a changeset, so a rejection with reasons can be sent back after a restart. */
   saveConversation(id: string, messages: unknown[]): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    writeFileAtomic(join(this.dir, `${this.checkId(id)}.conversation.json`), new TextEncoder().encode(JSON.stringify(messages)), 0o600);
+    writeFileAtomic(
+      join(this.dir, `${this.checkId(id)}.conversation.json`),
+      new TextEncoder().encode(JSON.stringify(messages)),
+      0o600,
+    );
   }
 
   /** The saved conversation of a changeset, or null when there is none (or it is unreadable). */
@@ -130,7 +134,12 @@ const SavedShape = z.looseObject({
       path: z.string(),
       real: z.string(),
       kind: z.enum(["create", "modify", "delete"]),
-      base: z.looseObject({ exists: z.boolean(), hash: z.string().nullable(), size: z.number(), mode: z.number().nullable() }),
+      base: z.looseObject({
+        exists: z.boolean(),
+        hash: z.string().nullable(),
+        size: z.number(),
+        mode: z.number().nullable(),
+      }),
       after: z.looseObject({ bytes: z.string(), hash: z.string(), mode: z.number() }).nullable(),
       before: z.string().optional(),
       digest: z.string(),
@@ -148,7 +157,17 @@ const SavedShape = z.looseObject({
         staged: z.array(z.looseObject({ path: z.string(), change: z.enum(["create", "edit", "delete"]) })),
         notStaged: z.number(),
         network: z.enum(["none", "proxy", "host"]),
-        connections: z.array(z.looseObject({ method: z.string(), host: z.string(), port: z.number(), url: z.string().optional(), allowed: z.boolean() })).optional(),
+        connections: z
+          .array(
+            z.looseObject({
+              method: z.string(),
+              host: z.string(),
+              port: z.number(),
+              url: z.string().optional(),
+              allowed: z.boolean(),
+            }),
+          )
+          .optional(),
       }),
     )
     .optional(),
@@ -160,7 +179,8 @@ const SavedShape = z.looseObject({
  * (an approval binds to them), so a damaged or altered file is refused, not applied.
  */
 export function deserialize(text: string, source = "changeset"): Changeset {
-  const damaged = (what: string) => new Error(`${source}: ${what}; the file was damaged or altered. Move it aside and re-run the agent.`);
+  const damaged = (what: string) =>
+    new Error(`${source}: ${what}; the file was damaged or altered. Move it aside and re-run the agent.`);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -168,14 +188,25 @@ export function deserialize(text: string, source = "changeset"): Changeset {
     throw new Error(`${source} is not valid JSON (${(error as Error).message}); move it aside and re-run the agent.`);
   }
   const parsed = SavedShape.safeParse(json);
-  if (!parsed.success) throw damaged(`it is not a changeset (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message})`);
-  const raw = parsed.data as unknown as Omit<Changeset, "files"> & { files: (Omit<FileChange, "after" | "before"> & { after: { bytes: string; hash: string; mode: number } | null; before?: string })[] };
+  if (!parsed.success)
+    throw damaged(
+      `it is not a changeset (${parsed.error.issues[0]?.path.join(".") || "top level"}: ${parsed.error.issues[0]?.message})`,
+    );
+  const raw = parsed.data as unknown as Omit<Changeset, "files"> & {
+    files: (Omit<FileChange, "after" | "before"> & {
+      after: { bytes: string; hash: string; mode: number } | null;
+      before?: string;
+    })[];
+  };
   const files: FileChange[] = raw.files.map((f) => {
     const after = f.after ? { ...f.after, bytes: new Uint8Array(Buffer.from(f.after.bytes, "base64")) } : null;
-    if (after && sha256(after.bytes) !== after.hash) throw damaged(`the staged content of ${f.path} does not match its hash`);
+    if (after && sha256(after.bytes) !== after.hash)
+      throw damaged(`the staged content of ${f.path} does not match its hash`);
     const before = f.before ? new Uint8Array(Buffer.from(f.before, "base64")) : undefined;
-    if (before && sha256(before) !== f.base.hash) throw damaged(`the base content of ${f.path} does not match its hash`);
-    if (fileDigest(f.path, f.base, after) !== f.digest) throw damaged(`the digest of ${f.path} does not match its content`);
+    if (before && sha256(before) !== f.base.hash)
+      throw damaged(`the base content of ${f.path} does not match its hash`);
+    if (fileDigest(f.path, f.base, after) !== f.digest)
+      throw damaged(`the digest of ${f.path} does not match its content`);
     const { before: _omit, ...rest } = f;
     return { ...rest, after, ...(before ? { before } : {}) };
   });

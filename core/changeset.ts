@@ -131,7 +131,11 @@ export function buildChangeset(input: BuildChangesetInput): Changeset {
 
 /** SHA-256 binding a file change's identity: path, base, result and mode. */
 export function fileDigest(path: string, base: BaseState, after: AfterState | null): string {
-  return sha256([path, base.exists ? base.hash : "absent", base.mode ?? "", after ? after.hash : "deleted", after?.mode ?? ""].join("\0"));
+  return sha256(
+    [path, base.exists ? base.hash : "absent", base.mode ?? "", after ? after.hash : "deleted", after?.mode ?? ""].join(
+      "\0",
+    ),
+  );
 }
 
 /** SHA-256 over the file digests in path order. */
@@ -150,10 +154,19 @@ export function newChangesetId(now = new Date()): string {
  * review shows what approving it would now do. Null when nothing is left to change (a
  * delete of a file that is already gone).
  */
-export function rebaseFileChange(ws: Workspace, file: FileChange, base: BaseState, readDisk: (real: string) => Uint8Array | null): FileChange | null {
+export function rebaseFileChange(
+  ws: Workspace,
+  file: FileChange,
+  base: BaseState,
+  readDisk: (real: string) => Uint8Array | null,
+): FileChange | null {
   if (!base.exists && file.after === null) return null;
   const after = file.after ? { bytes: file.after.bytes, mode: file.after.mode } : null;
-  return buildFileChange(ws, { real: file.real, base, after, origins: file.origins, models: file.models, stagedAt: 0 }, readDisk);
+  return buildFileChange(
+    ws,
+    { real: file.real, base, after, origins: file.origins, models: file.models, stagedAt: 0 },
+    readDisk,
+  );
 }
 
 function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: string) => Uint8Array | null): FileChange {
@@ -169,8 +182,8 @@ function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: str
     if (onDisk && sha256(onDisk) === entry.base.hash) before = onDisk;
   }
   const kind: FileChange["kind"] = !entry.base.exists ? "create" : after ? "modify" : "delete";
-  const beforeText = before ? decodeText(before)?.text ?? null : entry.base.exists ? null : "";
-  const afterText = after ? decodeText(after.bytes)?.text ?? null : "";
+  const beforeText = before ? (decodeText(before)?.text ?? null) : entry.base.exists ? null : "";
+  const afterText = after ? (decodeText(after.bytes)?.text ?? null) : "";
   const binary = (before !== undefined && beforeText === null) || (after !== null && afterText === null);
   const delta = !binary && beforeText !== null && afterText !== null ? lineDelta(beforeText, afterText) : null;
   const flags = flagsFor({

@@ -27,14 +27,49 @@ export interface CommandAnalysis {
  * covered by an allow rule.
  */
 export const LOADER_VARIABLES: ReadonlySet<string> = new Set([
-  "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PATH",
-  "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXEC_PATH", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS",
-  "GIT_CONFIG_COUNT", "GIT_ASKPASS", "GIT_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "BASH_ENV", "ENV", "PROMPT_COMMAND", "IFS",
-  "SHELLOPTS", "BASHOPTS", "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "BUN_OPTIONS",
-  "NODE_EXTRA_CA_CERTS", "EDITOR", "VISUAL", "PAGER", "SSH_ASKPASS",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "LD_AUDIT",
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "PYTHONPATH",
+  "PYTHONSTARTUP",
+  "PYTHONHOME",
+  "PATH",
+  "GIT_SSH_COMMAND",
+  "GIT_SSH",
+  "GIT_EXEC_PATH",
+  "GIT_CONFIG",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+  "GIT_ASKPASS",
+  "GIT_EDITOR",
+  "GIT_PAGER",
+  "GIT_EXTERNAL_DIFF",
+  "BASH_ENV",
+  "ENV",
+  "PROMPT_COMMAND",
+  "IFS",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "PERL5LIB",
+  "PERL5OPT",
+  "RUBYOPT",
+  "RUBYLIB",
+  "JAVA_TOOL_OPTIONS",
+  "_JAVA_OPTIONS",
+  "BUN_OPTIONS",
+  "NODE_EXTRA_CA_CERTS",
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
+  "SSH_ASKPASS",
 ]);
 
-const loaderName = (name: string) => LOADER_VARIABLES.has(name) || name.startsWith("LD_") || name.startsWith("DYLD_") || name.startsWith("GIT_CONFIG_");
+const loaderName = (name: string) =>
+  LOADER_VARIABLES.has(name) || name.startsWith("LD_") || name.startsWith("DYLD_") || name.startsWith("GIT_CONFIG_");
 
 /** Options of a wrapper: short letters and long names that take the next word as their value. */
 interface OptionSpec {
@@ -45,7 +80,22 @@ interface OptionSpec {
 const NONE: OptionSpec = { short: "", long: [] };
 /** Wrappers that run the rest of their words as a command, with the options they take before it. */
 const WRAPPERS: Record<string, OptionSpec> = {
-  sudo: { short: "ugCDprtUTRh", long: ["--user", "--group", "--chdir", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--close-from", "--host", "--chroot"] },
+  sudo: {
+    short: "ugCDprtUTRh",
+    long: [
+      "--user",
+      "--group",
+      "--chdir",
+      "--prompt",
+      "--role",
+      "--type",
+      "--other-user",
+      "--command-timeout",
+      "--close-from",
+      "--host",
+      "--chroot",
+    ],
+  },
   doas: { short: "uC", long: [] },
   env: { short: "uCS", long: ["--unset", "--chdir", "--split-string"] },
   timeout: { short: "sk", long: ["--signal", "--kill-after"] },
@@ -59,25 +109,54 @@ const WRAPPERS: Record<string, OptionSpec> = {
   stdbuf: { short: "ioe", long: ["--input", "--output", "--error"] },
   ionice: { short: "cnpPu", long: ["--class", "--classdata", "--pid", "--pgid", "--uid"] },
   chronic: NONE,
-  xargs: { short: "adEILnPs", long: ["--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"] },
+  xargs: {
+    short: "adEILnPs",
+    long: [
+      "--arg-file",
+      "--delimiter",
+      "--max-lines",
+      "--max-args",
+      "--max-procs",
+      "--max-chars",
+      "--process-slot-var",
+    ],
+  },
 };
 const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox-sh"]);
 const SHELL_OPTIONS: OptionSpec = { short: "oO", long: ["--rcfile", "--init-file"] };
 /** Global options of tools with subcommands, taken off so rules see the subcommand (`git -C . push` is `git push`). */
 const GLOBALS: Record<string, OptionSpec> = {
   git: { short: "Cc", long: ["--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"] },
-  npm: { short: "Cw", long: ["--prefix", "--workspace", "--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache"] },
+  npm: {
+    short: "Cw",
+    long: ["--prefix", "--workspace", "--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache"],
+  },
   npx: { short: "Cw", long: ["--prefix", "--workspace", "--package"] },
   pnpm: { short: "CwF", long: ["--dir", "--prefix", "--filter", "--workspace", "--loglevel", "--registry"] },
   yarn: { short: "", long: ["--cwd", "--registry"] },
   bun: { short: "", long: ["--cwd", "--config", "--registry"] },
   bunx: { short: "", long: ["--cwd"] },
-  docker: { short: "Hcl", long: ["--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"] },
+  docker: {
+    short: "Hcl",
+    long: ["--host", "--context", "--config", "--log-level", "--tlscacert", "--tlscert", "--tlskey"],
+  },
   podman: { short: "", long: ["--url", "--connection", "--root", "--runroot", "--log-level"] },
   gh: { short: "R", long: ["--repo", "--hostname"] },
 };
 /** Tools whose second word picks what they do: a run-time second word makes the command unknown. */
-const SUBCOMMAND_TOOLS: ReadonlySet<string> = new Set([...Object.keys(GLOBALS), "cargo", "go", "kubectl", "helm", "pip", "pip3", "uv", "poetry", "make", "deno"]);
+const SUBCOMMAND_TOOLS: ReadonlySet<string> = new Set([
+  ...Object.keys(GLOBALS),
+  "cargo",
+  "go",
+  "kubectl",
+  "helm",
+  "pip",
+  "pip3",
+  "uv",
+  "poetry",
+  "make",
+  "deno",
+]);
 const MAX_DEPTH = 4;
 
 /** Parses a command line and resolves each simple command to the one actually run (needs loadShellParser first). */
@@ -89,7 +168,12 @@ export function analyzeCommand(text: string): CommandAnalysis {
 
 function analyzeInto(text: string, outer: string[], depth: number, out: CommandAnalysis): void {
   if (depth > MAX_DEPTH) {
-    out.parts.push({ forms: [...outer], words: [null], opaque: "it nests shells too deeply to be read", privileged: false });
+    out.parts.push({
+      forms: [...outer],
+      words: [null],
+      opaque: "it nests shells too deeply to be read",
+      privileged: false,
+    });
     return;
   }
   const script = parseShell(text);
@@ -110,7 +194,13 @@ export function formText(words: readonly (string | null)[]): string {
   return words.map((w) => (w === null ? "…" : w)).join(" ");
 }
 
-function resolve(start: (string | null)[], outer: string[], depth: number, privilegedIn: boolean, out: CommandAnalysis): void {
+function resolve(
+  start: (string | null)[],
+  outer: string[],
+  depth: number,
+  privilegedIn: boolean,
+  out: CommandAnalysis,
+): void {
   let words = start;
   let privileged = privilegedIn;
   const forms = [...outer];
@@ -181,7 +271,8 @@ function resolve(start: (string | null)[], outer: string[], depth: number, privi
         continue;
       }
     }
-    if (SUBCOMMAND_TOOLS.has(name) && words.length > 1 && words[1] === null) return done("what it does is only known when it runs");
+    if (SUBCOMMAND_TOOLS.has(name) && words.length > 1 && words[1] === null)
+      return done("what it does is only known when it runs");
     return done(null);
   }
   return done("its wrappers nest too deeply to be read");
@@ -229,7 +320,13 @@ function splitStringOption(words: readonly (string | null)[]): (string | null)[]
 }
 
 /** `sh -c STRING`: the string parsed as a command line; a shell with a script file is that command; one reading its input is opaque. */
-function shellC(words: (string | null)[], forms: string[], depth: number, privileged: boolean, out: CommandAnalysis): void {
+function shellC(
+  words: (string | null)[],
+  forms: string[],
+  depth: number,
+  privileged: boolean,
+  out: CommandAnalysis,
+): void {
   let hasC = false;
   let i = 1;
   while (i < words.length) {
@@ -252,7 +349,13 @@ function shellC(words: (string | null)[], forms: string[], depth: number, privil
   if (hasC) {
     const script = words[i];
     if (script === null || script === undefined) {
-      out.parts.push({ forms, words, opaque: script === null ? "it runs a command string only known when it runs" : "it has -c but no command string", privileged });
+      out.parts.push({
+        forms,
+        words,
+        opaque:
+          script === null ? "it runs a command string only known when it runs" : "it has -c but no command string",
+        privileged,
+      });
       return;
     }
     analyzeInto(script, forms, depth + 1, out);
@@ -263,7 +366,13 @@ function shellC(words: (string | null)[], forms: string[], depth: number, privil
 }
 
 /** find's -exec/-execdir/-ok/-okdir commands, each judged as a command of its own. */
-function findExec(words: readonly (string | null)[], forms: string[], depth: number, privileged: boolean, out: CommandAnalysis): void {
+function findExec(
+  words: readonly (string | null)[],
+  forms: string[],
+  depth: number,
+  privileged: boolean,
+  out: CommandAnalysis,
+): void {
   for (let i = 1; i < words.length; i++) {
     const w = words[i] as string | null;
     if (w !== "-exec" && w !== "-execdir" && w !== "-ok" && w !== "-okdir") continue;
@@ -282,8 +391,10 @@ function skipGlobals(name: string, words: readonly (string | null)[], spec: Opti
     const w = words[i] as string | null;
     if (w === null) return -1;
     if (!w.startsWith("-") || w === "-" || w === "--") return i;
-    if (name === "git" && (w === "-c" || w === "--config-env")) out.loaders.push(`git ${w} ${words[i + 1] ?? ""}`.trim());
-    else if (name === "git" && (w.startsWith("--config-env=") || w.startsWith("--exec-path="))) out.loaders.push(`git ${w}`);
+    if (name === "git" && (w === "-c" || w === "--config-env"))
+      out.loaders.push(`git ${w} ${words[i + 1] ?? ""}`.trim());
+    else if (name === "git" && (w.startsWith("--config-env=") || w.startsWith("--exec-path=")))
+      out.loaders.push(`git ${w}`);
     else if (name === "git" && /^-c./.test(w)) out.loaders.push(`git ${w}`);
     if (w.startsWith("--")) i += !w.includes("=") && spec.long.includes(w) ? 2 : 1;
     else i += spec.short.includes(w[w.length - 1]!) && w.length === 2 ? 2 : 1;
@@ -296,12 +407,78 @@ function skipGlobals(name: string, words: readonly (string | null)[], spec: Opti
  * staged in the sandbox): they run without asking. A name maps to null (any
  * arguments) or to the subcommands (leading words) that qualify.
  */
-export const READ_ONLY_COMMANDS: ReadonlyMap<string, readonly (readonly string[])[] | null> = new Map<string, readonly (readonly string[])[] | null>([
-  ...["ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "true", "false", "test", "[", "grep", "egrep", "fgrep", "rg", "tree", "stat", "file",
-    "du", "df", "which", "type", "basename", "dirname", "realpath", "readlink", "sort", "uniq", "cut", "tr", "diff", "cmp", "date", "whoami", "id",
-    "uname", "jq", "nl", "column", "less", "more", "sha256sum", "md5sum", "hostname", "cd", "pushd", "popd", ":", "exit"].map((n) => [n, null] as const),
+export const READ_ONLY_COMMANDS: ReadonlyMap<string, readonly (readonly string[])[] | null> = new Map<
+  string,
+  readonly (readonly string[])[] | null
+>([
+  ...[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "[",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "tree",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "which",
+    "type",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "date",
+    "whoami",
+    "id",
+    "uname",
+    "jq",
+    "nl",
+    "column",
+    "less",
+    "more",
+    "sha256sum",
+    "md5sum",
+    "hostname",
+    "cd",
+    "pushd",
+    "popd",
+    ":",
+    "exit",
+  ].map((n) => [n, null] as const),
   ["command", [["-v"], ["-V"]]],
-  ["git", [["status"], ["diff"], ["log"], ["show"], ["blame"], ["ls-files"], ["rev-parse"], ["grep"], ["shortlog"], ["describe"]]],
+  [
+    "git",
+    [
+      ["status"],
+      ["diff"],
+      ["log"],
+      ["show"],
+      ["blame"],
+      ["ls-files"],
+      ["rev-parse"],
+      ["grep"],
+      ["shortlog"],
+      ["describe"],
+    ],
+  ],
   ["bun", [["test"], ["run", "test"], ["run", "typecheck"], ["run", "lint"]]],
   ["npm", [["test"], ["t"], ["run", "test"], ["run", "typecheck"], ["run", "lint"]]],
   ["pnpm", [["test"], ["run", "test"]]],
@@ -323,7 +500,8 @@ export function isReadOnly(words: readonly (string | null)[]): boolean {
   const name = words[0];
   if (typeof name !== "string") return false;
   if (name === "find") return words.every((w) => w === null || !FIND_WRITES.has(w));
-  if (name === "sort" || name === "tree") return !words.some((w) => w === "-o" || (typeof w === "string" && w.startsWith("--output")));
+  if (name === "sort" || name === "tree")
+    return !words.some((w) => w === "-o" || (typeof w === "string" && w.startsWith("--output")));
   if (!READ_ONLY_COMMANDS.has(name)) return false;
   const subs = READ_ONLY_COMMANDS.get(name)!;
   if (subs === null) return true;

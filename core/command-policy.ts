@@ -14,7 +14,10 @@ export interface RunRules {
   allow: RunRule[];
 }
 
-const RUN_EMPTY: Decision = { decision: "deny", reason: "The command is empty: give the command line to run, e.g. bun test." };
+const RUN_EMPTY: Decision = {
+  decision: "deny",
+  reason: "The command is empty: give the command line to run, e.g. bun test.",
+};
 const RUN_DEFAULT_REASON =
   "Running a command needs the user's approval unless a Run(...) allow rule covers it or it only reads (ls, cat, rg, git status|diff|log|show, test runners). If it is refused, do without it or ask the user to run it.";
 const READ_ONLY_REASON = "It only reads (or runs tests, whose writes come back staged), so it runs without asking.";
@@ -41,7 +44,11 @@ export function decideCommand(rules: RunRules, command: string | undefined): Dec
   if (typeof command !== "string") return RUN_EMPTY;
   const whole = collapse(command);
   if (whole === "") return RUN_EMPTY;
-  if (command.includes("\0")) return { decision: "ask", reason: "The command contains a NUL byte, so no rule covers it and the user must approve it." };
+  if (command.includes("\0"))
+    return {
+      decision: "ask",
+      reason: "The command contains a NUL byte, so no rule covers it and the user must approve it.",
+    };
   const a = analyzeCommand(command);
   const forms = [whole];
   for (const p of a.parts) for (const f of p.forms) forms.push(f);
@@ -57,7 +64,12 @@ export function decideCommand(rules: RunRules, command: string | undefined): Dec
       };
     }
   }
-  if (a.malformed) return { decision: "ask", reason: "The command line does not parse as shell, so no rule covers it and the user must approve it. Check its quoting." };
+  if (a.malformed)
+    return {
+      decision: "ask",
+      reason:
+        "The command line does not parse as shell, so no rule covers it and the user must approve it. Check its quoting.",
+    };
   if (a.loaders.length > 0) {
     return {
       decision: "ask",
@@ -65,7 +77,11 @@ export function decideCommand(rules: RunRules, command: string | undefined): Dec
     };
   }
   const opaque = a.parts.find((p) => p.opaque !== null);
-  if (opaque) return { decision: "ask", reason: `\`${shorten(opaque.forms[opaque.forms.length - 1] ?? whole)}\` cannot be judged before it runs (${opaque.opaque}), so the user must approve it.` };
+  if (opaque)
+    return {
+      decision: "ask",
+      reason: `\`${shorten(opaque.forms[opaque.forms.length - 1] ?? whole)}\` cannot be judged before it runs (${opaque.opaque}), so the user must approve it.`,
+    };
   let allowedBy: Decision | undefined;
   const uncovered: string[] = [];
   for (const p of a.parts) {
@@ -77,7 +93,10 @@ export function decideCommand(rules: RunRules, command: string | undefined): Dec
     if (a.parts.length === 1) return { decision: "ask", reason: RUN_DEFAULT_REASON };
     return {
       decision: "ask",
-      reason: `Every command of a pipeline or list must be allowed for the line to run without asking; not covered: ${uncovered.slice(0, 3).map((u) => `\`${shorten(u)}\``).join(", ")}. The user must approve it, or run one command at a time.`,
+      reason: `Every command of a pipeline or list must be allowed for the line to run without asking; not covered: ${uncovered
+        .slice(0, 3)
+        .map((u) => `\`${shorten(u)}\``)
+        .join(", ")}. The user must approve it, or run one command at a time.`,
     };
   }
   return allowedBy ?? { decision: "allow", reason: READ_ONLY_REASON };

@@ -1,5 +1,12 @@
 /** What became of a command: it ran to an exit or signal, was stopped (timeout, write cap, cancel), never started, or was refused by the policy or the owner. */
-export type CommandOutcomeKind = "exited" | "killed" | "timed-out" | "write-cap" | "cancelled" | "sandbox-failed" | "refused";
+export type CommandOutcomeKind =
+  | "exited"
+  | "killed"
+  | "timed-out"
+  | "write-cap"
+  | "cancelled"
+  | "sandbox-failed"
+  | "refused";
 
 /** One command the agent asked to run, as recorded with the run (and saved in its changeset), whether or not it staged anything. */
 export interface CommandRecord {
@@ -28,13 +35,26 @@ export interface CommandRecord {
 export function commandRecordLine(r: CommandRecord): string {
   const secs = `${(r.durationMs / 1000).toFixed(2)} s`;
   const how =
-    r.outcome === "exited" ? `exit ${r.exitCode}, ${secs}`
-    : r.outcome === "refused" ? "refused, not run"
-    : r.outcome === "sandbox-failed" ? "not run: the sandbox could not be set up"
-    : `${r.outcome}, ${secs}`;
-  const effects = [r.staged.length ? `${r.staged.length} staged` : "nothing staged", r.notStaged ? `${r.notStaged} not staged` : ""].filter(Boolean).join(", ");
+    r.outcome === "exited"
+      ? `exit ${r.exitCode}, ${secs}`
+      : r.outcome === "refused"
+        ? "refused, not run"
+        : r.outcome === "sandbox-failed"
+          ? "not run: the sandbox could not be set up"
+          : `${r.outcome}, ${secs}`;
+  const effects = [
+    r.staged.length ? `${r.staged.length} staged` : "nothing staged",
+    r.notStaged ? `${r.notStaged} not staged` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
   const conns = r.connections ?? [];
   const refused = conns.filter((c) => !c.allowed).length;
-  const net = conns.length > 0 ? `; ${conns.length} network ${conns.length === 1 ? "request" : "requests"}${refused ? `, ${refused} refused` : ""}` : r.network === "host" ? "; network on, unsandboxed" : "";
+  const net =
+    conns.length > 0
+      ? `; ${conns.length} network ${conns.length === 1 ? "request" : "requests"}${refused ? `, ${refused} refused` : ""}`
+      : r.network === "host"
+        ? "; network on, unsandboxed"
+        : "";
   return `$ ${r.command}  (${how}; ${effects}${net})`;
 }

@@ -22,7 +22,8 @@ export function notFoundMessage(display: string, file: FileLines, v: { oldString
     return `${head} Read the part of the file you want to change with read_file and copy a few exact lines into old_string.`;
   }
   const best = closestRegion(file, oldLines);
-  if (best === null) return `${head} Nothing in its ${fileLines.length} lines resembles it. Search for a distinctive word of it with search, then read_file there and copy old_string exactly.`;
+  if (best === null)
+    return `${head} Nothing in its ${fileLines.length} lines resembles it. Search for a distinctive word of it with search, then read_file there and copy old_string exactly.`;
   const end = Math.min(fileLines.length, best + Math.max(oldLines.length, 1) + (oldLines.length > 1 ? 1 : 0));
   const region = fileLines.slice(best, Math.min(end, best + SHOWN_REGION_LINES));
   const shown = region.map((l, k) => `${String(best + k + 1).padStart(6)}\t${cut(l)}`);
@@ -84,14 +85,21 @@ function closestRegion(file: FileLines, oldLines: string[]): number | null {
   }
   if (unanchored.length > 0) {
     const words = new Map<string, number[]>();
-    for (const k of unanchored) for (const t of tokensOf(oldLines[k]!)) if (t.length >= 3 && /\w/.test(t)) words.set(t, [...(words.get(t) ?? []), k]);
+    for (const k of unanchored)
+      for (const t of tokensOf(oldLines[k]!))
+        if (t.length >= 3 && /\w/.test(t)) words.set(t, [...(words.get(t) ?? []), k]);
     const chosen = [...words.keys()].sort((a, b) => b.length - a.length).slice(0, MAX_WORD_LOOKUPS);
     const starts = lineStarts(text);
     const lookUp = (haystack: string, fold: (w: string) => string, list: string[]) => {
       for (const word of list) {
         const needle = fold(word);
         const found: number[] = [];
-        for (let at = haystack.indexOf(needle); at !== -1 && found.length <= MAX_WORD_HITS; at = haystack.indexOf(needle, at + needle.length)) found.push(lineOf(starts, at));
+        for (
+          let at = haystack.indexOf(needle);
+          at !== -1 && found.length <= MAX_WORD_HITS;
+          at = haystack.indexOf(needle, at + needle.length)
+        )
+          found.push(lineOf(starts, at));
         if (found.length > MAX_WORD_HITS) continue;
         for (const line of new Set(found)) for (const k of words.get(word)!) vote(line - k, 0.5);
       }
@@ -101,7 +109,10 @@ function closestRegion(file: FileLines, oldLines: string[]): number | null {
     if (votes.size === 0) lookUp(text.toLowerCase(), (w) => w.toLowerCase(), chosen.slice(0, 4));
   }
   if (votes.size === 0) return null;
-  const candidates = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, MAX_CANDIDATES).map(([start]) => start);
+  const candidates = [...votes.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, MAX_CANDIDATES)
+    .map(([start]) => start);
   const oldTokens = new Map<number, Set<string>>();
   const fileTokens = new Map<number, Set<string>>();
   const tokensAt = (cache: Map<number, Set<string>>, lines: string[], i: number) => {
@@ -119,7 +130,8 @@ function closestRegion(file: FileLines, oldLines: string[]): number | null {
         const o = tokensAt(oldTokens, oldLines, k);
         let s = similarity(o, tokensAt(fileTokens, fileLines, i + k));
         if (s < 1 && k > 0) s = Math.max(s, similarity(o, tokensAt(fileTokens, fileLines, i + k - 1)) * 0.9);
-        if (s < 1 && i + k + 1 < fileLines.length) s = Math.max(s, similarity(o, tokensAt(fileTokens, fileLines, i + k + 1)) * 0.9);
+        if (s < 1 && i + k + 1 < fileLines.length)
+          s = Math.max(s, similarity(o, tokensAt(fileTokens, fileLines, i + k + 1)) * 0.9);
         score += s;
       }
       score /= sampled.length;
@@ -186,7 +198,10 @@ function similarity(a: Set<string>, b: Set<string>): number {
 /** Line-by-line, what separates old_string from the region shown (at most 5 points). */
 function describeDifferences(oldLines: string[], region: string[], start: number): string[] {
   const out: string[] = [];
-  const changes = diffArrays(oldLines.map((l) => l.trim()), region.map((l) => l.trim()));
+  const changes = diffArrays(
+    oldLines.map((l) => l.trim()),
+    region.map((l) => l.trim()),
+  );
   let fileIndex = 0;
   let oldIndex = 0;
   for (let c = 0; c < changes.length && out.length < 5; c++) {
@@ -196,7 +211,9 @@ function describeDifferences(oldLines: string[], region: string[], start: number
       // Trimmed-equal lines that still differ differ in indentation (shown once).
       for (let j = 0; j < count && out.length < 5; j++) {
         if (oldLines[oldIndex + j] !== region[fileIndex + j]) {
-          out.push(`line ${start + fileIndex + j + 1}: indentation differs (the file has ${describeLead(leadOf(region[fileIndex + j]!))}, old_string ${describeLead(leadOf(oldLines[oldIndex + j]!))})`);
+          out.push(
+            `line ${start + fileIndex + j + 1}: indentation differs (the file has ${describeLead(leadOf(region[fileIndex + j]!))}, old_string ${describeLead(leadOf(oldLines[oldIndex + j]!))})`,
+          );
           break;
         }
       }
@@ -207,19 +224,30 @@ function describeDifferences(oldLines: string[], region: string[], start: number
     const nextChange = changes[c + 1];
     if (change.removed && nextChange?.added) {
       const pairs = Math.min(count, nextChange.value.length);
-      for (let j = 0; j < pairs && out.length < 5; j++) out.push(`line ${start + fileIndex + j + 1}: ${lineDifference(oldLines[oldIndex + j]!, region[fileIndex + j]!)}`);
-      for (let j = pairs; j < count && out.length < 5; j++) out.push(`old_string has a line the file lacks here: ${JSON.stringify(cut(oldLines[oldIndex + j]!.trim()))}`);
-      for (let j = pairs; j < nextChange.value.length && out.length < 5; j++) out.push(`line ${start + fileIndex + j + 1} is in the file but missing from old_string: ${JSON.stringify(cut(region[fileIndex + j]!.trim()))}`);
+      for (let j = 0; j < pairs && out.length < 5; j++)
+        out.push(
+          `line ${start + fileIndex + j + 1}: ${lineDifference(oldLines[oldIndex + j]!, region[fileIndex + j]!)}`,
+        );
+      for (let j = pairs; j < count && out.length < 5; j++)
+        out.push(`old_string has a line the file lacks here: ${JSON.stringify(cut(oldLines[oldIndex + j]!.trim()))}`);
+      for (let j = pairs; j < nextChange.value.length && out.length < 5; j++)
+        out.push(
+          `line ${start + fileIndex + j + 1} is in the file but missing from old_string: ${JSON.stringify(cut(region[fileIndex + j]!.trim()))}`,
+        );
       oldIndex += count;
       fileIndex += nextChange.value.length;
       c++;
     } else if (change.removed) {
-      for (let j = 0; j < count && out.length < 5; j++) out.push(`old_string has a line the file lacks here: ${JSON.stringify(cut(oldLines[oldIndex + j]!.trim()))}`);
+      for (let j = 0; j < count && out.length < 5; j++)
+        out.push(`old_string has a line the file lacks here: ${JSON.stringify(cut(oldLines[oldIndex + j]!.trim()))}`);
       oldIndex += count;
     } else {
       // Lines after the last old line are context shown, not differences.
       if (oldIndex < oldLines.length) {
-        for (let j = 0; j < count && out.length < 5; j++) out.push(`line ${start + fileIndex + j + 1} is in the file but missing from old_string: ${JSON.stringify(cut(region[fileIndex + j]!.trim()))}`);
+        for (let j = 0; j < count && out.length < 5; j++)
+          out.push(
+            `line ${start + fileIndex + j + 1} is in the file but missing from old_string: ${JSON.stringify(cut(region[fileIndex + j]!.trim()))}`,
+          );
       }
       fileIndex += count;
     }
@@ -232,7 +260,8 @@ function lineDifference(oldLine: string, fileLine: string): string {
   const o = oldLine.trim();
   const f = fileLine.trim();
   const pair = `(old_string ${JSON.stringify(cut(o))}, the file ${JSON.stringify(cut(f))})`;
-  const within = (needle: string[], hay: string[]) => needle.length > 0 && hay.some((_, i) => needle.every((t, k) => hay[i + k] === t));
+  const within = (needle: string[], hay: string[]) =>
+    needle.length > 0 && hay.some((_, i) => needle.every((t, k) => hay[i + k] === t));
   if (within(tokensOf(o), tokensOf(f))) return `spacing differs ${pair}`;
   const lower = (ts: string[]) => ts.map((t) => t.toLowerCase());
   if (within(lower(tokensOf(o)), lower(tokensOf(f)))) return `capitalisation differs ${pair}`;
@@ -253,10 +282,14 @@ function lineDifference(oldLine: string, fileLine: string): string {
       const n = change.value.length;
       const b = (atEnd ? next.value.slice(0, n) : c === 0 ? next.value.slice(-n) : next.value).join(" ");
       const numbers = /^[\d.]+$/.test(a) && /^[\d.]+$/.test(b);
-      points.push(`${numbers ? "a value differs" : "a word differs"}: ${JSON.stringify(a)} in old_string, ${JSON.stringify(b)} in the file`);
+      points.push(
+        `${numbers ? "a value differs" : "a word differs"}: ${JSON.stringify(a)} in old_string, ${JSON.stringify(b)} in the file`,
+      );
       c++;
-    } else if (change.removed) points.push(`old_string has ${JSON.stringify(change.value.join(" "))}, the file does not`);
-    else if (change.added && !edge) points.push(`the file has ${JSON.stringify(change.value.join(" "))} where old_string has nothing`);
+    } else if (change.removed)
+      points.push(`old_string has ${JSON.stringify(change.value.join(" "))}, the file does not`);
+    else if (change.added && !edge)
+      points.push(`the file has ${JSON.stringify(change.value.join(" "))} where old_string has nothing`);
   }
   if (points.length === 0) return `spacing differs ${pair}`;
   return `${points.slice(0, 3).join("; ")} ${pair}`;
@@ -266,7 +299,9 @@ function describeLead(lead: string): string {
   if (lead === "") return "no indentation";
   const tabs = lead.length - lead.replaceAll("\t", "").length;
   const spaces = lead.length - tabs;
-  return [tabs ? `${tabs} tab${tabs > 1 ? "s" : ""}` : "", spaces ? `${spaces} space${spaces > 1 ? "s" : ""}` : ""].filter(Boolean).join(" + ");
+  return [tabs ? `${tabs} tab${tabs > 1 ? "s" : ""}` : "", spaces ? `${spaces} space${spaces > 1 ? "s" : ""}` : ""]
+    .filter(Boolean)
+    .join(" + ");
 }
 
 function trimBlankEdges(lines: string[]): string[] {

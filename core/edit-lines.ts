@@ -51,7 +51,8 @@ export function linesOf(s: string): string[] {
 /** Offsets of the first `max` non-overlapping occurrences of `needle`. */
 export function indexesOf(text: string, needle: string, max: number): number[] {
   const out: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1 && out.length < max; i = text.indexOf(needle, i + needle.length)) out.push(i);
+  for (let i = text.indexOf(needle); i !== -1 && out.length < max; i = text.indexOf(needle, i + needle.length))
+    out.push(i);
   return out;
 }
 

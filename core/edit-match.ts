@@ -19,7 +19,13 @@ export interface EditRequest {
 
 /** The planned result: the new text, or why nothing was changed (a message for the model). */
 export type EditPlan =
-  | { kind: "applied"; text: string; count: number; /** 1-based first line of the (first) change. */ line: number; /** How the match was tolerant, or null for an exact match. */ tolerance: string | null }
+  | {
+      kind: "applied";
+      text: string;
+      count: number /** 1-based first line of the (first) change. */;
+      line: number /** How the match was tolerant, or null for an exact match. */;
+      tolerance: string | null;
+    }
   | { kind: "failed"; message: string };
 
 interface Variant {
@@ -43,12 +49,22 @@ export function planEdit(req: EditRequest): EditPlan {
 
 function variantsOf(req: EditRequest): Variant[] {
   const newString = stripNewOnly(req.oldString, req.newString);
-  const out: Variant[] = [{ oldString: req.oldString, newString, note: newString === req.newString ? null : "read_file's line-number prefixes removed from new_string" }];
+  const out: Variant[] = [
+    {
+      oldString: req.oldString,
+      newString,
+      note: newString === req.newString ? null : "read_file's line-number prefixes removed from new_string",
+    },
+  ];
   const stripped = stripLinePrefixes(req.oldString, req.newString);
   if (stripped) out.push({ ...stripped, note: "line-number prefixes removed" });
   for (const base of [...out]) {
     const unescaped = unescapeVariant(base.oldString, base.newString);
-    if (unescaped) out.push({ ...unescaped, note: [base.note, "escaped quotes or \\n read as the characters they stand for"].filter(Boolean).join("; ") });
+    if (unescaped)
+      out.push({
+        ...unescaped,
+        note: [base.note, "escaped quotes or \\n read as the characters they stand for"].filter(Boolean).join("; "),
+      });
   }
   return out;
 }
@@ -67,9 +83,15 @@ function exactPlan(req: EditRequest, v: Variant): EditPlan | null {
   if (positions.length === 0) return null;
   if (positions.length > 1 && !req.replaceAll) {
     const all = indexesOf(text, v.oldString, Infinity);
-    return { kind: "failed", message: `old_string occurs ${all.length} times in ${req.display} (${linesList(all.map((p) => lineAt(text, p)))}). Add surrounding lines to make it unique, or set replace_all to true to change all ${all.length}.` };
+    return {
+      kind: "failed",
+      message: `old_string occurs ${all.length} times in ${req.display} (${linesList(all.map((p) => lineAt(text, p)))}). Add surrounding lines to make it unique, or set replace_all to true to change all ${all.length}.`,
+    };
   }
-  const next = positions.length === 1 ? text.slice(0, positions[0]!) + v.newString + text.slice(positions[0]! + v.oldString.length) : text.split(v.oldString).join(v.newString);
+  const next =
+    positions.length === 1
+      ? text.slice(0, positions[0]!) + v.newString + text.slice(positions[0]! + v.oldString.length)
+      : text.split(v.oldString).join(v.newString);
   return { kind: "applied", text: next, count: positions.length, line: lineAt(text, positions[0]!), tolerance: v.note };
 }
 
@@ -81,7 +103,10 @@ function tolerantPlan(req: EditRequest, v: Variant, file: FileLines): EditPlan |
   const starts = trimmedMatches(file, oldLines);
   if (starts.length === 0) return null;
   if (starts.length > 1) {
-    return { kind: "failed", message: `old_string was not found exactly in ${req.display}; ignoring indentation it matches ${starts.length} places (${linesList(starts.map((s) => s + 1))}). Add surrounding lines to make it unique, copying the exact text from read_file.` };
+    return {
+      kind: "failed",
+      message: `old_string was not found exactly in ${req.display}; ignoring indentation it matches ${starts.length} places (${linesList(starts.map((s) => s + 1))}). Add surrounding lines to make it unique, copying the exact text from read_file.`,
+    };
   }
   const start = starts[0]!;
   const region = fileLines.slice(start, start + oldLines.length);
@@ -89,7 +114,9 @@ function tolerantPlan(req: EditRequest, v: Variant, file: FileLines): EditPlan |
   const replaced = reindent(newLines, oldLines, region);
   const next = [...fileLines.slice(0, start), ...replaced, ...fileLines.slice(start + oldLines.length)].join("\n");
   const trailingOnly = oldLines.every((l, k) => l.trimEnd() === region[k]!.trimEnd());
-  const how = trailingOnly ? "trailing whitespace or line endings differed" : "indentation differed (new_string was re-indented to the file's)";
+  const how = trailingOnly
+    ? "trailing whitespace or line endings differed"
+    : "indentation differed (new_string was re-indented to the file's)";
   const tolerance = [v.note, `tolerant match at line ${start + 1}: ${how}`].filter(Boolean).join("; ");
   return { kind: "applied", text: next, count: 1, line: start + 1, tolerance };
 }
@@ -154,11 +181,12 @@ function indentUnit(map: Map<string, string>): number {
 /** Escapes a model double-encoded (`\"`, a literal `\n`), read as the characters they stand for, when new_string is escaped the same way. */
 function unescapeVariant(oldString: string, newString: string): { oldString: string; newString: string } | null {
   if (!/\\["'nt\\]/.test(oldString)) return null;
-  const unescape = (s: string) => s.replace(/\\(["'nt\\])/g, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
+  const readEscapes = (s: string) =>
+    s.replace(/\\(["'nt\\])/g, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
   // new_string with bare quotes or real line breaks where old_string escaped them is not escaped: reading it so would corrupt it.
   const escapedQuotes = /\\"/.test(oldString);
   const escapedBreaks = /\\n/.test(oldString) && !oldString.includes("\n");
   if (escapedQuotes && /(^|[^\\])"/.test(newString)) return null;
   if (escapedBreaks && newString.includes("\n")) return null;
-  return { oldString: unescape(oldString), newString: unescape(newString) };
+  return { oldString: readEscapes(oldString), newString: readEscapes(newString) };
 }

@@ -29,7 +29,9 @@ export function findPlaceholders(content: string): Placeholder[] {
     const body = m ? m[1]! : line.trim();
     const bareEllipsis = /^(?:\.\.\.|…)$/.test(body);
     const isComment = m !== null;
-    const placeholder = isComment ? bareEllipsis || KEPT.test(body) || (ELLIPSIS.test(body) && VAGUE.test(body)) : /^…$|^(?:\.\.\.|…)\s*(?:rest|existing|remaining)\b/i.test(body);
+    const placeholder = isComment
+      ? bareEllipsis || KEPT.test(body) || (ELLIPSIS.test(body) && VAGUE.test(body))
+      : /^…$|^(?:\.\.\.|…)\s*(?:rest|existing|remaining)\b/i.test(body);
     if (placeholder) {
       out.push({ line: i + 1, text: line.trim() });
     }
@@ -38,7 +40,10 @@ export function findPlaceholders(content: string): Placeholder[] {
 }
 
 /** 1-based line ranges of `before` that `after` drops, and the count (bounded: a pathological diff counts everything). */
-export function removedLines(before: string, after: string): { count: number; ranges: [number, number][]; total: number } {
+export function removedLines(
+  before: string,
+  after: string,
+): { count: number; ranges: [number, number][]; total: number } {
   const total = splitLines(before).length;
   const changes = diffLines(before, after, { timeout: 500 });
   if (!changes) return { count: total, ranges: total > 0 ? [[1, total]] : [], total };
@@ -61,15 +66,23 @@ export function removedLines(before: string, after: string): { count: number; ra
 export function elisionRefusal(display: string, before: string | null, after: string, tool: string): string | null {
   const placeholders = findPlaceholders(after);
   if (placeholders.length === 0) return null;
-  const where = placeholders.slice(0, 3).map((p) => `line ${p.line} ${JSON.stringify(p.text)}`).join(", ");
+  const where = placeholders
+    .slice(0, 3)
+    .map((p) => `line ${p.line} ${JSON.stringify(p.text)}`)
+    .join(", ");
   if (before === null) {
     return `${tool} refused: the content stands in for code it omits (${where}), but ${display} does not exist, so nothing would fill that gap. Write the complete content, or check the path with list_files if you meant an existing file.`;
   }
   const lost = removedLines(before, after);
   if (lost.count === 0) return null;
   const lines = splitLines(before);
-  const ranges = lost.ranges.slice(0, 5).map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
-  const lostLines = lost.ranges.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => a + k)).filter((n) => (lines[n - 1] ?? "").trim() !== "");
+  const ranges = lost.ranges
+    .slice(0, 5)
+    .map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`))
+    .join(", ");
+  const lostLines = lost.ranges
+    .flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => a + k))
+    .filter((n) => (lines[n - 1] ?? "").trim() !== "");
   const sample = lostLines.slice(0, 8).map((n) => `${String(n).padStart(6)}\t${(lines[n - 1] ?? "").slice(0, 200)}`);
   return [
     `${tool} refused: the content has a placeholder for omitted code (${where}), so ${lost.count} line${lost.count === 1 ? "" : "s"} of ${display} would be lost (lines ${ranges}${lost.ranges.length > 5 ? ", …" : ""}), e.g.:`,

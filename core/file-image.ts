@@ -23,7 +23,10 @@ export function readDiskFile(real: string): DiskFile {
     throw error;
   }
   if (!st.isFile()) {
-    return { kind: "other", what: st.isDirectory() ? "a directory" : st.isSymbolicLink() ? "a symbolic link" : "a special file" };
+    return {
+      kind: "other",
+      what: st.isDirectory() ? "a directory" : st.isSymbolicLink() ? "a symbolic link" : "a special file",
+    };
   }
   const bytes = readFileSync(real);
   return { kind: "file", bytes, hash: sha256(bytes), mode: st.mode & 0o7777 };
@@ -52,10 +55,18 @@ export function sameImage(image: FileImage, disk: DiskFile): boolean {
  * Makes `real` hold `image`: an atomic write of `bytes` with the image's mode, or
  * a delete when the image is absent. `bytes` must be the image's content.
  */
-export function placeImage(real: string, image: FileImage, bytes: Uint8Array | null, durable = false, plainDirs?: Set<string>): void {
+export function placeImage(
+  real: string,
+  image: FileImage,
+  bytes: Uint8Array | null,
+  durable = false,
+  plainDirs?: Set<string>,
+): void {
   const link = linkedParent(real, plainDirs);
   if (link) {
-    throw new Error(`its parent ${link} is now a symbolic link, so writing there could land outside the files that were reviewed`);
+    throw new Error(
+      `its parent ${link} is now a symbolic link, so writing there could land outside the files that were reviewed`,
+    );
   }
   if (!image.exists) {
     try {

@@ -27,7 +27,9 @@ const NOT_A_REFERENCE = "(?![A-Za-z][A-Za-z0-9+.-]{0,31}:\\/\\/|[/.~])";
 /** A quoted value of 12 or more characters a token or password is made of (no spaces, no template or markup characters such as `${`, `{{`, `<|`). */
 const QUOTED_VALUE = `${NOT_A_REFERENCE}[A-Za-z0-9+/=_.~:@!#%^&*,-]{12,200}`;
 /** An unquoted value of 12 or more token characters, with a letter and a digit, ending the value (not a call or an expression). */
-const UNQUOTED_VALUE = NOT_A_REFERENCE + "(?=[A-Za-z0-9+/=_.~-]{0,200}[0-9])(?=[A-Za-z0-9+/=_.~-]{0,200}[A-Za-z])[A-Za-z0-9+/=_.~-]{12,200}(?=\\s|$|[,;#}\\]])";
+const UNQUOTED_VALUE =
+  NOT_A_REFERENCE +
+  "(?=[A-Za-z0-9+/=_.~-]{0,200}[0-9])(?=[A-Za-z0-9+/=_.~-]{0,200}[A-Za-z])[A-Za-z0-9+/=_.~-]{12,200}(?=\\s|$|[,;#}\\]])";
 
 /** Shapes of credentials that must never slip into a commit unnoticed. */
 const SECRET_PATTERNS: RegExp[] = [
@@ -60,9 +62,23 @@ const SECRET_PATTERNS: RegExp[] = [
 ];
 
 const LOCKFILES = new Set([
-  "package-lock.json", "npm-shrinkwrap.json", "bun.lock", "bun.lockb", "yarn.lock", "pnpm-lock.yaml",
-  "Cargo.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "Gemfile.lock", "go.sum", "composer.lock",
-  "flake.lock", "mix.lock", "pubspec.lock", "Podfile.lock",
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "bun.lock",
+  "bun.lockb",
+  "yarn.lock",
+  "pnpm-lock.yaml",
+  "Cargo.lock",
+  "poetry.lock",
+  "Pipfile.lock",
+  "uv.lock",
+  "Gemfile.lock",
+  "go.sum",
+  "composer.lock",
+  "flake.lock",
+  "mix.lock",
+  "pubspec.lock",
+  "Podfile.lock",
 ]);
 
 /** Paths whose content is executed by tools, CI or git without anyone running them by hand. */

@@ -25,7 +25,11 @@ export interface ExtraSpace {
  * directory; plus `extras` (the journal) on the file systems they go to. Checked before the first write, so a full disk refuses the apply whole
  * instead of failing it half-way. Where the file system cannot be asked, null.
  */
-export function spaceProblem(files: readonly SpaceNeed[], createdDirs: readonly string[], extras: readonly ExtraSpace[] = []): string | null {
+export function spaceProblem(
+  files: readonly SpaceNeed[],
+  createdDirs: readonly string[],
+  extras: readonly ExtraSpace[] = [],
+): string | null {
   type Group = { dir: string; bytes: number; largest: number; inodes: number };
   const groups = new Map<number, Group>();
   // Many files share few directories: each is looked at once.

@@ -44,7 +44,12 @@ export class LinkGuard {
    * it has only one name (or is not a regular file): then the policy's verdict on
    * `real` alone stands. `judge` is the policy for the same access.
    */
-  judge(real: string, access: "read" | "write", judge: NameJudge, options: { unprovenRead?: "ask" | "allow" } = {}): Decision | null {
+  judge(
+    real: string,
+    access: "read" | "write",
+    judge: NameJudge,
+    options: { unprovenRead?: "ask" | "allow" } = {},
+  ): Decision | null {
     const st = statOrNull(real);
     if (!st || !st.isFile() || st.nlink <= 1) return null;
     const key = `${st.dev}:${st.ino}`;
@@ -61,17 +66,27 @@ export class LinkGuard {
       // never one of a known secret (above) or of a name the policy refuses, the only names looked for here.
       const other = this.deniedIndex(judge).get(key);
       if (other === undefined || other === real || !sameFile(other, st)) return null;
-      return { decision: "deny", reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${judge(other).reason}` };
+      return {
+        decision: "deny",
+        reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${judge(other).reason}`,
+      };
     }
     const others = (this.nameIndex().get(key) ?? []).filter((p) => p !== real && sameFile(p, st));
     let strictest: Decision | null = null;
     for (const other of others) {
       const verdict = judge(other);
       if (verdict.decision === "deny") {
-        return { decision: "deny", reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${verdict.reason}` };
+        return {
+          decision: "deny",
+          reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name), which the policy refuses: ${verdict.reason}`,
+        };
       }
       if (verdict.decision === "ask" && strictest === null) {
-        strictest = { decision: "ask", reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name): ${verdict.reason}`, ...(verdict.rule ? { rule: verdict.rule } : {}) };
+        strictest = {
+          decision: "ask",
+          reason: `${shown(real)} is a hard link to ${shown(other)} (the same file under another name): ${verdict.reason}`,
+          ...(verdict.rule ? { rule: verdict.rule } : {}),
+        };
       }
     }
     // Every name was found in the workspace: the strictest of them has spoken.
@@ -96,7 +111,8 @@ export class LinkGuard {
     const budget = { left: this.maxEntries };
     const home = resolve(this.options.home);
     const places = HOME_CREDENTIALS.map((rel) => ({ path: join(home, rel), shown: `~/${rel}` }));
-    if (this.options.pencilHome) places.push({ path: resolve(this.options.pencilHome), shown: this.options.pencilHome });
+    if (this.options.pencilHome)
+      places.push({ path: resolve(this.options.pencilHome), shown: this.options.pencilHome });
     for (const place of places) {
       let real: string;
       try {
@@ -105,7 +121,8 @@ export class LinkGuard {
         continue;
       }
       collect(real, budget, (p, st) => {
-        if (st.nlink > 1) index.set(`${st.dev}:${st.ino}`, p === real ? place.shown : `${place.shown}/${p.slice(real.length + 1)}`);
+        if (st.nlink > 1)
+          index.set(`${st.dev}:${st.ino}`, p === real ? place.shown : `${place.shown}/${p.slice(real.length + 1)}`);
       });
     }
     this.secrets = index;
@@ -120,9 +137,14 @@ export class LinkGuard {
   private deniedIndex(judge: NameJudge): Map<string, string> {
     if (this.denied) return this.denied;
     const index = new Map<string, string>();
-    collect(this.options.root, { left: this.maxEntries }, (p, st) => {
-      if (st.nlink > 1) index.set(`${st.dev}:${st.ino}`, p);
-    }, (p) => judge(p).decision === "deny");
+    collect(
+      this.options.root,
+      { left: this.maxEntries },
+      (p, st) => {
+        if (st.nlink > 1) index.set(`${st.dev}:${st.ino}`, p);
+      },
+      (p) => judge(p).decision === "deny",
+    );
     this.denied = index;
     return index;
   }
@@ -148,7 +170,12 @@ export class LinkGuard {
  * the budget runs out; with `wanted`, only for the files it accepts by path, and
  * only those are looked at (lstat) at all.
  */
-function collect(path: string, budget: { left: number }, onFile: (path: string, st: Stats) => void, wanted?: (path: string) => boolean): void {
+function collect(
+  path: string,
+  budget: { left: number },
+  onFile: (path: string, st: Stats) => void,
+  wanted?: (path: string) => boolean,
+): void {
   const st = statOrNull(path);
   if (!st) return;
   if (st.isFile()) {
@@ -158,7 +185,12 @@ function collect(path: string, budget: { left: number }, onFile: (path: string, 
   if (st.isDirectory()) walkDir(path, budget, onFile, wanted);
 }
 
-function walkDir(dir: string, budget: { left: number }, onFile: (path: string, st: Stats) => void, wanted?: (path: string) => boolean): void {
+function walkDir(
+  dir: string,
+  budget: { left: number },
+  onFile: (path: string, st: Stats) => void,
+  wanted?: (path: string) => boolean,
+): void {
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });

@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { FileChange } from "./changeset.ts";
@@ -136,24 +147,38 @@ export function saveEntry(journalDir: string, entry: JournalEntry): void {
 export function readEntry(journalDir: string, applyId: string): JournalEntry {
   // An id is one path component of the journal: never let it climb out (`..`, `/`).
   if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(applyId) || applyId.includes("..")) {
-    throw new JournalError(`${applyId} is not an apply id: list the journal (pencil recover, pencil log) for valid ids.`);
+    throw new JournalError(
+      `${applyId} is not an apply id: list the journal (pencil recover, pencil log) for valid ids.`,
+    );
   }
   const file = join(journalDir, applyId, ENTRY_FILE);
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    throw new JournalError(`No journal entry ${applyId} in ${journalDir}: list the journal (pencil log) for valid ids.`);
+    throw new JournalError(
+      `No journal entry ${applyId} in ${journalDir}: list the journal (pencil log) for valid ids.`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new JournalError(`Journal entry ${file} is not valid JSON: move that directory out of ${journalDir} and try again.`);
+    throw new JournalError(
+      `Journal entry ${file} is not valid JSON: move that directory out of ${journalDir} and try again.`,
+    );
   }
   const e = parsed as Partial<JournalEntry>;
-  if (e.version !== 1 || e.applyId !== applyId || !Array.isArray(e.files) || typeof e.state !== "string" || typeof e.blobs !== "object") {
-    throw new JournalError(`Journal entry ${file} is not a Pencil journal entry (version 1): move that directory out of ${journalDir} and try again.`);
+  if (
+    e.version !== 1 ||
+    e.applyId !== applyId ||
+    !Array.isArray(e.files) ||
+    typeof e.state !== "string" ||
+    typeof e.blobs !== "object"
+  ) {
+    throw new JournalError(
+      `Journal entry ${file} is not a Pencil journal entry (version 1): move that directory out of ${journalDir} and try again.`,
+    );
   }
   return e as JournalEntry;
 }
@@ -267,7 +292,11 @@ export function markedInProgress(journalDir: string): JournalEntry[] {
  * it writes anything: a damaged journal then changes nothing, and the error names the
  * entry's directory to move aside.
  */
-export function verifiedBlobs(journalDir: string, entry: JournalEntry, images: readonly FileImage[]): Map<string, Uint8Array> {
+export function verifiedBlobs(
+  journalDir: string,
+  entry: JournalEntry,
+  images: readonly FileImage[],
+): Map<string, Uint8Array> {
   const reader = new BlobReader(journalDir, entry);
   const out = new Map<string, Uint8Array>();
   for (const image of images) {

@@ -12,7 +12,11 @@ const READ_FORMAT = /^(?=[ \d]{6}\t) *(\d+)\t/;
  * or null when old_string's first line carries none. new_string loses prefixes
  * of the same style only. `readFormatOnly` accepts only read_file's exact six-column format.
  */
-export function stripLinePrefixes(oldString: string, newString: string, options: { readFormatOnly?: boolean } = {}): { oldString: string; newString: string } | null {
+export function stripLinePrefixes(
+  oldString: string,
+  newString: string,
+  options: { readFormatOnly?: boolean } = {},
+): { oldString: string; newString: string } | null {
   const styles = options.readFormatOnly ? [READ_FORMAT] : STYLES;
   for (const style of styles) {
     const old = stripStyle(oldString, style);

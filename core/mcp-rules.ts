@@ -31,7 +31,11 @@ export function parseMcpRule(text: string, effect: Effect, source: string): McpR
   const inner = m?.[1]?.trim() ?? "";
   const [server = "", tool = "*", ...extra] = inner.split("/");
   if (!m || !server || extra.length > 0 || !NAME_GLOB.test(server) || !NAME_GLOB.test(tool)) {
-    throw new ConfigError(`"${text}" is not an MCP rule: write Mcp(server/tool-glob), e.g. Mcp(github/get_*) or Mcp(docs) for every tool of a server.`, source, text);
+    throw new ConfigError(
+      `"${text}" is not an MCP rule: write Mcp(server/tool-glob), e.g. Mcp(github/get_*) or Mcp(docs) for every tool of a server.`,
+      source,
+      text,
+    );
   }
   return { effect, server, tool, source };
 }
@@ -44,7 +48,11 @@ export interface McpPolicy {
 /** Compiles the rules once for the run. */
 export function compileMcpPolicy(rules: readonly McpRule[]): McpPolicy {
   return {
-    rules: rules.map((r) => ({ ...r, matchServer: picomatch(r.server, { dot: true }), matchTool: picomatch(r.tool, { dot: true }) })),
+    rules: rules.map((r) => ({
+      ...r,
+      matchServer: picomatch(r.server, { dot: true }),
+      matchTool: picomatch(r.tool, { dot: true }),
+    })),
   };
 }
 
@@ -54,7 +62,12 @@ export function decideMcp(policy: McpPolicy, server: string, tool: string): Deci
     const hit = policy.rules.find((r) => r.effect === effect && r.matchServer(server) && r.matchTool(tool));
     if (hit) {
       const rule = `Mcp(${hit.server}/${hit.tool})`;
-      const reason = effect === "deny" ? `The rule ${rule} (${hit.source}) denies it.` : effect === "ask" ? `The rule ${rule} (${hit.source}) asks first.` : `Allowed by ${rule} (${hit.source}).`;
+      const reason =
+        effect === "deny"
+          ? `The rule ${rule} (${hit.source}) denies it.`
+          : effect === "ask"
+            ? `The rule ${rule} (${hit.source}) asks first.`
+            : `Allowed by ${rule} (${hit.source}).`;
       return { decision: effect, reason, rule };
     }
   }

@@ -88,7 +88,12 @@ export class Overlay implements FileOps {
     this.changed.add(real);
     entry.after = { bytes, mode };
     this.touch(entry, options);
-    if (entry.base.exists && entry.base.mode === mode && entry.base.size === bytes.length && entry.base.hash === sha256(bytes)) {
+    if (
+      entry.base.exists &&
+      entry.base.mode === mode &&
+      entry.base.size === bytes.length &&
+      entry.base.hash === sha256(bytes)
+    ) {
       // Writing back exactly what is on disk is no change at all.
       this.entries.delete(real);
     }
@@ -163,7 +168,10 @@ export class Overlay implements FileOps {
   private snapshot(real: string): BaseState {
     const st = this.disk.stat(real);
     if (!st) return { exists: false, hash: null, size: 0, mode: null };
-    if (st.kind !== "file") throw new Error(`${real} is a ${st.kind === "dir" ? "directory" : "special file"}, not a file: only files can be staged.`);
+    if (st.kind !== "file")
+      throw new Error(
+        `${real} is a ${st.kind === "dir" ? "directory" : "special file"}, not a file: only files can be staged.`,
+      );
     return { exists: true, hash: sha256(this.disk.readBytes(real)), size: st.size, mode: st.mode };
   }
 
@@ -195,7 +203,9 @@ const SPECIAL_BITS: readonly [number, string][] = [
  * in passing; bits the file already has on disk are kept as they are.
  */
 export function specialBitsRefusal(baseMode: number | null, mode: number): string | null {
-  const added = SPECIAL_BITS.filter(([bit]) => (mode & bit) !== 0 && ((baseMode ?? 0) & bit) === 0).map(([, name]) => name);
+  const added = SPECIAL_BITS.filter(([bit]) => (mode & bit) !== 0 && ((baseMode ?? 0) & bit) === 0).map(
+    ([, name]) => name,
+  );
   if (added.length === 0) return null;
   const plain = (mode & 0o777).toString(8).padStart(3, "0");
   return `its new mode ${(mode & 0o7777).toString(8)} adds the ${added.join(" and ")} bit${added.length > 1 ? "s" : ""}, which Pencil never stages (a setuid or setgid program runs with its owner's rights whoever starts it). Use a plain mode instead, e.g. chmod ${plain}.`;

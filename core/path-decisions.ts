@@ -4,7 +4,19 @@
 // allocation-free per decision; the disk is touched only when compiling.
 import picomatch from "picomatch";
 import { join, posix, resolve } from "node:path";
-import { ConfigError, escapeGlob, RULE_HELP, ruleDecision, ruleOrigin, ruleTarget, ruleText, verdict as result, type Decision, type Groups, type Rule } from "./policy-rules.ts";
+import {
+  ConfigError,
+  escapeGlob,
+  RULE_HELP,
+  ruleDecision,
+  ruleOrigin,
+  ruleTarget,
+  ruleText,
+  verdict as result,
+  type Decision,
+  type Groups,
+  type Rule,
+} from "./policy-rules.ts";
 import { realPathLoose } from "./workspace.ts";
 
 /** A compiled Read or Edit rule: its real base, and the glob below it as a regex. */
@@ -71,10 +83,28 @@ export const HOME_CREDENTIALS: readonly string[] = [
  * a settings file says, and left out of (or masked in) run_command's sandbox.
  * Lowercase; compared case-insensitively, like `.env`.
  */
-export const SECRET_FILE_NAMES: readonly string[] = [".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".vault-token"];
+export const SECRET_FILE_NAMES: readonly string[] = [
+  ".envrc",
+  ".netrc",
+  "_netrc",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  ".pgpass",
+  ".vault-token",
+];
 
 /** Endings of key and certificate-bundle files, which hold private keys as often as not (PuTTY keys, Apple's .p8 signing keys and Java keystores included). */
-export const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx", ".ppk", ".p8", ".jks", ".keystore"];
+export const SECRET_FILE_SUFFIXES: readonly string[] = [
+  ".pem",
+  ".key",
+  ".p12",
+  ".pfx",
+  ".ppk",
+  ".p8",
+  ".jks",
+  ".keystore",
+];
 
 /**
  * Certificate-authority bundles by the names certifi, curl and Debian give them:
@@ -93,9 +123,17 @@ export function isSecretFileName(name: string): boolean {
   if (first === DOT || first === UNDERSCORE) {
     for (const s of SECRET_FILE_NAMES) if (equalsCI(name, 0, n, s)) return true;
   }
-  if ((first | 32) === 105 && (name.charCodeAt(1) | 32) === 100 && name.charCodeAt(2) === UNDERSCORE && PRIVATE_KEY_NAME.test(name)) return true;
+  if (
+    (first | 32) === 105 &&
+    (name.charCodeAt(1) | 32) === 100 &&
+    name.charCodeAt(2) === UNDERSCORE &&
+    PRIVATE_KEY_NAME.test(name)
+  )
+    return true;
   const dot = name.lastIndexOf(".");
-  if (dot > 0) for (const s of SECRET_FILE_SUFFIXES) if (equalsCI(name, dot, n - dot, s)) return !PUBLIC_BUNDLES.some((b) => equalsCI(name, 0, n, b));
+  if (dot > 0)
+    for (const s of SECRET_FILE_SUFFIXES)
+      if (equalsCI(name, dot, n - dot, s)) return !PUBLIC_BUNDLES.some((b) => equalsCI(name, 0, n, b));
   return false;
 }
 
@@ -132,7 +170,10 @@ const PENCIL_WRITE = result(
   "Writing inside .pencil is never allowed: it holds this workspace's Pencil settings, which only the user changes. Tell the user what to change instead.",
 );
 const INSIDE_READ = result("allow", "Reading inside the workspace is allowed.");
-const INSIDE_WRITE = result("allow", "Writing inside the workspace is allowed: the change is staged for the user's review.");
+const INSIDE_WRITE = result(
+  "allow",
+  "Writing inside the workspace is allowed: the change is staged for the user's review.",
+);
 const OUTSIDE_READ = result(
   "ask",
   "Reading outside the workspace needs the user's approval. If it is refused, work with the files inside the workspace.",
@@ -143,7 +184,12 @@ const NO_PATH = result(
 );
 
 /** Compiles the Read and Edit rules and the built-in protections against the workspace, home and PENCIL_HOME; resolves rule bases through symlinks. */
-export function compilePathPolicy(input: { workspaceRoot: string; home: string; pencilHome: string; rules: readonly Rule[] }): PathPolicy {
+export function compilePathPolicy(input: {
+  workspaceRoot: string;
+  home: string;
+  pencilHome: string;
+  rules: readonly Rule[];
+}): PathPolicy {
   const root = realOf(input.workspaceRoot);
   const homeLexical = resolve(input.home);
   const homeReal = realOf(input.home);
@@ -157,14 +203,20 @@ export function compilePathPolicy(input: { workspaceRoot: string; home: string; 
     const why = `it holds credentials that must never reach the model`;
     addSecret(
       [join(homeLexical, name), join(homeReal, name), realOf(join(homeLexical, name))],
-      result("deny", `Reading ~/${name} is never allowed: ${why}. Ask the user for the non-secret information you need.`),
+      result(
+        "deny",
+        `Reading ~/${name} is never allowed: ${why}. Ask the user for the non-secret information you need.`,
+      ),
       result("deny", `Writing ~/${name} is never allowed: ${why}. Tell the user what to change there.`),
     );
   }
   const pencilWhy = "PENCIL_HOME holds Pencil's own state (changesets, journal, notes, settings)";
   addSecret(
     [resolve(input.pencilHome), realOf(input.pencilHome)],
-    result("deny", `Reading ${input.pencilHome} is never allowed: ${pencilWhy}. Work with the workspace files instead.`),
+    result(
+      "deny",
+      `Reading ${input.pencilHome} is never allowed: ${pencilWhy}. Work with the workspace files instead.`,
+    ),
     result("deny", `Writing ${input.pencilHome} is never allowed: ${pencilWhy}. Only the user changes it.`),
   );
 
@@ -224,7 +276,12 @@ export function decidePath(policy: PathPolicy, access: "read" | "write", given: 
   if (isSecretFileName(name)) return write ? SECRET_FILE_WRITE : SECRET_FILE_READ;
   if (!write && real.startsWith("/proc/") && (name === "environ" || name === "mem")) return PROC_SECRET_READ;
   // Any repository's config, not only the workspace's: a worktree or submodule keeps its remote URLs in the main repository's .git, outside the workspace.
-  if (!write && flags & GIT_ANYWHERE && (equalsCI(name, 0, name.length, "config") || equalsCI(name, 0, name.length, "config.worktree"))) return GIT_CONFIG_READ;
+  if (
+    !write &&
+    flags & GIT_ANYWHERE &&
+    (equalsCI(name, 0, name.length, "config") || equalsCI(name, 0, name.length, "config.worktree"))
+  )
+    return GIT_CONFIG_READ;
   const secrets = policy.secrets;
   for (let i = 0; i < secrets.length; i++) {
     const s = secrets[i]!;
@@ -323,4 +380,3 @@ function asciiLower(s: string): string {
 function realOf(p: string): string {
   return realPathLoose(resolve(p)).real;
 }
-

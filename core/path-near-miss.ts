@@ -38,7 +38,13 @@ export function nearestPaths(ctx: ToolContext, real: string): string[] {
 }
 
 /** Lower is closer; null when the candidate is not a plausible near miss. */
-function closeness(wanted: string, candidate: string, name: string, candidateName: string, sameDir: boolean): number | null {
+function closeness(
+  wanted: string,
+  candidate: string,
+  name: string,
+  candidateName: string,
+  sameDir: boolean,
+): number | null {
   if (candidate.toLowerCase() === wanted.toLowerCase()) return 0;
   if (candidateName === name) return 1;
   const nameLimit = Math.max(1, Math.min(3, Math.floor(name.length / 4)));

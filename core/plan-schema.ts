@@ -7,8 +7,15 @@ export const planStepSchema = z.object({
     .trim()
     .min(1)
     .max(40)
-    .describe('Short stable id of the step, such as "s1", "s2"; the user chooses steps by these ids. Unique within the plan.'),
-  title: z.string().trim().min(1).max(200).describe('The step in a few words, as an action: "Add a --json flag to the log command".'),
+    .describe(
+      'Short stable id of the step, such as "s1", "s2"; the user chooses steps by these ids. Unique within the plan.',
+    ),
+  title: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .describe('The step in a few words, as an action: "Add a --json flag to the log command".'),
   detail: z
     .string()
     .trim()
@@ -26,7 +33,11 @@ export const planStepSchema = z.object({
 /** The structured plan `submit_plan` takes: summary, ordered steps (at least one), risks and open questions. */
 export const planSchema = z
   .object({
-    summary: z.string().trim().min(1).describe("The goal and the approach in two to five sentences, for the user deciding whether to go ahead."),
+    summary: z
+      .string()
+      .trim()
+      .min(1)
+      .describe("The goal and the approach in two to five sentences, for the user deciding whether to go ahead."),
     steps: z
       .array(planStepSchema)
       .min(1)
@@ -44,7 +55,11 @@ export const planSchema = z
     const seen = new Set<string>();
     plan.steps.forEach((step, i) => {
       if (seen.has(step.id)) {
-        ctx.addIssue({ code: "custom", path: ["steps", i, "id"], message: `Step id "${step.id}" is used twice; give every step its own id.` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "id"],
+          message: `Step id "${step.id}" is used twice; give every step its own id.`,
+        });
       }
       seen.add(step.id);
     });
@@ -65,7 +80,8 @@ export type PlanStep = Plan["steps"][number];
 export function planToGoal(plan: Plan, chosenStepIds: readonly string[]): string {
   const known = new Set(plan.steps.map((s) => s.id));
   const unknown = chosenStepIds.filter((id) => !known.has(id));
-  if (unknown.length > 0) throw new Error(`Unknown step id(s): ${unknown.join(", ")}. The plan's steps are: ${[...known].join(", ")}.`);
+  if (unknown.length > 0)
+    throw new Error(`Unknown step id(s): ${unknown.join(", ")}. The plan's steps are: ${[...known].join(", ")}.`);
   const chosen = new Set(chosenStepIds);
   if (chosen.size === 0) throw new Error("No step was chosen; choose at least one step of the plan to run.");
   const kept = plan.steps.filter((s) => chosen.has(s.id));
@@ -94,7 +110,10 @@ export function planToGoal(plan: Plan, chosenStepIds: readonly string[]): string
     for (const risk of plan.risks) lines.push(`- ${risk}`);
   }
   if (plan.openQuestions.length > 0) {
-    lines.push("", "Open questions (choose the most conservative answer and say in your final message what you assumed):");
+    lines.push(
+      "",
+      "Open questions (choose the most conservative answer and say in your final message what you assumed):",
+    );
     for (const q of plan.openQuestions) lines.push(`- ${q}`);
   }
   return lines.join("\n");

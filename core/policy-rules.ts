@@ -47,14 +47,28 @@ export const RULE_HELP =
 
 const RULE_SHAPE = /^([A-Za-z_]+)\(([\s\S]*)\)$/;
 const KINDS: readonly RuleKind[] = ["Read", "Edit", "Run", "Net"];
-const KIND_HINTS: Record<string, RuleKind> = { write: "Edit", bash: "Run", shell: "Run", exec: "Run", command: "Run", network: "Net", host: "Net", fetch: "Net", web: "Net" };
+const KIND_HINTS: Record<string, RuleKind> = {
+  write: "Edit",
+  bash: "Run",
+  shell: "Run",
+  exec: "Run",
+  command: "Run",
+  network: "Net",
+  host: "Net",
+  fetch: "Net",
+  web: "Net",
+};
 /** A Net(...) pattern: a host name or address, `*` for any run of characters (`*.example.com`). */
 const HOST_PATTERN = /^[A-Za-z0-9*.\-:[\]]+$/;
 
 /** Parses `Kind(pattern)` into a Rule; throws ConfigError (naming `source` and the rule) when it is malformed. */
 export function parseRule(text: string, effect: Effect, source: string): Rule {
   const fail = (why: string): never => {
-    throw new ConfigError(`Bad permission rule ${JSON.stringify(text)} ${ruleOrigin(source)}: ${why}. ${RULE_HELP}`, source, text);
+    throw new ConfigError(
+      `Bad permission rule ${JSON.stringify(text)} ${ruleOrigin(source)}: ${why}. ${RULE_HELP}`,
+      source,
+      text,
+    );
   };
   if (typeof text !== "string") fail("a rule must be a string");
   if (text.includes("\0")) fail("it contains a NUL byte");
@@ -68,7 +82,10 @@ export function parseRule(text: string, effect: Effect, source: string): Rule {
   }
   const pattern = inner!.trim();
   if (pattern === "") fail("the pattern between the parentheses is empty");
-  if (kind === "Net" && !HOST_PATTERN.test(pattern)) fail("a Net rule names a host (letters, digits, . - : and * only), e.g. Net(registry.npmjs.org) or Net(*.github.com)");
+  if (kind === "Net" && !HOST_PATTERN.test(pattern))
+    fail(
+      "a Net rule names a host (letters, digits, . - : and * only), e.g. Net(registry.npmjs.org) or Net(*.github.com)",
+    );
   if (kind === "Read" || kind === "Edit") {
     if (pattern.startsWith("~") && pattern !== "~" && !pattern.startsWith("~/")) {
       fail("only ~/ (your own home directory) is understood, not ~user");

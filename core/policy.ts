@@ -60,8 +60,10 @@ export function compilePolicy(input: PolicyInput): Policy {
   const net: Groups<HostRule> = { deny: [], ask: [], allow: [] };
   for (const rule of input.rules) {
     const text = ruleText(rule);
-    if (rule.kind === "Run") run[rule.effect].push({ re: runPattern(rule.pattern), result: ruleDecision(rule, text, "running this command") });
-    else if (rule.kind === "Net") net[rule.effect].push({ re: hostPattern(rule.pattern), result: ruleDecision(rule, text, "reaching this host") });
+    if (rule.kind === "Run")
+      run[rule.effect].push({ re: runPattern(rule.pattern), result: ruleDecision(rule, text, "running this command") });
+    else if (rule.kind === "Net")
+      net[rule.effect].push({ re: hostPattern(rule.pattern), result: ruleDecision(rule, text, "reaching this host") });
   }
   return { ...compilePathPolicy(input), run, net };
 }
@@ -75,13 +77,17 @@ export function decide(policy: Policy, request: AccessRequest): Decision {
   return decidePath(policy, access, request.real);
 }
 
-const NET_NO_HOST = result("deny", "The request names no host. This is a Pencil bug, not something to retry with the same input.");
+const NET_NO_HOST = result(
+  "deny",
+  "The request names no host. This is a Pencil bug, not something to retry with the same input.",
+);
 
 /** Judges a request to `host` by the Net rules: deny > ask > allow; without a rule it asks. */
 function decideNet(policy: Policy, host: string | undefined): Decision {
   if (typeof host !== "string" || host === "") return NET_NO_HOST;
   const h = host.toLowerCase();
-  for (const group of [policy.net.deny, policy.net.ask, policy.net.allow]) for (const r of group) if (r.re.test(h)) return r.result;
+  for (const group of [policy.net.deny, policy.net.ask, policy.net.allow])
+    for (const r of group) if (r.re.test(h)) return r.result;
   return result(
     "ask",
     `Reaching ${host} sends data outside this machine, so the user approves it unless a Net(...) allow rule covers the host. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`,
@@ -90,5 +96,11 @@ function decideNet(policy: Policy, host: string | undefined): Decision {
 
 /** A host glob: `*` matches any run of characters; case-insensitive. */
 function hostPattern(pattern: string): RegExp {
-  return new RegExp(`^${pattern.toLowerCase().split("*").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*")}$`);
+  return new RegExp(
+    `^${pattern
+      .toLowerCase()
+      .split("*")
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("[\\s\\S]*")}$`,
+  );
 }

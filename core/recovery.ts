@@ -1,8 +1,26 @@
 import { rmSync } from "node:fs";
-import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameContent, sameImage, tempLeftovers } from "./file-image.ts";
+import {
+  type DiskFile,
+  type FileImage,
+  placeImage,
+  readDiskFile,
+  removeEmptyDirs,
+  sameContent,
+  sameImage,
+  tempLeftovers,
+} from "./file-image.ts";
 import { faultPoint } from "./fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
-import { type JournalEntry, type JournalFile, JournalError, markedInProgress, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
+import {
+  type JournalEntry,
+  type JournalFile,
+  JournalError,
+  markedInProgress,
+  readEntry,
+  type RefusedFile,
+  saveEntry,
+  verifiedBlobs,
+} from "./journal.ts";
 
 /** Where a file of an interrupted apply stands: still its before-image, already its after-image, or changed by someone else. */
 export type InterruptedFileState = "old" | "new" | "other";
@@ -82,7 +100,8 @@ function describe(entry: JournalEntry): InterruptedApply {
   const files = entry.files.map((f) => ({ path: f.path, real: f.real, state: classify(f, readDiskFile(f.real)) }));
   const counts = { old: 0, new: 0, other: 0 };
   for (const f of files) counts[f.state]++;
-  const others = counts.other > 0 ? ` ${counts.other} were changed by someone else since and will be left alone either way.` : "";
+  const others =
+    counts.other > 0 ? ` ${counts.other} were changed by someone else since and will be left alone either way.` : "";
   const operation = entry.state === "undoing" ? "undo" : "apply";
   const message =
     operation === "apply"
@@ -112,7 +131,9 @@ function describe(entry: JournalEntry): InterruptedApply {
 function settle(journalDir: string, applyId: string, action: "finish" | "rollback"): RecoveryResult {
   const entry = readEntry(journalDir, applyId);
   if (entry.state !== "applying" && entry.state !== "undoing") {
-    throw new JournalError(`Apply ${applyId} is ${entry.state}, not interrupted: there is nothing to finish or roll back.`);
+    throw new JournalError(
+      `Apply ${applyId} is ${entry.state}, not interrupted: there is nothing to finish or roll back.`,
+    );
   }
   const operation = entry.state === "undoing" ? "undo" : "apply";
   // Finishing an apply and rolling back an undo both lead to the applied content.
@@ -124,8 +145,14 @@ function settle(journalDir: string, applyId: string, action: "finish" | "rollbac
   const blobs = verifiedBlobs(journalDir, entry, toWrite.map(target));
   const size = (image: FileImage) => (image.exists ? image.size : 0);
   const from = (f: JournalFile): FileImage => (goal === "new" ? f.before : f.after);
-  const space = spaceProblem(toWrite.map((f) => ({ real: f.real, beforeSize: size(from(f)), afterSize: size(target(f)) })), []);
-  if (space) throw new JournalError(`Nothing was written: ${space}. Free some space, then run it again; the ${operation} stays interrupted until then.`);
+  const space = spaceProblem(
+    toWrite.map((f) => ({ real: f.real, beforeSize: size(from(f)), afterSize: size(target(f)) })),
+    [],
+  );
+  if (space)
+    throw new JournalError(
+      `Nothing was written: ${space}. Free some space, then run it again; the ${operation} stays interrupted until then.`,
+    );
   const removedLeftovers = tempLeftovers(entry.files.map((f) => f.real));
   for (const leftover of removedLeftovers) rmSync(leftover, { force: true });
 
@@ -140,7 +167,10 @@ function settle(journalDir: string, applyId: string, action: "finish" | "rollbac
     if (state === goal) {
       alreadyDone.push(file.path);
     } else if (state === "other") {
-      refused.push({ path: file.path, reason: `was changed on disk by someone else since the ${operation} started; left as it is, check it by hand` });
+      refused.push({
+        path: file.path,
+        reason: `was changed on disk by someone else since the ${operation} started; left as it is, check it by hand`,
+      });
     } else {
       try {
         const image = target(file);
@@ -157,7 +187,15 @@ function settle(journalDir: string, applyId: string, action: "finish" | "rollbac
   }
   if (goal === "old") removeEmptyDirs(entry.createdDirs);
   const state =
-    operation === "apply" ? (goal === "new" ? "applied" : "rolled-back") : goal === "new" ? "applied" : refused.length > 0 ? "partially-undone" : "undone";
+    operation === "apply"
+      ? goal === "new"
+        ? "applied"
+        : "rolled-back"
+      : goal === "new"
+        ? "applied"
+        : refused.length > 0
+          ? "partially-undone"
+          : "undone";
   entry.state = state;
   entry.refused = refused;
   saveEntry(journalDir, entry);

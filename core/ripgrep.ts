@@ -22,7 +22,9 @@ export function secretEnvGlobs(): string[] {
   const globs = ["!.env", "!.env[.]"];
   const words = [...SECRET_ENV_EXCEPTIONS];
   const visit = (prefix: string): void => {
-    const next = [...new Set(words.filter((w) => w.startsWith(prefix) && w.length > prefix.length).map((w) => w[prefix.length]!))].sort();
+    const next = [
+      ...new Set(words.filter((w) => w.startsWith(prefix) && w.length > prefix.length).map((w) => w[prefix.length]!)),
+    ].sort();
     if (prefix !== "" && !words.includes(prefix)) globs.push(`!.env.${prefix}`);
     globs.push(next.length > 0 ? `!.env.${prefix}[!${next.join("")}]*` : `!.env.${prefix}?*`);
     for (const c of next) visit(prefix + c);
@@ -51,9 +53,23 @@ export interface RipgrepQuery {
  */
 export function ripgrepArgs(q: RipgrepQuery): string[] {
   const args = [
-    "--no-config", "--no-heading", "--with-filename", "--line-number", "--null", "--color", "never", "--no-messages",
-    "--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-global", "--no-ignore-exclude", "--no-ignore-parent",
-    "--crlf", "--max-filesize", String(q.maxFileBytes),
+    "--no-config",
+    "--no-heading",
+    "--with-filename",
+    "--line-number",
+    "--null",
+    "--color",
+    "never",
+    "--no-messages",
+    "--hidden",
+    "--no-require-git",
+    "--no-ignore-dot",
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--no-ignore-parent",
+    "--crlf",
+    "--max-filesize",
+    String(q.maxFileBytes),
   ];
   if (q.glob) args.push("--glob", q.glob);
   // Excludes come after the include: for rg the last matching glob wins.
@@ -82,7 +98,13 @@ export interface RipgrepSink {
 const BINARY_WARNING = /^(.*): WARNING: stopped searching binary file/;
 
 /** Runs rg in `cwd`, passing each file's lines to `sink` once the file is complete and known not to be binary. */
-export async function runRipgrep(rg: string, args: string[], cwd: string, sink: RipgrepSink, signal?: AbortSignal): Promise<RipgrepResult> {
+export async function runRipgrep(
+  rg: string,
+  args: string[],
+  cwd: string,
+  sink: RipgrepSink,
+  signal?: AbortSignal,
+): Promise<RipgrepResult> {
   const proc = Bun.spawn([rg, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const abort = () => proc.kill();
   signal?.addEventListener("abort", abort, { once: true });

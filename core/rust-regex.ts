@@ -31,20 +31,50 @@ const W = `[${WORD}]`;
 const NO_CS = "--[\\p{Cs}\\r]";
 const DOT = "[^\\n\\r\\p{Cs}]";
 const ASCII_CLASSES: Record<string, [number, number][]> = {
-  alnum: [[48, 57], [65, 90], [97, 122]],
-  alpha: [[65, 90], [97, 122]],
+  alnum: [
+    [48, 57],
+    [65, 90],
+    [97, 122],
+  ],
+  alpha: [
+    [65, 90],
+    [97, 122],
+  ],
   ascii: [[0, 127]],
-  blank: [[9, 9], [32, 32]],
-  cntrl: [[0, 31], [127, 127]],
+  blank: [
+    [9, 9],
+    [32, 32],
+  ],
+  cntrl: [
+    [0, 31],
+    [127, 127],
+  ],
   digit: [[48, 57]],
   graph: [[33, 126]],
   lower: [[97, 122]],
   print: [[32, 126]],
-  punct: [[33, 47], [58, 64], [91, 96], [123, 126]],
-  space: [[9, 13], [32, 32]],
+  punct: [
+    [33, 47],
+    [58, 64],
+    [91, 96],
+    [123, 126],
+  ],
+  space: [
+    [9, 13],
+    [32, 32],
+  ],
   upper: [[65, 90]],
-  word: [[48, 57], [65, 90], [95, 95], [97, 122]],
-  xdigit: [[48, 57], [65, 70], [97, 102]],
+  word: [
+    [48, 57],
+    [65, 90],
+    [95, 95],
+    [97, 122],
+  ],
+  xdigit: [
+    [48, 57],
+    [65, 70],
+    [97, 102],
+  ],
 };
 
 interface Out {
@@ -69,7 +99,9 @@ export function compilePattern(source: string): SearchPattern {
     line = new RegExp(out.js, "v");
     text = new RegExp(out.tx, "v");
   } catch (error) {
-    throw new PatternError(`Invalid regex ${quote(source)}: ${(error as Error).message.replace(/^Invalid regular expression: /, "")}.`);
+    throw new PatternError(
+      `Invalid regex ${quote(source)}: ${(error as Error).message.replace(/^Invalid regular expression: /, "")}.`,
+    );
   }
   return { source, rust: out.rs, line, text };
 }
@@ -80,7 +112,8 @@ class Parser {
 
   parse(): Out {
     const out = this.sequence(0);
-    if (this.i < this.src.length) this.fail(`unmatched ) at position ${this.i + 1}; escape it as \\) to match a parenthesis`);
+    if (this.i < this.src.length)
+      this.fail(`unmatched ) at position ${this.i + 1}; escape it as \\) to match a parenthesis`);
     return out;
   }
 
@@ -111,7 +144,10 @@ class Parser {
         continue;
       }
       if (c === "*" || c === "+" || c === "?" || c === "{") {
-        if (!canRepeat) this.fail(`nothing to repeat before ${c} at position ${this.i + 1}; escape it as \\${c} to match it literally`);
+        if (!canRepeat)
+          this.fail(
+            `nothing to repeat before ${c} at position ${this.i + 1}; escape it as \\${c} to match it literally`,
+          );
         const q = this.quantifier();
         out.js += q;
         out.tx += q;
@@ -177,7 +213,10 @@ class Parser {
     let q: string;
     if (src[this.i] === "{") {
       const m = /^\{(\d+)(,(\d*))?\}/.exec(src.slice(this.i));
-      if (!m) this.fail(`invalid repetition at position ${this.i + 1}; write {2}, {2,} or {2,5}, or escape a literal { as \\{`);
+      if (!m)
+        this.fail(
+          `invalid repetition at position ${this.i + 1}; write {2}, {2,} or {2,5}, or escape a literal { as \\{`,
+        );
       const lo = Number(m[1]);
       const hi = m[3] ? Number(m[3]) : lo;
       if (lo > MAX_REPEAT || hi > MAX_REPEAT) this.fail(`repetition count over ${MAX_REPEAT} in ${m[0]}`);
@@ -208,7 +247,9 @@ class Parser {
     if (src[this.i] === "?") {
       const rest = src.slice(this.i);
       if (rest.startsWith("?=") || rest.startsWith("?!") || rest.startsWith("?<=") || rest.startsWith("?<!")) {
-        this.fail("lookahead and lookbehind are not supported (ripgrep's regex flavour); search for the text itself and read the lines around it");
+        this.fail(
+          "lookahead and lookbehind are not supported (ripgrep's regex flavour); search for the text itself and read the lines around it",
+        );
       }
       const named = /^\?P?<([^>]*)>/.exec(rest);
       if (named) {
@@ -243,7 +284,9 @@ class Parser {
   }
 
   private lineBreak(): never {
-    this.fail("search works line by line, so a pattern cannot match a line break (\\n or \\r); search for one line's text");
+    this.fail(
+      "search works line by line, so a pattern cannot match a line break (\\n or \\r); search for one line's text",
+    );
   }
 
   private escape(inClass: boolean): Piece {
@@ -254,26 +297,40 @@ class Parser {
     const c = src[this.i]!;
     this.i++;
     switch (c) {
-      case "d": return { kind: "class", item: "\\p{Nd}", rs: "\\d" };
-      case "D": return { kind: "class", item: "\\P{Nd}", rs: "\\D" };
-      case "s": return { kind: "class", item: "\\p{White_Space}", rs: "\\s" };
-      case "S": return { kind: "class", item: "\\P{White_Space}", rs: "\\S" };
-      case "w": return { kind: "class", item: WORD, rs: "\\w" };
-      case "W": return { kind: "class", item: `[^${WORD}]`, rs: "\\W" };
+      case "d":
+        return { kind: "class", item: "\\p{Nd}", rs: "\\d" };
+      case "D":
+        return { kind: "class", item: "\\P{Nd}", rs: "\\D" };
+      case "s":
+        return { kind: "class", item: "\\p{White_Space}", rs: "\\s" };
+      case "S":
+        return { kind: "class", item: "\\P{White_Space}", rs: "\\S" };
+      case "w":
+        return { kind: "class", item: WORD, rs: "\\w" };
+      case "W":
+        return { kind: "class", item: `[^${WORD}]`, rs: "\\W" };
       case "p":
-      case "P": return this.unicodeClass(c === "P");
+      case "P":
+        return this.unicodeClass(c === "P");
       case "x":
       case "u":
-      case "U": return { kind: "char", cp: this.hexEscape(c) };
-      case "a": return { kind: "char", cp: 7 };
-      case "f": return { kind: "char", cp: 12 };
-      case "t": return { kind: "char", cp: 9 };
-      case "v": return { kind: "char", cp: 11 };
+      case "U":
+        return { kind: "char", cp: this.hexEscape(c) };
+      case "a":
+        return { kind: "char", cp: 7 };
+      case "f":
+        return { kind: "char", cp: 12 };
+      case "t":
+        return { kind: "char", cp: 9 };
+      case "v":
+        return { kind: "char", cp: 11 };
       case "n":
-      case "r": this.lineBreak();
+      case "r":
+        this.lineBreak();
     }
     if (c === "b" || c === "B") {
-      if (inClass || src[this.i] === "{") this.fail(`\\${c}${src[this.i] === "{" ? "{...}" : ""} is not supported here; use \\b for a word boundary`);
+      if (inClass || src[this.i] === "{")
+        this.fail(`\\${c}${src[this.i] === "{" ? "{...}" : ""} is not supported here; use \\b for a word boundary`);
       // Rust's word boundaries are Unicode-aware; JS's \b only knows ASCII words.
       const js = c === "b" ? `(?:(?<=${W})(?!${W})|(?<!${W})(?=${W}))` : `(?:(?<=${W})(?=${W})|(?<!${W})(?!${W}))`;
       return { kind: "assert", js, tx: js, rs: `\\${c}` };
@@ -294,12 +351,14 @@ class Parser {
     if (src[this.i] === "{") {
       const end = src.indexOf("}", this.i);
       digits = end === -1 ? "" : src.slice(this.i + 1, end);
-      if (!/^[0-9A-Fa-f]{1,8}$/.test(digits)) this.fail(`invalid \\${kind}{...} escape; write hex digits, e.g. \\x{1F600}`);
+      if (!/^[0-9A-Fa-f]{1,8}$/.test(digits))
+        this.fail(`invalid \\${kind}{...} escape; write hex digits, e.g. \\x{1F600}`);
       this.i = end + 1;
     } else {
       const n = kind === "x" ? 2 : kind === "u" ? 4 : 8;
       digits = src.slice(this.i, this.i + n);
-      if (!new RegExp(`^[0-9A-Fa-f]{${n}}$`).test(digits)) this.fail(`invalid \\${kind} escape; write \\${kind} with ${n} hex digits or \\${kind}{...}`);
+      if (!new RegExp(`^[0-9A-Fa-f]{${n}}$`).test(digits))
+        this.fail(`invalid \\${kind} escape; write \\${kind} with ${n} hex digits or \\${kind}{...}`);
       this.i += n;
     }
     const cp = parseInt(digits, 16);
@@ -327,8 +386,15 @@ class Parser {
       name = name.slice(1);
     }
     const js = jsProperty(name);
-    if (!js) this.fail(`unknown Unicode class \\p{${name}}; use an exact name such as \\p{L}, \\p{Lu}, \\p{Greek} or \\p{Script=Latin}`);
-    return { kind: "class", item: `\\${js.negated !== neg ? "P" : "p"}{${js.name}}`, rs: `\\${neg ? "P" : "p"}{${name}}` };
+    if (!js)
+      this.fail(
+        `unknown Unicode class \\p{${name}}; use an exact name such as \\p{L}, \\p{Lu}, \\p{Greek} or \\p{Script=Latin}`,
+      );
+    return {
+      kind: "class",
+      item: `\\${js.negated !== neg ? "P" : "p"}{${js.name}}`,
+      rs: `\\${neg ? "P" : "p"}{${name}}`,
+    };
   }
 
   /** A bracket class, in Rust syntax: nested classes, [:ascii:] classes, and the &&, --, ~~ set operators. */
@@ -387,7 +453,8 @@ class Parser {
         this.i++;
         const end = src[this.i] === "\\" ? this.escape(true) : src[this.i] === "[" ? null : this.literal();
         if (!end || end.kind !== "char") this.fail(`invalid range in class at position ${start + 1}`);
-        if (end.cp < piece.cp) this.fail(`range ${String.fromCodePoint(piece.cp)}-${String.fromCodePoint(end.cp)} is reversed`);
+        if (end.cp < piece.cp)
+          this.fail(`range ${String.fromCodePoint(piece.cp)}-${String.fromCodePoint(end.cp)} is reversed`);
         cur.js.push(`${jsChar(piece.cp)}-${jsChar(end.cp)}`);
         cur.rs.push(`${rsChar(piece.cp)}-${rsChar(end.cp)}`);
         continue;
@@ -395,7 +462,8 @@ class Parser {
       cur.js.push(jsChar(piece.cp));
       cur.rs.push(rsChar(piece.cp));
     }
-    if (operands.some((o) => o.js.length === 0)) this.fail(`empty side of a class operator in the class at position ${start + 1}`);
+    if (operands.some((o) => o.js.length === 0))
+      this.fail(`empty side of a class operator in the class at position ${start + 1}`);
     const unions = operands.map((o) => o.js.join(""));
     let expr = unions[0]!;
     let acc = `[${expr}]`;

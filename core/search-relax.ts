@@ -24,7 +24,8 @@ export function relaxationsOf(source: string): Relaxation[] {
   if (hasLetters && spaced) add(`(?i)${spaced}`, "Case-insensitive with whitespace relaxed");
   const loose = loosePattern(source);
   add(loose, "Allowing spaces around punctuation and numbers with or without trailing zeros");
-  if (hasLetters && loose) add(`(?i)${loose}`, "Case-insensitive, allowing spaces around punctuation and trailing zeros");
+  if (hasLetters && loose)
+    add(`(?i)${loose}`, "Case-insensitive, allowing spaces around punctuation and trailing zeros");
   const literal = escapeRegex(source);
   add(literal, "Taken literally (regex characters escaped)");
   return out;

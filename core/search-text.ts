@@ -50,8 +50,10 @@ function decodeEscaped(b: Uint8Array): string {
       i++;
     } else {
       if (x >= 0xc2 && x <= 0xdf) [need, cp] = [1, x & 0x1f];
-      else if (x >= 0xe0 && x <= 0xef) [need, cp, lo, hi] = [2, x & 0x0f, x === 0xe0 ? 0xa0 : 0x80, x === 0xed ? 0x9f : 0xbf];
-      else if (x >= 0xf0 && x <= 0xf4) [need, cp, lo, hi] = [3, x & 0x07, x === 0xf0 ? 0x90 : 0x80, x === 0xf4 ? 0x8f : 0xbf];
+      else if (x >= 0xe0 && x <= 0xef)
+        [need, cp, lo, hi] = [2, x & 0x0f, x === 0xe0 ? 0xa0 : 0x80, x === 0xed ? 0x9f : 0xbf];
+      else if (x >= 0xf0 && x <= 0xf4)
+        [need, cp, lo, hi] = [3, x & 0x07, x === 0xf0 ? 0x90 : 0x80, x === 0xf4 ? 0x8f : 0xbf];
       let ok = need > 0;
       for (let j = 1; ok && j <= need; j++) {
         const y = b[i + j];

@@ -2,7 +2,16 @@ import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { compilePolicy, ConfigError, decide, parseRule, ruleTarget, ruleText, type Effect, type Rule } from "./policy.ts";
+import {
+  compilePolicy,
+  ConfigError,
+  decide,
+  parseRule,
+  ruleTarget,
+  ruleText,
+  type Effect,
+  type Rule,
+} from "./policy.ts";
 import { isMcpRuleText, parseMcpRule, type McpRule } from "./mcp-rules.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
@@ -48,8 +57,12 @@ const SHAPE_HELP =
 const ruleList = z.array(z.string());
 const limitKeys = Object.keys(DEFAULT_LIMITS) as (keyof ToolLimits)[];
 const SettingsSchema = z.looseObject({
-  permissions: z.looseObject({ deny: ruleList.optional(), ask: ruleList.optional(), allow: ruleList.optional() }).optional(),
-  limits: z.looseObject(Object.fromEntries(limitKeys.map((k) => [k, z.number().int().positive().optional()]))).optional(),
+  permissions: z
+    .looseObject({ deny: ruleList.optional(), ask: ruleList.optional(), allow: ruleList.optional() })
+    .optional(),
+  limits: z
+    .looseObject(Object.fromEntries(limitKeys.map((k) => [k, z.number().int().positive().optional()])))
+    .optional(),
   sandbox: z.looseObject({ network: z.boolean().optional() }).optional(),
 });
 type SettingsFile = z.infer<typeof SettingsSchema>;
@@ -108,12 +121,17 @@ export function loadSettings(input: SettingsInput): Settings {
     rules.push(rule);
   };
   const pointless = (rule: Rule): string | null => {
-    if (rule.kind === "Run") return rule.pattern.match(/[;&|`<>]|\$\(/) ? "commands with shell operators are never allowed by a rule." : null;
+    if (rule.kind === "Run")
+      return rule.pattern.match(/[;&|`<>]|\$\(/) ? "commands with shell operators are never allowed by a rule." : null;
     if (rule.kind === "Net") return null;
     const { base, glob } = ruleTarget(rule, roots);
     // Glob characters stay literal in the probe path, so a literal `.env` or `.git` component still shows up.
     const probe = glob === null ? base : (base === "/" ? "/" : base + "/") + glob;
-    const verdict = decide(builtins, { tool: "settings", access: rule.kind === "Read" ? "read" : "write", real: probe });
+    const verdict = decide(builtins, {
+      tool: "settings",
+      access: rule.kind === "Read" ? "read" : "write",
+      real: probe,
+    });
     return verdict.decision === "deny" && verdict.rule === undefined ? verdict.reason : null;
   };
   /** Why a workspace layer's allow rule is ignored, or null when it may stand. */
@@ -140,7 +158,12 @@ export function loadSettings(input: SettingsInput): Settings {
       const settings = readSettingsFile(wsFile);
       return settings && { trust: "workspace", file: wsFile, settings, source: () => wsFile };
     },
-    () => ({ trust: "user", file: null, settings: { permissions: { deny: input.cliDeny, allow: input.cliAllow } }, source: (effect) => `--${effect}` }),
+    () => ({
+      trust: "user",
+      file: null,
+      settings: { permissions: { deny: input.cliDeny, allow: input.cliAllow } },
+      source: (effect) => `--${effect}`,
+    }),
   ];
   for (const load of layers) {
     const layer = load();
@@ -155,7 +178,10 @@ export function loadSettings(input: SettingsInput): Settings {
       for (const text of settings.permissions?.[effect] ?? []) {
         if (isMcpRuleText(text)) {
           const mcp = parseMcpRule(text, effect, layer.source(effect));
-          if (narrowOnly && effect === "allow") warnings.push(`Ignored ${text} in ${file}: a workspace settings file cannot allow MCP tools. Put it in ${userFile} if you trust it.`);
+          if (narrowOnly && effect === "allow")
+            warnings.push(
+              `Ignored ${text} in ${file}: a workspace settings file cannot allow MCP tools. Put it in ${userFile} if you trust it.`,
+            );
           else mcpRules.push(mcp);
           continue;
         }
@@ -169,18 +195,25 @@ export function loadSettings(input: SettingsInput): Settings {
       const value = settings.limits?.[key];
       if (value === undefined) continue;
       if (narrowOnly && value > limits[key]) {
-        warnings.push(`Ignored limits.${key} = ${value} in ${file}: a workspace settings file can only lower a limit (it is ${limits[key]}). Raise it in ${userFile}.`);
+        warnings.push(
+          `Ignored limits.${key} = ${value} in ${file}: a workspace settings file can only lower a limit (it is ${limits[key]}). Raise it in ${userFile}.`,
+        );
       } else limits[key] = value;
     }
     const network = settings.sandbox?.network;
     if (narrowOnly && network === true) {
-      warnings.push(`Ignored sandbox.network in ${file}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`);
+      warnings.push(
+        `Ignored sandbox.network in ${file}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`,
+      );
     } else if (network !== undefined) sandbox.network = network;
     // Committing and MCP servers are the user's own to turn on: a workspace file only proposes servers, in .pencil/mcp.json.
     if (narrowOnly) {
-      if (settings.git !== undefined) warnings.push(`Ignored git in ${file}: only your own settings (${userFile}) can turn on committing.`);
+      if (settings.git !== undefined)
+        warnings.push(`Ignored git in ${file}: only your own settings (${userFile}) can turn on committing.`);
       if (settings.mcpServers !== undefined) {
-        warnings.push(`Ignored mcpServers in ${file}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`);
+        warnings.push(
+          `Ignored mcpServers in ${file}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`,
+        );
       }
     } else {
       if (settings.mcpServers !== undefined) mcpServers = settings.mcpServers;
@@ -188,7 +221,16 @@ export function loadSettings(input: SettingsInput): Settings {
       if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
     }
   }
-  return { rules, limits, sandbox, warnings, files, mcpRules, gitCommitButton, ...(mcpServers !== undefined ? { mcpServers } : {}) };
+  return {
+    rules,
+    limits,
+    sandbox,
+    warnings,
+    files,
+    mcpRules,
+    gitCommitButton,
+    ...(mcpServers !== undefined ? { mcpServers } : {}),
+  };
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. */
@@ -196,7 +238,8 @@ function readSettingsFile(file: string): SettingsFile | undefined {
   let size: number;
   try {
     const st = statSync(file);
-    if (!st.isFile()) throw new ConfigError(`${file} is not a regular file: settings must be a JSON file. Remove or replace it.`, file);
+    if (!st.isFile())
+      throw new ConfigError(`${file} is not a regular file: settings must be a JSON file. Remove or replace it.`, file);
     size = st.size;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
@@ -205,7 +248,10 @@ function readSettingsFile(file: string): SettingsFile | undefined {
     throw new ConfigError(`Cannot read ${file} (${code ?? String(error)}): fix its permissions or remove it.`, file);
   }
   if (size > MAX_SETTINGS_BYTES) {
-    throw new ConfigError(`${file} is ${size} bytes, more than a settings file needs (1 MiB at most): remove or shorten it.`, file);
+    throw new ConfigError(
+      `${file} is ${size} bytes, more than a settings file needs (1 MiB at most): remove or shorten it.`,
+      file,
+    );
   }
   let data: unknown;
   try {
@@ -233,13 +279,18 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
     if (workspace && MODE_KEY.test(key)) {
       warnings.push(`Ignored "${at}" in ${file}: a workspace settings file cannot switch or loosen permission checks.`);
     } else {
-      warnings.push(`Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits and sandbox.network.`);
+      warnings.push(
+        `Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits and sandbox.network.`,
+      );
     }
   };
   for (const key of Object.keys(settings)) {
     if (key === "telegram") {
       // Which paths the bot may switch to is the owner's call alone (read by the bot from the user file).
-      if (workspace) warnings.push(`Ignored "telegram" in ${file}: only your own settings file lists the workspaces the bot may work on.`);
+      if (workspace)
+        warnings.push(
+          `Ignored "telegram" in ${file}: only your own settings file lists the workspaces the bot may work on.`,
+        );
     } else if (!KNOWN_TOP.has(key)) check(key, key);
   }
   for (const key of Object.keys(settings.permissions ?? {})) {

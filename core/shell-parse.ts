@@ -52,7 +52,9 @@ export function loadShellParser(): Promise<void> {
 export class ShellParserNotLoaded extends Error {
   override name = "ShellParserNotLoaded";
   constructor() {
-    super("This command line needs the shell parser, which is not loaded yet: await loadShellParser() and judge it again.");
+    super(
+      "This command line needs the shell parser, which is not loaded yet: await loadShellParser() and judge it again.",
+    );
   }
 }
 
@@ -226,27 +228,63 @@ function unescapeDouble(text: string): string {
   return text.includes("\\") ? text.replace(/\\\n/g, "").replace(/\\([$`"\\])/g, "$1") : text;
 }
 
-const C_ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?" };
+const C_ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
 
 /** The value of a `$'…'` string (octal, hex and unicode escapes too). */
 function ansiC(body: string): string | null {
   let bad = false;
-  const out = body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|[\s\S])/g, (_, e: string) => {
-    if (e[0] === "x" || e[0] === "u" || e[0] === "U") return String.fromCodePoint(parseInt(e.slice(1), 16));
-    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8));
-    if (e[0] === "c") {
-      bad = true;
-      return "";
-    }
-    return C_ESCAPES[e] ?? `\\${e}`;
-  });
+  const out = body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|[\s\S])/g,
+    (_, e: string) => {
+      if (e[0] === "x" || e[0] === "u" || e[0] === "U") return String.fromCodePoint(parseInt(e.slice(1), 16));
+      if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8));
+      if (e[0] === "c") {
+        bad = true;
+        return "";
+      }
+      return C_ESCAPES[e] ?? `\\${e}`;
+    },
+  );
   return bad ? null : out;
 }
 
 /** Characters of a plain line outside quotes: words and the separators | || && ; & and blanks. */
 const PLAIN_LINE = /^[A-Za-z0-9_\-./:=@%+,^*?'" \t|&;]*$/;
 /** Words that mean something else at the start of a command: such lines go to tree-sitter. */
-const RESERVED: ReadonlySet<string> = new Set(["if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "for", "while", "until", "function", "select", "time", "coproc", "in", "!"]);
+const RESERVED: ReadonlySet<string> = new Set([
+  "if",
+  "then",
+  "else",
+  "elif",
+  "fi",
+  "do",
+  "done",
+  "case",
+  "esac",
+  "for",
+  "while",
+  "until",
+  "function",
+  "select",
+  "time",
+  "coproc",
+  "in",
+  "!",
+]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /**

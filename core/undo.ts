@@ -2,8 +2,25 @@ import { rmSync } from "node:fs";
 import { PencilError } from "./errors.ts";
 import { faultPoint } from "./fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
-import { type DiskFile, type FileImage, placeImage, readDiskFile, removeEmptyDirs, sameImage, tempLeftovers } from "./file-image.ts";
-import { entryIds, findEntry, type JournalEntry, type JournalFile, readEntry, type RefusedFile, saveEntry, verifiedBlobs } from "./journal.ts";
+import {
+  type DiskFile,
+  type FileImage,
+  placeImage,
+  readDiskFile,
+  removeEmptyDirs,
+  sameImage,
+  tempLeftovers,
+} from "./file-image.ts";
+import {
+  entryIds,
+  findEntry,
+  type JournalEntry,
+  type JournalFile,
+  readEntry,
+  type RefusedFile,
+  saveEntry,
+  verifiedBlobs,
+} from "./journal.ts";
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
 export interface UndoResult {
   applyId: string;
@@ -41,8 +58,15 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
     else toWrite.push(file);
   }
   // Everything the undo writes is read and verified before the first write: a damaged journal changes nothing.
-  const blobs = verifiedBlobs(journalDir, entry, toWrite.map((f) => f.before));
-  const space = spaceProblem(toWrite.map((f) => ({ real: f.real, beforeSize: sizeOf(f.after), afterSize: sizeOf(f.before) })), []);
+  const blobs = verifiedBlobs(
+    journalDir,
+    entry,
+    toWrite.map((f) => f.before),
+  );
+  const space = spaceProblem(
+    toWrite.map((f) => ({ real: f.real, beforeSize: sizeOf(f.after), afterSize: sizeOf(f.before) })),
+    [],
+  );
   if (space) throw new UndoError(`Nothing was undone: ${space}. Free some space, then undo again.`);
   // Journaled like an apply: killed mid-way, the entry says `undoing` and recovery finishes or rolls it back.
   if (toWrite.length > 0) {
@@ -59,7 +83,10 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
       reverted.push(file.path);
       faultPoint("file-placed", file.path);
     } catch (error) {
-      refused.push({ path: file.path, reason: `could not be restored (${error instanceof Error ? error.message : String(error)}); fix that and undo again` });
+      refused.push({
+        path: file.path,
+        reason: `could not be restored (${error instanceof Error ? error.message : String(error)}); fix that and undo again`,
+      });
     }
   }
   removeEmptyDirs(entry.createdDirs);
@@ -72,16 +99,22 @@ export function undoApply(journalDir: string, ref?: string, workspace?: string):
 /** The entry `ref` names (apply id first, then the newest entry of that changeset id), or the newest undoable one. */
 function findTarget(journalDir: string, ref: string | undefined, workspace: string | undefined): JournalEntry {
   // An undo that was interrupted is undone again: that finishes it.
-  const undoable = (e: JournalEntry) => e.state === "applied" || e.state === "partially-undone" || e.state === "undoing";
+  const undoable = (e: JournalEntry) =>
+    e.state === "applied" || e.state === "partially-undone" || e.state === "undoing";
   if (ref === undefined) {
     // Without an id, only this workspace's applies are candidates: undo never reaches into another project.
     const latest = findEntry(journalDir, (e) => undoable(e) && (workspace === undefined || e.workspace === workspace));
-    if (!latest) throw new UndoError(`Nothing to undo: no applied changeset${workspace ? ` for ${workspace}` : ""} in the journal.`);
+    if (!latest)
+      throw new UndoError(
+        `Nothing to undo: no applied changeset${workspace ? ` for ${workspace}` : ""} in the journal.`,
+      );
     return latest;
   }
   const found = findTargetById(journalDir, ref, undoable);
   if (workspace !== undefined && found.workspace !== workspace) {
-    throw new UndoError(`Apply ${found.applyId} (changeset ${found.changesetId}) was made in ${found.workspace}, not ${workspace}: run pencil undo ${ref} -w ${found.workspace}.`);
+    throw new UndoError(
+      `Apply ${found.applyId} (changeset ${found.changesetId}) was made in ${found.workspace}, not ${workspace}: run pencil undo ${ref} -w ${found.workspace}.`,
+    );
   }
   return found;
 }
@@ -91,7 +124,8 @@ function findTargetById(journalDir: string, ref: string, undoable: (e: JournalEn
   const target = byApply ?? findEntry(journalDir, (e) => e.changesetId === ref && undoable(e));
   if (target && undoable(target)) return target;
   const newest = target ?? findEntry(journalDir, (e) => e.changesetId === ref);
-  if (!newest) throw new UndoError(`No apply or changeset with id ${ref} in the journal: run pencil log to see the ids.`);
+  if (!newest)
+    throw new UndoError(`No apply or changeset with id ${ref} in the journal: run pencil log to see the ids.`);
   const what = `Apply ${newest.applyId} (changeset ${newest.changesetId})`;
   switch (newest.state) {
     case "undone":
@@ -99,7 +133,9 @@ function findTargetById(journalDir: string, ref: string, undoable: (e: JournalEn
     case "rolled-back":
       throw new UndoError(`${what} was rolled back at ${newest.updatedAt}; nothing to undo.`);
     default:
-      throw new UndoError(`${what} was interrupted before it finished: finish it or roll it back instead of undoing it.`);
+      throw new UndoError(
+        `${what} was interrupted before it finished: finish it or roll it back instead of undoing it.`,
+      );
   }
 }
 
@@ -108,7 +144,8 @@ function editedReason(file: JournalFile, disk: DiskFile): string {
   if (disk.kind === "other") return `is now ${disk.what} on disk; ${keep}`;
   if (!file.after.exists) return `was created again since the apply (which deleted it); ${keep}`;
   if (disk.kind === "absent") return `was deleted since the apply; ${keep}`;
-  if (file.after.exists && disk.kind === "file" && disk.hash === file.after.hash) return `had its permissions changed since the apply; ${keep}`;
+  if (file.after.exists && disk.kind === "file" && disk.hash === file.after.hash)
+    return `had its permissions changed since the apply; ${keep}`;
   return `was edited since the apply; ${keep}`;
 }
 

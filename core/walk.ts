@@ -222,7 +222,13 @@ export interface WalkEntry {
  * admitted entry; directories are entered after their own visit. Symbolic links
  * are reported, never followed. `visit` returns false to stop the whole walk.
  */
-export function walk(root: string, rules: WalkRules, visit: (entry: WalkEntry) => boolean | void, signal?: AbortSignal): void {
+export function walk(
+  root: string,
+  rules: WalkRules,
+  // biome-ignore lint/suspicious/noConfusingVoidType: visitors that return nothing keep the walk going
+  visit: (entry: WalkEntry) => boolean | void,
+  signal?: AbortSignal,
+): void {
   let stopped = false;
   const visitDir = (dir: string, relDir: string): void => {
     for (const entry of listDir(rules, dir)) {

@@ -1,4 +1,14 @@
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -43,9 +53,26 @@ const BREAKER_STALE_MS = 5_000;
  * Runs `fn` holding the lock of `workspace`, waiting (synchronously, up to `waitMs`)
  * while a live process holds it. Throws LockBusyError when the wait runs out.
  */
-export function withWorkspaceLock<T>(pencilHome: string, workspace: string, op: string, fn: () => T, waitMs = DEFAULT_WAIT_MS): T {
+export function withWorkspaceLock<T>(
+  pencilHome: string,
+  workspace: string,
+  op: string,
+  fn: () => T,
+  waitMs = DEFAULT_WAIT_MS,
+): T {
   const file = lockFileOf(pencilHome, workspace);
-  const mine = acquire(file, { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), op, workspace, since: new Date().toISOString() }, waitMs);
+  const mine = acquire(
+    file,
+    {
+      pid: process.pid,
+      start: startTimeOf(process.pid),
+      host: hostname(),
+      op,
+      workspace,
+      since: new Date().toISOString(),
+    },
+    waitMs,
+  );
   try {
     return fn();
   } finally {
@@ -119,7 +146,12 @@ function readLock(file: string): { text: string; holder: LockHolder | null } | n
   }
   try {
     const parsed = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof parsed.pid === "number" && Number.isInteger(parsed.pid) && parsed.pid > 0 && typeof parsed.host === "string") {
+    if (
+      typeof parsed.pid === "number" &&
+      Number.isInteger(parsed.pid) &&
+      parsed.pid > 0 &&
+      typeof parsed.host === "string"
+    ) {
       return { text, holder: parsed as LockHolder };
     }
   } catch {

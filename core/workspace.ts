@@ -92,7 +92,9 @@ export function realPathLoose(p: string): { real: string; exists: boolean } {
     }
     hops += 1;
     if (hops > MAX_LINK_HOPS) {
-      throw new PathError(`Too many symbolic links (over ${MAX_LINK_HOPS}) resolving ${p}: a link loop? Use a path without it.`);
+      throw new PathError(
+        `Too many symbolic links (over ${MAX_LINK_HOPS}) resolving ${p}: a link loop? Use a path without it.`,
+      );
     }
     const target = readlinkSync(next);
     pending = [...splitParts(isAbsolute(target) ? target : join(current, target)), ...pending];

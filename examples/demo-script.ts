@@ -1,7 +1,8 @@
 import type { ScriptedTurn } from "../ai/scripted-model.ts";
 
 /** The goal the demo's scripted agent works on. */
-export const DEMO_GOAL = "Add a maxLength option to slugify that cuts on a word boundary, document it in the README, and add a test.";
+export const DEMO_GOAL =
+  "Add a maxLength option to slugify that cuts on a word boundary, document it in the README, and add a test.";
 
 const DONE: ScriptedTurn = {
   text: "Done. slugify now takes `{ maxLength }` and cuts at the last whole word that fits (a single long word is cut hard). The README documents the option, and test/slugify-max-length.test.ts covers the three cases. All three changes are staged for your review.",

@@ -10,7 +10,13 @@ import { join } from "node:path";
 const root = join(import.meta.dir, "..");
 const index = join(root, "index.ts");
 const home = mkdtempSync(join(tmpdir(), "pencil-record-"));
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1", TERM: "xterm" };
+const env = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: home,
+  PENCIL_HOME: join(home, ".pencil"),
+  NO_COLOR: "1",
+  TERM: "xterm",
+};
 
 // The session's keys: y (README), n (the implementation), y (its test) → warned that the test
 // imports what was rejected → n (decide again) → a (approve all, every diff shown) → y.
@@ -30,7 +36,14 @@ function transcript(raw: string): string {
   return raw
     .replace(/\r\n/g, "\n")
     .split("\n")
-    .map((line) => line.split("\r").map((part) => part.replace(ANSI, "")).filter((part) => part !== "").at(-1) ?? "")
+    .map(
+      (line) =>
+        line
+          .split("\r")
+          .map((part) => part.replace(ANSI, ""))
+          .filter((part) => part !== "")
+          .at(-1) ?? "",
+    )
     .join("\n");
 }
 
@@ -68,6 +81,9 @@ async function session(): Promise<string> {
 }
 
 const piped = spawnSync(process.execPath, [index, "demo"], { cwd: home, env, encoding: "utf8" });
-writeFileSync(join(root, "examples/demo-output.txt"), `$ ./bin/pencil demo > examples/demo-output.txt   # no terminal: nothing is applied\n${piped.stdout}EXIT=${piped.status}\n`);
+writeFileSync(
+  join(root, "examples/demo-output.txt"),
+  `$ ./bin/pencil demo > examples/demo-output.txt   # no terminal: nothing is applied\n${piped.stdout}EXIT=${piped.status}\n`,
+);
 writeFileSync(join(root, "examples/demo-session.txt"), await session());
 console.log("wrote examples/demo-output.txt and examples/demo-session.txt");

@@ -49,22 +49,40 @@ export function startCommandProxy(options: CommandProxyOptions): Promise<Command
       url = new URL(req.url ?? "");
       if (url.protocol !== "http:") throw new Error("not http");
     } catch {
-      res.writeHead(400, { "content-type": "text/plain" }).end("Pencil's proxy takes absolute http:// URLs (and CONNECT for https).\n");
+      res
+        .writeHead(400, { "content-type": "text/plain" })
+        .end("Pencil's proxy takes absolute http:// URLs (and CONNECT for https).\n");
       return;
     }
-    const entry: ProxyRequest = { method: req.method ?? "GET", host: url.hostname, port: Number(url.port || 80), url: url.href };
+    const entry: ProxyRequest = {
+      method: req.method ?? "GET",
+      host: url.hostname,
+      port: Number(url.port || 80),
+      url: url.href,
+    };
     const allowed = await judge(entry);
     if (!allowed) {
       req.resume();
-      res.writeHead(403, { "content-type": "text/plain" }).end(`Pencil: the owner did not allow ${entry.method} ${entry.url}\n`);
+      res
+        .writeHead(403, { "content-type": "text/plain" })
+        .end(`Pencil: the owner did not allow ${entry.method} ${entry.url}\n`);
       return;
     }
     const headers: IncomingHttpHeaders = { ...req.headers };
     for (const h of HOP_HEADERS) delete headers[h];
-    const up = httpRequest({ host: resolve(entry.host), port: entry.port, method: entry.method, path: url.pathname + url.search, headers: { ...headers, host: url.host } }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
+    const up = httpRequest(
+      {
+        host: resolve(entry.host),
+        port: entry.port,
+        method: entry.method,
+        path: url.pathname + url.search,
+        headers: { ...headers, host: url.host },
+      },
+      (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
     up.on("error", (error) => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`Pencil's proxy could not reach ${entry.host}: ${error.message}\n`);
@@ -82,7 +100,9 @@ export function startCommandProxy(options: CommandProxyOptions): Promise<Command
     }
     const entry: ProxyRequest = { method: "CONNECT", host: m[1]!, port: Number(m[2]) };
     if (!(await judge(entry))) {
-      client.end("HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nPencil: the owner did not allow this connection\n");
+      client.end(
+        "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nPencil: the owner did not allow this connection\n",
+      );
       return;
     }
     const up = connect(entry.port, resolve(entry.host), () => {

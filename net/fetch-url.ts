@@ -89,7 +89,11 @@ export function createFetchUrlTool(deps: FetchUrlOptions = {}): PencilTool<z.inf
  * nothing resolves the name a second time, so a DNS rebind between check and
  * connect cannot redirect the request. Failures throw ToolError.
  */
-export async function fetchPublicPage(url: string, options: FetchUrlOptions = {}, outer?: AbortSignal): Promise<FetchedPage> {
+export async function fetchPublicPage(
+  url: string,
+  options: FetchUrlOptions = {},
+  outer?: AbortSignal,
+): Promise<FetchedPage> {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = outer ? AbortSignal.any([outer, deadline]) : deadline;
@@ -97,7 +101,9 @@ export async function fetchPublicPage(url: string, options: FetchUrlOptions = {}
     return await fetchHops(url, options, signal);
   } catch (error) {
     if (deadline.aborted && !(outer?.aborted ?? false)) {
-      throw new ToolError(`Fetching ${url} took longer than ${timeoutMs / 1000} s and was stopped. The site may be slow or down: try again later or use another source.`);
+      throw new ToolError(
+        `Fetching ${url} took longer than ${timeoutMs / 1000} s and was stopped. The site may be slow or down: try again later or use another source.`,
+      );
     }
     if (outer?.aborted) throw new ToolError(`Fetching ${url} was cancelled.`);
     throw error;
@@ -117,7 +123,9 @@ async function fetchHops(url: string, options: FetchUrlOptions, signal: AbortSig
       await response.body?.cancel().catch(() => {});
       redirectedFrom.push(current.href);
       if (redirectedFrom.length > maxRedirects) {
-        throw new ToolError(`${url} redirected more than ${maxRedirects} times (last to ${location}). Fetch the final page's URL directly if you know it.`);
+        throw new ToolError(
+          `${url} redirected more than ${maxRedirects} times (last to ${location}). Fetch the final page's URL directly if you know it.`,
+        );
       }
       let next: URL;
       try {
@@ -139,13 +147,19 @@ function checkUrl(raw: string, redirectedBy?: string): URL {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new ToolError(`"${raw}" is not a valid absolute URL${via}. Give a full URL such as https://example.com/page.`);
+    throw new ToolError(
+      `"${raw}" is not a valid absolute URL${via}. Give a full URL such as https://example.com/page.`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ToolError(`Refused ${url.protocol} URL${via}: fetch_url reads only http:// and https:// URLs. Use read_file for workspace files.`);
+    throw new ToolError(
+      `Refused ${url.protocol} URL${via}: fetch_url reads only http:// and https:// URLs. Use read_file for workspace files.`,
+    );
   }
   if (url.username || url.password) {
-    throw new ToolError(`Refused ${url.host}${via}: URLs with a user name or password are not fetched. Use a public URL without credentials.`);
+    throw new ToolError(
+      `Refused ${url.host}${via}: URLs with a user name or password are not fetched. Use a public URL without credentials.`,
+    );
   }
   const refused = refusedHostName(url.hostname);
   if (refused) throw refusal(url, via, refused);
@@ -153,7 +167,12 @@ function checkUrl(raw: string, redirectedBy?: string): URL {
 }
 
 /** The addresses a request to `url` may use: all public (or let through by the test-only allowance), IPv4 first. */
-async function checkedAddresses(url: URL, via: string, options: FetchUrlOptions, signal: AbortSignal): Promise<string[]> {
+async function checkedAddresses(
+  url: URL,
+  via: string,
+  options: FetchUrlOptions,
+  signal: AbortSignal,
+): Promise<string[]> {
   const hostname = bareHost(url);
   const literal = url.hostname.startsWith("[") || parseIPv4(hostname) !== null;
   const addresses = literal ? [hostname] : await resolveName(hostname, options.resolve ?? defaultResolve, signal);
@@ -170,7 +189,9 @@ async function checkedAddresses(url: URL, via: string, options: FetchUrlOptions,
 }
 
 function refusal(url: URL, via: string, why: string): ToolError {
-  return new ToolError(`Refused ${url.href}${via}: ${why}. fetch_url only reaches public internet addresses; do not retry this host in another spelling.`);
+  return new ToolError(
+    `Refused ${url.href}${via}: ${why}. fetch_url only reaches public internet addresses; do not retry this host in another spelling.`,
+  );
 }
 
 const defaultResolve: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
@@ -181,7 +202,9 @@ async function resolveName(hostname: string, resolve: Resolver, signal: AbortSig
     return [...new Set(found.map((a) => a.address))];
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new ToolError(`Could not resolve ${hostname} (${errorCode(error)}). Check the spelling of the host name, or search for the right URL.`);
+    throw new ToolError(
+      `Could not resolve ${hostname} (${errorCode(error)}). Check the spelling of the host name, or search for the right URL.`,
+    );
   }
 }
 
@@ -201,7 +224,8 @@ async function connect(url: URL, addresses: string[], fetchImpl: FetchLike, sign
       headers: {
         host: url.host,
         "user-agent": USER_AGENT,
-        accept: "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/xml;q=0.8,text/*;q=0.7",
+        accept:
+          "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/xml;q=0.8,text/*;q=0.7",
       },
       // Certificates are checked against the name, not the IP we connect to.
       ...(byName && url.protocol === "https:" ? { tls: { serverName: hostname } } : {}),
@@ -212,12 +236,16 @@ async function connect(url: URL, addresses: string[], fetchImpl: FetchLike, sign
       if (signal.aborted) throw error;
       const code = errorCode(error);
       if (/CERT|TLS|SSL/i.test(code)) {
-        throw new ToolError(`The TLS certificate of ${hostname} was refused (${code}). Do not work around it; use another source.`);
+        throw new ToolError(
+          `The TLS certificate of ${hostname} was refused (${code}). Do not work around it; use another source.`,
+        );
       }
       lastError = error;
     }
   }
-  throw new ToolError(`Could not connect to ${url.host} (${errorCode(lastError)}). The site may be down: try again later or use another source.`);
+  throw new ToolError(
+    `Could not connect to ${url.host} (${errorCode(lastError)}). The site may be down: try again later or use another source.`,
+  );
 }
 
 type BodyKind = "html" | "text" | "unknown";
@@ -226,11 +254,18 @@ function bodyKind(mime: string): BodyKind | null {
   if (mime === "") return "unknown";
   if (mime === "text/html" || mime === "application/xhtml+xml") return "html";
   if (mime.startsWith("text/")) return "text";
-  if (mime === "application/json" || mime.endsWith("+json") || mime === "application/xml" || mime.endsWith("+xml")) return "text";
+  if (mime === "application/json" || mime.endsWith("+json") || mime === "application/xml" || mime.endsWith("+xml"))
+    return "text";
   return null;
 }
 
-async function readPage(url: URL, response: Response, redirectedFrom: string[], options: FetchUrlOptions, signal: AbortSignal): Promise<FetchedPage> {
+async function readPage(
+  url: URL,
+  response: Response,
+  redirectedFrom: string[],
+  options: FetchUrlOptions,
+  signal: AbortSignal,
+): Promise<FetchedPage> {
   const header = response.headers.get("content-type") ?? "";
   const mime = header.split(";")[0]!.trim().toLowerCase();
   const kind = bodyKind(mime);
@@ -240,13 +275,18 @@ async function readPage(url: URL, response: Response, redirectedFrom: string[], 
   }
   const { bytes, truncated } = await readCapped(response, options.maxBytes ?? DEFAULTS.maxBytes, signal);
   if (kind === "unknown" && bytes.subarray(0, 8192).includes(0)) {
-    throw new ToolError(`${url.href} sent binary content without a content type. fetch_url reads HTML, plain text, JSON and XML only.`);
+    throw new ToolError(
+      `${url.href} sent binary content without a content type. fetch_url reads HTML, plain text, JSON and XML only.`,
+    );
   }
   const raw = decode(bytes, /charset\s*=\s*"?([\w.:-]+)/i.exec(header)?.[1]);
-  const page = kind === "html" ? (options.htmlText ?? htmlToText)(raw, url.href) : { text: raw.replace(/\r\n?/g, "\n") };
+  const page =
+    kind === "html" ? (options.htmlText ?? htmlToText)(raw, url.href) : { text: raw.replace(/\r\n?/g, "\n") };
   if (response.status >= 400) {
     const excerpt = page.text.replace(/\s+/g, " ").trim().slice(0, 500);
-    throw new ToolError(`${url.href} answered ${response.status} ${response.statusText}.${excerpt ? ` The page says: "${excerpt}"` : ""} Check the URL, or search for the right page.`);
+    throw new ToolError(
+      `${url.href} answered ${response.status} ${response.statusText}.${excerpt ? ` The page says: "${excerpt}"` : ""} Check the URL, or search for the right page.`,
+    );
   }
   return {
     url: url.href,
@@ -261,7 +301,11 @@ async function readPage(url: URL, response: Response, redirectedFrom: string[], 
 }
 
 /** Reads at most `maxBytes` of the body, then stops downloading (the rest is never read). */
-async function readCapped(response: Response, maxBytes: number, signal: AbortSignal): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   if (!response.body) return { bytes: new Uint8Array(0), truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -336,7 +380,10 @@ export function formatPage(page: FetchedPage, maxChars: number, maxBytes: number
   if (page.redirectedFrom.length > 0) lines.push(`Redirected from: ${page.redirectedFrom.join(" -> ")}`);
   lines.push(`Content-Type: ${page.contentType || "(none)"}`);
   if (page.title) lines.push(`Title: ${page.title}`);
-  if (page.truncated) lines.push(`Note: the response is larger than ${formatBytes(maxBytes)}; only its first ${formatBytes(maxBytes)} were read (truncated).`);
+  if (page.truncated)
+    lines.push(
+      `Note: the response is larger than ${formatBytes(maxBytes)}; only its first ${formatBytes(maxBytes)} were read (truncated).`,
+    );
   let text = page.text;
   if (text.length > maxChars) {
     text = `${text.slice(0, maxChars)}\n[cut: showing the first ${maxChars} of ${page.text.length} characters]`;
@@ -346,7 +393,11 @@ export function formatPage(page: FetchedPage, maxChars: number, maxBytes: number
 }
 
 function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${+(n / 1024 / 1024).toFixed(1)} MB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KB` : `${n} bytes`;
+  return n >= 1024 * 1024
+    ? `${+(n / 1024 / 1024).toFixed(1)} MB`
+    : n >= 1024
+      ? `${+(n / 1024).toFixed(1)} KB`
+      : `${n} bytes`;
 }
 
 /** The host a URL goes to, for the owner's question; the URL itself when it does not parse (the fetch then refuses it). */

@@ -2,9 +2,39 @@
 // scripts, styles and other non-text elements, keeps headings (as #), list
 // items, table cells, preformatted blocks, and link text with its target.
 
-const RAW_ELEMENTS = new Set(["script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas", "select", "title", "textarea"]);
+const RAW_ELEMENTS = new Set([
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "svg",
+  "math",
+  "iframe",
+  "object",
+  "embed",
+  "canvas",
+  "select",
+  "title",
+  "textarea",
+]);
 const PARAGRAPH = new Set(["p", "blockquote", "table", "ul", "ol", "dl", "figure", "form", "fieldset", "details"]);
-const BLOCK = new Set(["div", "section", "article", "header", "footer", "nav", "main", "aside", "address", "figcaption", "summary", "caption", "dt", "body", "html"]);
+const BLOCK = new Set([
+  "div",
+  "section",
+  "article",
+  "header",
+  "footer",
+  "nav",
+  "main",
+  "aside",
+  "address",
+  "figcaption",
+  "summary",
+  "caption",
+  "dt",
+  "body",
+  "html",
+]);
 const TAG = /<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/y;
 // Whitespace inside <pre> is hidden behind private-use characters while the rest is collapsed.
 const PRE_NEWLINE = "\uE000";
@@ -22,7 +52,11 @@ export function htmlToText(html: string, baseUrl?: string): { title?: string; te
   let i = 0;
   const text = (raw: string) => {
     const decoded = decodeEntities(raw);
-    out.push(pre > 0 ? decoded.replace(/\r?\n/g, PRE_NEWLINE).replaceAll(" ", PRE_SPACE).replaceAll("\t", PRE_TAB) : decoded.replace(/\s+/g, " "));
+    out.push(
+      pre > 0
+        ? decoded.replace(/\r?\n/g, PRE_NEWLINE).replaceAll(" ", PRE_SPACE).replaceAll("\t", PRE_TAB)
+        : decoded.replace(/\s+/g, " "),
+    );
   };
   while (i < html.length) {
     const lt = html.indexOf("<", i);
@@ -67,8 +101,7 @@ export function htmlToText(html: string, baseUrl?: string): { title?: string; te
     else if (name === "li" || name === "tr") {
       // Only the start of an item or row breaks the line, so lists and tables stay compact.
       if (!closing) out.push(name === "li" ? "\n- " : "\n");
-    }
-    else if (name === "dd") out.push(closing ? "\n" : "\n  ");
+    } else if (name === "dd") out.push(closing ? "\n" : "\n  ");
     else if ((name === "td" || name === "th") && !closing) out.push(" | ");
     else if (name === "pre") {
       out.push(closing ? `${PRE_NEWLINE}\`\`\`\n` : "\n```" + PRE_NEWLINE);
@@ -119,10 +152,46 @@ function attribute(attrs: string, name: string): string | null {
 }
 
 const NAMED: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0", copy: "©", reg: "®", trade: "™",
-  mdash: "—", ndash: "–", hellip: "…", laquo: "«", raquo: "»", lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”",
-  bull: "•", middot: "·", euro: "€", pound: "£", yen: "¥", cent: "¢", sect: "§", deg: "°", times: "×", divide: "÷",
-  para: "¶", rarr: "→", larr: "←", uarr: "↑", darr: "↓", harr: "↔", shy: "", zwj: "", zwnj: "", ensp: " ", emsp: " ", thinsp: " ",
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  mdash: "—",
+  ndash: "–",
+  hellip: "…",
+  laquo: "«",
+  raquo: "»",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  bull: "•",
+  middot: "·",
+  euro: "€",
+  pound: "£",
+  yen: "¥",
+  cent: "¢",
+  sect: "§",
+  deg: "°",
+  times: "×",
+  divide: "÷",
+  para: "¶",
+  rarr: "→",
+  larr: "←",
+  uarr: "↑",
+  darr: "↓",
+  harr: "↔",
+  shy: "",
+  zwj: "",
+  zwnj: "",
+  ensp: " ",
+  emsp: " ",
+  thinsp: " ",
 };
 
 /** Decodes HTML character references: numeric ones and the common named ones. */

@@ -16,7 +16,7 @@ type Range = readonly [base: string, bits: number, reason: string];
 
 // IANA IPv4 special-purpose registry, plus multicast and the reserved class E.
 const V4_REFUSED: Range[] = [
-  ["0.0.0.0", 8, "\"this network\" / unspecified"],
+  ["0.0.0.0", 8, '"this network" / unspecified'],
   ["10.0.0.0", 8, "private"],
   ["100.64.0.0", 10, "carrier-grade NAT (shared address space)"],
   ["127.0.0.0", 8, "loopback"],
@@ -50,8 +50,16 @@ const V6_REFUSED: Range[] = [
   ["ff00::", 8, "multicast"],
 ];
 
-const v4Table = V4_REFUSED.map(([base, bits, reason]) => ({ net: parseIPv4(base)!, bits, reason: `${reason} (${base}/${bits})` }));
-const v6Table = V6_REFUSED.map(([base, bits, reason]) => ({ net: parseIPv6(base)!, bits, reason: `${reason} (${base}/${bits})` }));
+const v4Table = V4_REFUSED.map(([base, bits, reason]) => ({
+  net: parseIPv4(base)!,
+  bits,
+  reason: `${reason} (${base}/${bits})`,
+}));
+const v6Table = V6_REFUSED.map(([base, bits, reason]) => ({
+  net: parseIPv6(base)!,
+  bits,
+  reason: `${reason} (${base}/${bits})`,
+}));
 
 /**
  * Parses IPv4 in every spelling `inet_aton` accepts: dotted with 1–4 parts,
@@ -145,7 +153,8 @@ function judgeV4(value: number): AddressVerdict {
 }
 
 function judgeV6(bytes: Uint8Array): AddressVerdict {
-  const embedded = (from: number) => ((bytes[from]! << 24) | (bytes[from + 1]! << 16) | (bytes[from + 2]! << 8) | bytes[from + 3]!) >>> 0;
+  const embedded = (from: number) =>
+    ((bytes[from]! << 24) | (bytes[from + 1]! << 16) | (bytes[from + 2]! << 8) | bytes[from + 3]!) >>> 0;
   const embeddedVerdict = (label: string, from: number): AddressVerdict => {
     const inner = judgeV4(embedded(from));
     return inner.public ? inner : { public: false, reason: `${label} of a non-public IPv4 address: ${inner.reason}` };
@@ -153,7 +162,8 @@ function judgeV6(bytes: Uint8Array): AddressVerdict {
   const zero = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
   if (zero(0, 16)) return { public: false, reason: "unspecified (::/128)" };
   if (zero(0, 15) && bytes[15] === 1) return { public: false, reason: "loopback (::1/128)" };
-  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return embeddedVerdict("IPv4-mapped IPv6 (::ffff:0:0/96)", 12);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return embeddedVerdict("IPv4-mapped IPv6 (::ffff:0:0/96)", 12);
   if (zero(0, 12)) return { public: false, reason: "IPv4-compatible IPv6, deprecated (::/96)" };
   if (sameV6Prefix(bytes, parseIPv6("64:ff9b::")!, 96)) return embeddedVerdict("NAT64 (64:ff9b::/96)", 12);
   if (bytes[0] === 0x20 && bytes[1] === 0x02) return embeddedVerdict("6to4 (2002::/16)", 2);

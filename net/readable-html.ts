@@ -11,7 +11,9 @@ import { htmlToText } from "./html-text.ts";
 export function readableText(html: string, url: string): { title?: string; text: string } {
   try {
     const { document } = parseHTML(html);
-    const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
+    const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+      charThreshold: 200,
+    }).parse();
     if (article?.content && (article.textContent ?? "").trim().length > 0) {
       const text = htmlToText(article.content, url).text;
       const title = article.title?.trim() || htmlToText(html, url).title;

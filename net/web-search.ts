@@ -26,7 +26,12 @@ export interface SearchHit {
 const SNIPPET_CHARS = 400;
 
 const input = z.object({
-  query: z.string().trim().min(1).max(400).describe("What to search the web for, in a few precise words (library names, error messages, versions)."),
+  query: z
+    .string()
+    .trim()
+    .min(1)
+    .max(400)
+    .describe("What to search the web for, in a few precise words (library names, error messages, versions)."),
 });
 
 /** `web_search`: searches the web through Firecrawl and returns a numbered list of title, URL and snippet. */
@@ -38,7 +43,11 @@ export function createWebSearchTool(options: WebSearchOptions): PencilTool<z.inf
       "Use fetch_url on a result's URL to read the page itself.",
     inputSchema: input,
     claims: () => [],
-    reaches: ({ query }) => ({ subject: `web search: ${query}`, destination: `Firecrawl (${hostOfBase(options.baseUrl)})`, host: hostNameOfBase(options.baseUrl) }),
+    reaches: ({ query }) => ({
+      subject: `web search: ${query}`,
+      destination: `Firecrawl (${hostOfBase(options.baseUrl)})`,
+      host: hostNameOfBase(options.baseUrl),
+    }),
     async execute({ query }, ctx) {
       const hits = await searchFirecrawl(query, options, ctx.signal);
       return formatHits(query, hits);
@@ -55,7 +64,11 @@ export function webSearchToolFromEnv(env: Record<string, string | undefined> = p
 }
 
 /** Calls Firecrawl's `POST /v2/search` and returns its web results; failures throw ToolError naming the likely cause. */
-export async function searchFirecrawl(query: string, options: WebSearchOptions, outer?: AbortSignal): Promise<SearchHit[]> {
+export async function searchFirecrawl(
+  query: string,
+  options: WebSearchOptions,
+  outer?: AbortSignal,
+): Promise<SearchHit[]> {
   const base = (options.baseUrl ?? FIRECRAWL_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? 20_000;
   const deadline = AbortSignal.timeout(timeoutMs);
@@ -66,7 +79,11 @@ export async function searchFirecrawl(query: string, options: WebSearchOptions, 
   try {
     response = await doFetch(`${base}/v2/search`, {
       method: "POST",
-      headers: { authorization: `Bearer ${options.apiKey}`, "content-type": "application/json", accept: "application/json" },
+      headers: {
+        authorization: `Bearer ${options.apiKey}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
       body: JSON.stringify({ query, limit: options.limit ?? 5 }),
       signal,
     });
@@ -78,20 +95,32 @@ export async function searchFirecrawl(query: string, options: WebSearchOptions, 
     }
   } catch (error) {
     if (outer?.aborted) throw new ToolError("The web search was cancelled.");
-    if (deadline.aborted) throw new ToolError(`The web search provider (Firecrawl at ${base}) did not answer within ${timeoutMs / 1000} s. It may be down: continue without web search, or try once more later.`);
+    if (deadline.aborted)
+      throw new ToolError(
+        `The web search provider (Firecrawl at ${base}) did not answer within ${timeoutMs / 1000} s. It may be down: continue without web search, or try once more later.`,
+      );
     const why = error instanceof Error ? error.message : String(error);
-    throw new ToolError(`Could not reach the web search provider (Firecrawl at ${base}): ${why}. It may be down or FIRECRAWL_BASE_URL may be wrong; continue without web search.`);
+    throw new ToolError(
+      `Could not reach the web search provider (Firecrawl at ${base}): ${why}. It may be down or FIRECRAWL_BASE_URL may be wrong; continue without web search.`,
+    );
   }
   if (!response.ok) throw statusError(response.status, providerMessage(body), base);
   const record = body as { success?: unknown; data?: unknown } | null;
   if (typeof record !== "object" || record === null || record.success === false) {
-    throw new ToolError(`The web search provider (Firecrawl at ${base}) sent an unexpected answer${providerMessage(body) ? `: ${providerMessage(body)}` : ""}. Continue without web search.`);
+    throw new ToolError(
+      `The web search provider (Firecrawl at ${base}) sent an unexpected answer${providerMessage(body) ? `: ${providerMessage(body)}` : ""}. Continue without web search.`,
+    );
   }
   // v2 answers { data: { web: [...] } }; v1 answered { data: [...] }. Both are read.
   const data = record.data as { web?: unknown } | unknown[] | undefined;
   const list = Array.isArray(data) ? data : Array.isArray(data?.web) ? data.web : [];
   return list.flatMap((item): SearchHit[] => {
-    const hit = item as { url?: unknown; title?: unknown; description?: unknown; metadata?: { title?: unknown; description?: unknown } };
+    const hit = item as {
+      url?: unknown;
+      title?: unknown;
+      description?: unknown;
+      metadata?: { title?: unknown; description?: unknown };
+    };
     if (typeof hit?.url !== "string") return [];
     const title = firstString(hit.title, hit.metadata?.title) ?? hit.url;
     const snippet = firstString(hit.description, hit.metadata?.description) ?? "";
@@ -102,12 +131,25 @@ export async function searchFirecrawl(query: string, options: WebSearchOptions, 
 function statusError(status: number, message: string, base: string): ToolError {
   const said = message ? ` (${message})` : "";
   if (status === 401 || status === 403) {
-    return new ToolError(`The web search provider refused the API key: HTTP ${status}${said}. The FIRECRAWL_API_KEY is wrong or revoked; tell the user to check it, and continue without web search.`);
+    return new ToolError(
+      `The web search provider refused the API key: HTTP ${status}${said}. The FIRECRAWL_API_KEY is wrong or revoked; tell the user to check it, and continue without web search.`,
+    );
   }
-  if (status === 402) return new ToolError(`The web search provider needs payment: HTTP 402${said}. The Firecrawl credits are used up; continue without web search.`);
-  if (status === 429) return new ToolError(`The web search provider is rate-limiting: HTTP 429${said}. Wait before searching again, or continue without web search.`);
-  if (status >= 500) return new ToolError(`The web search provider (Firecrawl at ${base}) is down or failing: HTTP ${status}${said}. Continue without web search, or try once more later.`);
-  return new ToolError(`The web search provider rejected the request: HTTP ${status}${said}. Rephrase the query in a few plain words.`);
+  if (status === 402)
+    return new ToolError(
+      `The web search provider needs payment: HTTP 402${said}. The Firecrawl credits are used up; continue without web search.`,
+    );
+  if (status === 429)
+    return new ToolError(
+      `The web search provider is rate-limiting: HTTP 429${said}. Wait before searching again, or continue without web search.`,
+    );
+  if (status >= 500)
+    return new ToolError(
+      `The web search provider (Firecrawl at ${base}) is down or failing: HTTP ${status}${said}. Continue without web search, or try once more later.`,
+    );
+  return new ToolError(
+    `The web search provider rejected the request: HTTP ${status}${said}. Rephrase the query in a few plain words.`,
+  );
 }
 
 function providerMessage(body: unknown): string {

@@ -20,7 +20,8 @@ export interface CommandReport {
 
 const ENDING = /^(?:Exit code (-?\d+)|(Timed out)|(Cancelled)|Killed by signal (\S+)) after ([\d.]+) s\b/;
 // Lines the tool appends after the output (staging, notes, warnings), read from the end.
-const AFTER = /^(Staged (create|edit|delete): |Not staged: |No file changes\.$|…and \d+ more |Note: |WARNING: |Its file effects were discarded|git metadata is not available|Tell the user; |  (add|change|delete|create|modify)\w*: )/;
+const AFTER =
+  /^(Staged (create|edit|delete): |Not staged: |No file changes\.$|…and \d+ more |Note: |WARNING: |Its file effects were discarded|git metadata is not available|Tell the user; | {2}(add|change|delete|create|modify)\w*: )/;
 
 /** Reads a run_command result; null when it is not one (a refusal, or an error before the command ran). */
 export function parseCommandReport(text: string): CommandReport | null {
@@ -79,9 +80,17 @@ export function formatCommandReport(r: CommandReport, options: CommandViewOption
   const c = pc.createColors(options.color);
   const ok = r.end === "exit" && r.exitCode === 0;
   const status =
-    r.end === "exit" ? `exit ${r.exitCode}` : r.end === "timeout" ? "timed out" : r.end === "cancelled" ? "cancelled" : `killed by ${r.signal}`;
+    r.end === "exit"
+      ? `exit ${r.exitCode}`
+      : r.end === "timeout"
+        ? "timed out"
+        : r.end === "cancelled"
+          ? "cancelled"
+          : `killed by ${r.signal}`;
   const mark = ok ? c.green("✓") : c.red("✗");
-  const lines = [`  ${mark} ${c.bold(`$ ${visible(r.command)}`)}  ${ok ? c.green(status) : c.red(c.bold(status))} ${c.dim(`· ${formatSeconds(r.seconds)}`)}`];
+  const lines = [
+    `  ${mark} ${c.bold(`$ ${visible(r.command)}`)}  ${ok ? c.green(status) : c.red(c.bold(status))} ${c.dim(`· ${formatSeconds(r.seconds)}`)}`,
+  ];
   const gutter = c.dim("  │ ");
   const head = options.head ?? 3;
   const tail = options.tail ?? 3;

@@ -9,7 +9,8 @@ export interface FileDependency {
 }
 
 // Relative module specifiers in JS/TS (import/export … from, import(), require()) and CSS/Sass @import.
-const SPECIFIERS = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+|@import\s+)["'](\.{1,2}\/[^"'\n]+)["']/g;
+const SPECIFIERS =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+|@import\s+)["'](\.{1,2}\/[^"'\n]+)["']/g;
 const STRIP = /\.(?:[cm]?[jt]sx?|d\.ts)$/;
 
 /**
@@ -20,7 +21,11 @@ const STRIP = /\.(?:[cm]?[jt]sx?|d\.ts)$/;
  * alone are followed too, up to `hops` files deep (a test importing src/index.ts,
  * which re-exports the changed src/slugify.ts).
  */
-export function findDependencies(cs: Changeset, readUnchanged?: (path: string) => string | null, hops = 2): FileDependency[] {
+export function findDependencies(
+  cs: Changeset,
+  readUnchanged?: (path: string) => string | null,
+  hops = 2,
+): FileDependency[] {
   const inChangeset = new Map<string, string>();
   for (const f of cs.files) for (const key of keysOf(f.path)) inChangeset.set(key, f.path);
   const staged = new Map<string, string>();
@@ -76,7 +81,11 @@ function candidatesOf(target: string): string[] {
 }
 
 /** The dependencies a set of decisions breaks: an approved file that imports one that is not written. */
-export function splitDependencies(deps: FileDependency[], approved: Iterable<string>, notWritten: Iterable<string>): FileDependency[] {
+export function splitDependencies(
+  deps: FileDependency[],
+  approved: Iterable<string>,
+  notWritten: Iterable<string>,
+): FileDependency[] {
   const yes = new Set(approved);
   const no = new Set(notWritten);
   return deps.filter((d) => yes.has(d.from) && no.has(d.to));

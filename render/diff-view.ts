@@ -169,8 +169,10 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
     after = afterBytes ? revealText(afterBytes) : undefined;
   }
   if (before && after) {
-    if (before.style.eol !== after.style.eol && change.kind === "modify") note(`line endings ${eolName(before)} → ${eolName(after)}`);
-    if (before.style.bom !== after.style.bom && change.kind === "modify") note(after.style.bom ? "byte-order mark added" : "byte-order mark removed");
+    if (before.style.eol !== after.style.eol && change.kind === "modify")
+      note(`line endings ${eolName(before)} → ${eolName(after)}`);
+    if (before.style.bom !== after.style.bom && change.kind === "modify")
+      note(after.style.bom ? "byte-order mark added" : "byte-order mark removed");
   }
 
   const width = (gutter: number) => {
@@ -191,7 +193,8 @@ export function renderFileDiff(change: FileChange, options: DiffViewOptions): Di
     }
     const lines = splitLines(before.text);
     const shown = lines.length > DELETE_FULL_LINES ? lines.slice(0, DELETE_PREVIEW_LINES) : lines;
-    if (shown.length < lines.length) note(`deleted: all ${count(lines.length)} lines; the first ${shown.length} follow`);
+    if (shown.length < lines.length)
+      note(`deleted: all ${count(lines.length)} lines; the first ${shown.length} follow`);
     const w = lineNumbers ? digits(lines.length) : 0;
     plainLines(body, shown, "-", w, width(w && w + 1), c, options.wrap === true);
     if (shown.length < lines.length) body.omitted += lines.length - shown.length;
@@ -233,7 +236,11 @@ function modifyBody(
         timeout: timeoutMs,
       });
   if (!patch) {
-    note(tooLarge ? "too large to diff: plain before/after view" : `diff gave up after ${timeoutMs} ms: plain before/after view`);
+    note(
+      tooLarge
+        ? "too large to diff: plain before/after view"
+        : `diff gave up after ${timeoutMs} ms: plain before/after view`,
+    );
     plainBeforeAfter(body, before.text, after.text, lineNumbers, width, c, options.wrap === true);
     return true;
   }
@@ -263,7 +270,9 @@ function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: nu
     const paint = (text: string) => (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text);
     if (wrap) {
       const blank = w ? " ".repeat(2 * w + 2) : "";
-      wrapPieces(content, budget, c).forEach((piece, k) => body.push((k === 0 ? gutter : blank) + paint(`${sign}${piece}`)));
+      wrapPieces(content, budget, c).forEach((piece, k) =>
+        body.push((k === 0 ? gutter : blank) + paint(`${sign}${piece}`)),
+      );
       continue;
     }
     const safe = safeLine(content, budget, c);
@@ -280,7 +289,15 @@ export function hunkHeader(hunk: StructuredPatchHunk): string {
 }
 
 /** The labelled whole-before then whole-after view, each half of the line cap so the new content is always seen. */
-function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lineNumbers: boolean, width: (gutter: number) => number, c: Colors, wrap: boolean): void {
+function plainBeforeAfter(
+  body: Body,
+  beforeText: string,
+  afterText: string,
+  lineNumbers: boolean,
+  width: (gutter: number) => number,
+  c: Colors,
+  wrap: boolean,
+): void {
   const before = splitLines(beforeText);
   const after = splitLines(afterText);
   const w = lineNumbers ? digits(Math.max(before.length, after.length)) : 0;
@@ -296,7 +313,15 @@ function plainBeforeAfter(body: Body, beforeText: string, afterText: string, lin
 }
 
 /** Lines that are all added or all removed, numbered from 1 in a `w`-digit gutter (none when `w` is 0). */
-function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, budget: number, c: Colors, wrap = false): void {
+function plainLines(
+  body: Body,
+  lines: string[],
+  sign: "+" | "-",
+  w: number,
+  budget: number,
+  c: Colors,
+  wrap = false,
+): void {
   const paint = sign === "+" ? c.green : c.red;
   for (let i = 0; i < lines.length; i++) {
     if (body.room === 0) {
@@ -306,7 +331,9 @@ function plainLines(body: Body, lines: string[], sign: "+" | "-", w: number, bud
     const gutter = w ? c.dim(`${String(i + 1).padStart(w)} `) : "";
     if (wrap) {
       const blank = w ? " ".repeat(w + 1) : "";
-      wrapPieces(lines[i]!, budget, c).forEach((piece, k) => body.push((k === 0 ? gutter : blank) + paint(sign + piece)));
+      wrapPieces(lines[i]!, budget, c).forEach((piece, k) =>
+        body.push((k === 0 ? gutter : blank) + paint(sign + piece)),
+      );
       continue;
     }
     const safe = safeLine(lines[i]!, budget, c);
@@ -321,7 +348,8 @@ function noNewlineMarker(body: Body, text: string, c: Colors): void {
 
 /** The first line: path, kind and line counts. */
 function header(change: FileChange, c: Colors): string {
-  const kind = change.kind === "create" ? c.green("create") : change.kind === "delete" ? c.red("delete") : c.yellow("modify");
+  const kind =
+    change.kind === "create" ? c.green("create") : change.kind === "delete" ? c.red("delete") : c.yellow("modify");
   const counts = change.binary ? "" : `  ${c.green(`+${change.added}`)} ${c.red(`-${change.removed}`)}`;
   return `${c.bold(visible(change.path))}  ${kind}${counts}`;
 }
@@ -348,16 +376,22 @@ function hashLine(change: FileChange): string {
  * always is, and so is new content whose bytes are nearly all text (a script with a
  * few NUL or invalid bytes); an image or archive is not.
  */
-function revealable(change: FileChange, before: DecodedText | null | undefined, afterBytes: Uint8Array | undefined): boolean {
+function revealable(
+  change: FileChange,
+  before: DecodedText | null | undefined,
+  afterBytes: Uint8Array | undefined,
+): boolean {
   if (change.kind === "delete" || !afterBytes || !change.after) return false;
   if (change.kind === "modify" && before) return true;
   // Whatever its bytes, a file that is run or named as source is read as code: padding it with junk does not hide it.
-  if (change.flags.includes("runs-code") || (change.after.mode & 0o111) !== 0 || SOURCE_NAME.test(change.path)) return true;
+  if (change.flags.includes("runs-code") || (change.after.mode & 0o111) !== 0 || SOURCE_NAME.test(change.path))
+    return true;
   return unreadableBytes(afterBytes) <= Math.max(16, afterBytes.length / 10);
 }
 
 /** Names of files that hold source code, scripts or configuration: shown as text even when their bytes say binary. */
-const SOURCE_NAME = /\.(?:[cm]?[jt]sx?|json5?|sh|bash|zsh|fish|ps1|bat|cmd|py|pyw|rb|pl|pm|php|lua|go|rs|c|cc|cpp|h|hpp|java|kt|kts|scala|swift|cs|fs|ex|exs|erl|hs|clj|r|sql|ya?ml|toml|ini|cfg|conf|env|xml|html?|css|scss|vue|svelte|md|txt|mk|gradle|cmake|nix|tf|dockerfile)$|(?:^|\/)(?:[Mm]akefile|Dockerfile|Containerfile|Jenkinsfile|Rakefile|Gemfile|\.[A-Za-z0-9_-]+rc)$/;
+const SOURCE_NAME =
+  /\.(?:[cm]?[jt]sx?|json5?|sh|bash|zsh|fish|ps1|bat|cmd|py|pyw|rb|pl|pm|php|lua|go|rs|c|cc|cpp|h|hpp|java|kt|kts|scala|swift|cs|fs|ex|exs|erl|hs|clj|r|sql|ya?ml|toml|ini|cfg|conf|env|xml|html?|css|scss|vue|svelte|md|txt|mk|gradle|cmake|nix|tf|dockerfile)$|(?:^|\/)(?:[Mm]akefile|Dockerfile|Containerfile|Jenkinsfile|Rakefile|Gemfile|\.[A-Za-z0-9_-]+rc)$/;
 
 function eolName(text: DecodedText): string {
   return text.style.eol === "\r\n" ? "CRLF" : "LF";
@@ -377,6 +411,7 @@ function digits(n: number): number {
 
 function finish(out: string[], body: Body, c: Colors, fallback: boolean): DiffView {
   const lines = [...out, ...body.lines];
-  if (body.omitted > 0) lines.push(c.dim(`… ${count(body.omitted)} more lines not shown (review --patch prints the whole diff)`));
+  if (body.omitted > 0)
+    lines.push(c.dim(`… ${count(body.omitted)} more lines not shown (review --patch prints the whole diff)`));
   return { text: lines.join("\n") + "\n", fallback, complete: body.omitted === 0 && body.shortened === 0 };
 }

@@ -53,7 +53,11 @@ export function exportPatch(cs: Changeset, options: PatchExportOptions = {}): Pa
     else if (result) skipped.push({ path: change.path, reason: result.skip });
   }
   const comments = skipped.length
-    ? [`# pencil changeset ${visible(cs.id)}: ${skipped.length} file(s) not in this patch`, ...skipped.map((s) => `#   ${quotePath(s.path)}: ${s.reason}`), ""].join("\n")
+    ? [
+        `# pencil changeset ${visible(cs.id)}: ${skipped.length} file(s) not in this patch`,
+        ...skipped.map((s) => `#   ${quotePath(s.path)}: ${s.reason}`),
+        "",
+      ].join("\n")
     : "";
   return { patch: comments + parts.join(""), skipped };
 }
@@ -88,7 +92,9 @@ function filePatch(change: FileChange, timeoutMs: number): string | { skip: stri
   const sameContent = before !== null && after !== null && equalBytes(before, after);
   if (change.kind === "modify" && sameContent && !modeChanged) {
     if (change.base.mode !== null && change.after && change.base.mode !== change.after.mode) {
-      return { skip: `permission change ${change.base.mode.toString(8)} → ${change.after.mode.toString(8)} cannot be expressed in a git patch` };
+      return {
+        skip: `permission change ${change.base.mode.toString(8)} → ${change.after.mode.toString(8)} cannot be expressed in a git patch`,
+      };
     }
     return null;
   }
@@ -101,16 +107,31 @@ function filePatch(change: FileChange, timeoutMs: number): string | { skip: stri
   else if (modeChanged) head.push(`old mode ${oldMode}`, `new mode ${newMode}`);
   const oldOid = before ? blobId(before) : NULL_OID;
   const newOid = after ? blobId(after) : NULL_OID;
-  if (!sameContent) head.push(`index ${oldOid}..${newOid}${change.kind === "modify" && !modeChanged ? ` ${oldMode}` : ""}`);
+  if (!sameContent)
+    head.push(`index ${oldOid}..${newOid}${change.kind === "modify" && !modeChanged ? ` ${oldMode}` : ""}`);
   if (sameContent || (before?.length ?? 0) + (after?.length ?? 0) === 0) return head.join("\n") + "\n";
 
   const binary = [before, after].some((bytes) => bytes !== null && (isBinary(bytes) || bytes.includes(0)));
-  if (binary) return [...head, "GIT binary patch", binaryLiteral(after ?? new Uint8Array()), ...(before ? [binaryLiteral(before)] : [])].join("\n") + "\n";
+  if (binary)
+    return (
+      [
+        ...head,
+        "GIT binary patch",
+        binaryLiteral(after ?? new Uint8Array()),
+        ...(before ? [binaryLiteral(before)] : []),
+      ].join("\n") + "\n"
+    );
 
   const oldText = before ? utf8.decode(before) : "";
   const newText = after ? utf8.decode(after) : "";
-  head.push(before ? `--- ${a}${tabIfSpace(change.path)}` : "--- /dev/null", after ? `+++ ${b}${tabIfSpace(change.path)}` : "+++ /dev/null");
-  const hunks = structuredPatch("a", "b", oldText, newText, undefined, undefined, { context: CONTEXT, timeout: timeoutMs })?.hunks ?? [wholeFileHunk(oldText, newText)];
+  head.push(
+    before ? `--- ${a}${tabIfSpace(change.path)}` : "--- /dev/null",
+    after ? `+++ ${b}${tabIfSpace(change.path)}` : "+++ /dev/null",
+  );
+  const hunks = structuredPatch("a", "b", oldText, newText, undefined, undefined, {
+    context: CONTEXT,
+    timeout: timeoutMs,
+  })?.hunks ?? [wholeFileHunk(oldText, newText)];
   for (const hunk of hunks) head.push(hunkHeader(hunk), ...hunk.lines);
   return head.join("\n") + "\n";
 }
@@ -186,7 +207,17 @@ export function base85(bytes: Uint8Array): string {
 export function quotePath(path: string): string {
   const bytes = new TextEncoder().encode(path);
   if (!bytes.some((b) => b < 0x20 || b >= 0x7f || b === 0x22 || b === 0x5c)) return path;
-  const named: Record<number, string> = { 7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 0x22: '"', 0x5c: "\\" };
+  const named: Record<number, string> = {
+    7: "a",
+    8: "b",
+    9: "t",
+    10: "n",
+    11: "v",
+    12: "f",
+    13: "r",
+    34: '"',
+    92: "\\",
+  };
   let out = '"';
   for (const b of bytes) {
     if (named[b] !== undefined) out += "\\" + named[b];

@@ -49,19 +49,29 @@ const PATH_COLUMN_MAX = 48;
 
 /** Summarises a changeset per file (counts, flags, models, tools, read-before provenance) with totals. */
 export function summarizeChangeset(cs: Changeset): ChangesetSummary {
-  const files = cs.files.map((f): FileSummary => ({
-    path: f.path,
-    kind: f.kind,
-    added: f.added,
-    removed: f.removed,
-    flags: [...f.flags],
-    binary: f.binary,
-    mode: modeWords(f),
-    models: [...f.models],
-    readsBefore: unionInOrder(f.origins.map((o) => o.readsBefore)),
-    tools: unionInOrder(f.origins.map((o) => [o.tool])),
-  }));
-  const totals: SummaryTotals = { files: files.length, added: 0, removed: 0, created: 0, modified: 0, deleted: 0, flagged: 0 };
+  const files = cs.files.map(
+    (f): FileSummary => ({
+      path: f.path,
+      kind: f.kind,
+      added: f.added,
+      removed: f.removed,
+      flags: [...f.flags],
+      binary: f.binary,
+      mode: modeWords(f),
+      models: [...f.models],
+      readsBefore: unionInOrder(f.origins.map((o) => o.readsBefore)),
+      tools: unionInOrder(f.origins.map((o) => [o.tool])),
+    }),
+  );
+  const totals: SummaryTotals = {
+    files: files.length,
+    added: 0,
+    removed: 0,
+    created: 0,
+    modified: 0,
+    deleted: 0,
+    flagged: 0,
+  };
   for (const f of files) {
     totals.added += f.added;
     totals.removed += f.removed;
@@ -112,10 +122,16 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
   const commands = cs.commands ?? [];
   if (commands.length > 0) {
     lines.push(c.bold(`${commands.length} ${commands.length === 1 ? "command" : "commands"} run:`));
-    for (const r of commands) lines.push(`  ${(r.outcome === "exited" && r.exitCode === 0 ? c.dim : c.yellow)(visible(commandRecordLine(r)))}`);
+    for (const r of commands)
+      lines.push(`  ${(r.outcome === "exited" && r.exitCode === 0 ? c.dim : c.yellow)(visible(commandRecordLine(r)))}`);
   }
   // MCP calls act outside the overlay: the review says which ran, and who let them.
-  for (const call of cs.mcpCalls ?? []) lines.push(c.dim(`  mcp ${call.decision === "deny" ? "refused" : "called"}: `) + visible(call.subject.slice(0, 200)) + c.dim(` (${call.decision}, by ${call.by})`));
+  for (const call of cs.mcpCalls ?? [])
+    lines.push(
+      c.dim(`  mcp ${call.decision === "deny" ? "refused" : "called"}: `) +
+        visible(call.subject.slice(0, 200)) +
+        c.dim(` (${call.decision}, by ${call.by})`),
+    );
   const text = lines.join("\n");
   return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
 }

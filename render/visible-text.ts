@@ -6,7 +6,8 @@
  * C0/C1 controls (tab excepted), DEL, zero-width and bidi controls, line separators, BOM;
  * and U+10FF80–U+10FFFF, where core/text.ts's revealBytes puts the bytes of invalid UTF-8.
  */
-export const UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]|\udbff[\udf80-\udfff]/;
+export const UNSAFE =
+  /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]|\udbff[\udf80-\udfff]/;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
 
 /** The escaped, printable form of one unsafe code point (`\r`, `\n`, `\x1b`, `\u{202e}`). */

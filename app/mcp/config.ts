@@ -6,29 +6,53 @@ import { ConfigError } from "../../core/policy.ts";
 
 /** How to reach one MCP server: a command speaking stdio, or a streamable HTTP URL. */
 export type McpServerConfig =
-  | { name: string; kind: "stdio"; command: string; args: string[]; env: Record<string, string>; origin: "owner" | "workspace" }
+  | {
+      name: string;
+      kind: "stdio";
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      origin: "owner" | "workspace";
+    }
   | { name: string; kind: "http"; url: string; headers: Record<string, string>; origin: "owner" | "workspace" };
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`): letters, digits, `_` and `-` only. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 
 const Entry = z.union([
-  z.strictObject({ command: z.string().min(1), args: z.array(z.string()).optional(), env: z.record(z.string(), z.string()).optional(), type: z.literal("stdio").optional() }),
-  z.strictObject({ url: z.url({ protocol: /^https?$/ }), headers: z.record(z.string(), z.string()).optional(), type: z.enum(["http", "streamable-http"]).optional() }),
+  z.strictObject({
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    type: z.literal("stdio").optional(),
+  }),
+  z.strictObject({
+    url: z.url({ protocol: /^https?$/ }),
+    headers: z.record(z.string(), z.string()).optional(),
+    type: z.enum(["http", "streamable-http"]).optional(),
+  }),
 ]);
 const Servers = z.record(z.string(), Entry);
 
-const HELP = 'mcpServers looks like {"docs": {"command": "npx", "args": ["-y", "some-mcp-server"], "env": {}}, "remote": {"url": "https://example.com/mcp", "headers": {}}}.';
+const HELP =
+  'mcpServers looks like {"docs": {"command": "npx", "args": ["-y", "some-mcp-server"], "env": {}}, "remote": {"url": "https://example.com/mcp", "headers": {}}}.';
 
 /** Parses an `mcpServers` object; throws ConfigError naming the file and the server. */
 export function parseServers(raw: unknown, file: string, origin: "owner" | "workspace"): McpServerConfig[] {
   const parsed = Servers.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ConfigError(`mcpServers${issue?.path.length ? `.${issue.path.join(".")}` : ""}: ${issue?.message}. ${HELP}`, file);
+    throw new ConfigError(
+      `mcpServers${issue?.path.length ? `.${issue.path.join(".")}` : ""}: ${issue?.message}. ${HELP}`,
+      file,
+    );
   }
   return Object.entries(parsed.data).map(([name, entry]) => {
-    if (!SERVER_NAME.test(name)) throw new ConfigError(`The MCP server name "${name}" must be 1–32 letters, digits, "_" or "-" (it becomes part of tool names).`, file);
+    if (!SERVER_NAME.test(name))
+      throw new ConfigError(
+        `The MCP server name "${name}" must be 1–32 letters, digits, "_" or "-" (it becomes part of tool names).`,
+        file,
+      );
     return "command" in entry
       ? { name, kind: "stdio" as const, command: entry.command, args: entry.args ?? [], env: entry.env ?? {}, origin }
       : { name, kind: "http" as const, url: entry.url, headers: entry.headers ?? {}, origin };
@@ -54,15 +78,22 @@ export function readProposals(workspaceRoot: string): { servers: McpServerConfig
 
 /** What an approval binds to: the exact command (or URL) and its arguments and environment, hashed. */
 export function fingerprint(server: McpServerConfig): string {
-  const what = server.kind === "stdio" ? { command: server.command, args: server.args, env: server.env } : { url: server.url, headers: Object.keys(server.headers).sort() };
+  const what =
+    server.kind === "stdio"
+      ? { command: server.command, args: server.args, env: server.env }
+      : { url: server.url, headers: Object.keys(server.headers).sort() };
   return createHash("sha256").update(JSON.stringify(what)).digest("hex");
 }
 
 /** The command line of a server as the owner is shown it. */
 export function describeServer(server: McpServerConfig): string {
   if (server.kind === "http") return server.url;
-  const env = Object.keys(server.env).map((k) => `${k}=…`).join(" ");
-  return [env, server.command, ...server.args.map((a) => (/^[\w./:@=-]+$/.test(a) ? a : JSON.stringify(a)))].filter(Boolean).join(" ");
+  const env = Object.keys(server.env)
+    .map((k) => `${k}=…`)
+    .join(" ");
+  return [env, server.command, ...server.args.map((a) => (/^[\w./:@=-]+$/.test(a) ? a : JSON.stringify(a)))]
+    .filter(Boolean)
+    .join(" ");
 }
 
 /** The owner's approvals of workspace-proposed servers, under $PENCIL_HOME: workspace → server name → fingerprint. */

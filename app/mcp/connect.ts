@@ -64,7 +64,8 @@ export async function openMcpSession(input: {
           tool: "mcp",
           access: "run",
           subject: `start MCP server "${server.name}" proposed by .pencil/mcp.json: ${describeServer(server)}`,
-          reason: "The workspace proposes this MCP server. It runs with your permissions outside the review; approve only a command you trust. Your approval is remembered for this exact command.",
+          reason:
+            "The workspace proposes this MCP server. It runs with your permissions outside the review; approve only a command you trust. Your approval is remembered for this exact command.",
           once: true,
         },
         input.signal,
@@ -79,7 +80,11 @@ export async function openMcpSession(input: {
       const { client, cleanup } = await connect(server, timeouts, input.network ?? false);
       clients.push(client);
       cleanups.push(cleanup);
-      const listed = await withTimeout(client.listTools({ options: { timeout: timeouts.connectMs } }), timeouts.connectMs, `did not list its tools within ${timeouts.connectMs} ms`);
+      const listed = await withTimeout(
+        client.listTools({ options: { timeout: timeouts.connectMs } }),
+        timeouts.connectMs,
+        `did not list its tools within ${timeouts.connectMs} ms`,
+      );
       tools.push(...toolsOf(server, client, listed.tools, timeouts, notices));
     } catch (error) {
       notices.push(`MCP server "${server.name}" is left out of this run: ${messageOf(error)}`);
@@ -95,7 +100,11 @@ export async function openMcpSession(input: {
   };
 }
 
-async function connect(server: McpServerConfig, timeouts: McpTimeouts, network: boolean): Promise<{ client: MCPClient; cleanup: () => void }> {
+async function connect(
+  server: McpServerConfig,
+  timeouts: McpTimeouts,
+  network: boolean,
+): Promise<{ client: MCPClient; cleanup: () => void }> {
   if (server.kind === "http") {
     const client = await withTimeout(
       createMCPClient({
@@ -115,12 +124,26 @@ async function connect(server: McpServerConfig, timeouts: McpTimeouts, network: 
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
     // The owner's own server gets the variables the owner wrote for it (a token, say); a proposal's secret-looking ones are dropped.
-    const env = server.origin === "owner" ? { ...commandEnv(process.env, { home: dir, tmp: dir }), ...server.env } : commandEnv(process.env, { home: dir, tmp: dir }, server.env);
+    const env =
+      server.origin === "owner"
+        ? { ...commandEnv(process.env, { home: dir, tmp: dir }), ...server.env }
+        : commandEnv(process.env, { home: dir, tmp: dir }, server.env);
     const confined = confineServer(server.command, server.args, network);
-    const transport = new StdioMCPTransport({ command: confined.command, args: confined.args, env, cwd: dir, stderr: "ignore" });
+    const transport = new StdioMCPTransport({
+      command: confined.command,
+      args: confined.args,
+      env,
+      cwd: dir,
+      stderr: "ignore",
+    });
     try {
       const client = await withTimeout(
-        createMCPClient({ transport, clientName: "pencil", initializationOptions: { timeout: timeouts.connectMs }, onUncaughtError: () => {} }),
+        createMCPClient({
+          transport,
+          clientName: "pencil",
+          initializationOptions: { timeout: timeouts.connectMs },
+          onUncaughtError: () => {},
+        }),
         timeouts.connectMs,
         `did not finish starting within ${timeouts.connectMs} ms`,
       );
@@ -139,20 +162,29 @@ async function connect(server: McpServerConfig, timeouts: McpTimeouts, network: 
 type Listed = Awaited<ReturnType<MCPClient["listTools"]>>["tools"];
 
 /** The server's tools that are safe to offer: sane names, object schemas of sensible size, bounded descriptions. */
-function toolsOf(server: McpServerConfig, client: MCPClient, listed: Listed, timeouts: McpTimeouts, notices: string[]): PencilTool[] {
+function toolsOf(
+  server: McpServerConfig,
+  client: MCPClient,
+  listed: Listed,
+  timeouts: McpTimeouts,
+  notices: string[],
+): PencilTool[] {
   const out: PencilTool[] = [];
   for (const def of listed.slice(0, MAX_TOOLS_PER_SERVER)) {
     const name = typeof def.name === "string" ? def.name : "";
     const full = mcpToolName(server.name, name);
     if (!TOOL_NAME.test(name) || full.length > 64) {
-      notices.push(`MCP server "${server.name}": tool ${JSON.stringify(name).slice(0, 80)} left out (a tool name must be letters, digits, "_" or "-", and ${full.length > 64 ? "the full name at most 64 characters" : "not empty"}).`);
+      notices.push(
+        `MCP server "${server.name}": tool ${JSON.stringify(name).slice(0, 80)} left out (a tool name must be letters, digits, "_" or "-", and ${full.length > 64 ? "the full name at most 64 characters" : "not empty"}).`,
+      );
       continue;
     }
     let schema: z.ZodType;
     try {
       const raw = def.inputSchema as Record<string, unknown>;
       if (!raw || raw.type !== "object") throw new Error("its input schema is not an object schema");
-      if (JSON.stringify(raw).length > MAX_SCHEMA_CHARS) throw new Error(`its input schema is larger than ${MAX_SCHEMA_CHARS} characters`);
+      if (JSON.stringify(raw).length > MAX_SCHEMA_CHARS)
+        throw new Error(`its input schema is larger than ${MAX_SCHEMA_CHARS} characters`);
       schema = z.fromJSONSchema(raw as Parameters<typeof z.fromJSONSchema>[0]);
     } catch (error) {
       notices.push(`MCP server "${server.name}": tool ${name} left out: ${messageOf(error)}.`);
@@ -168,9 +200,15 @@ function toolsOf(server: McpServerConfig, client: MCPClient, listed: Listed, tim
       async execute(input, ctx) {
         let result;
         try {
-          result = await client.callTool({ name, arguments: (input ?? {}) as Record<string, unknown>, options: { timeout: timeouts.callMs, ...(ctx.signal ? { signal: ctx.signal } : {}) } });
+          result = await client.callTool({
+            name,
+            arguments: (input ?? {}) as Record<string, unknown>,
+            options: { timeout: timeouts.callMs, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+          });
         } catch (error) {
-          throw new ToolError(`MCP server "${server.name}" failed on ${name}: ${messageOf(error)}. It may have crashed or be too slow; continue without it.`);
+          throw new ToolError(
+            `MCP server "${server.name}" failed on ${name}: ${messageOf(error)}. It may have crashed or be too slow; continue without it.`,
+          );
         }
         const text = resultText(result);
         if (result.isError) throw new ToolError(`MCP tool ${server.name}/${name} reported an error: ${text}`);
@@ -178,20 +216,28 @@ function toolsOf(server: McpServerConfig, client: MCPClient, listed: Listed, tim
       },
     });
   }
-  if (listed.length > MAX_TOOLS_PER_SERVER) notices.push(`MCP server "${server.name}" offers ${listed.length} tools; only the first ${MAX_TOOLS_PER_SERVER} are used.`);
+  if (listed.length > MAX_TOOLS_PER_SERVER)
+    notices.push(
+      `MCP server "${server.name}" offers ${listed.length} tools; only the first ${MAX_TOOLS_PER_SERVER} are used.`,
+    );
   return out;
 }
 
 function resultText(result: Awaited<ReturnType<MCPClient["callTool"]>>): string {
   const parts: string[] = [];
-  const content = Array.isArray((result as { content?: unknown }).content) ? (result as { content: { type: string; text?: string; mimeType?: string }[] }).content : [];
+  const content = Array.isArray((result as { content?: unknown }).content)
+    ? (result as { content: { type: string; text?: string; mimeType?: string }[] }).content
+    : [];
   for (const part of content) {
     if (part.type === "text" && typeof part.text === "string") parts.push(part.text);
     else parts.push(`[${part.type}${part.mimeType ? ` ${part.mimeType}` : ""} content not shown]`);
   }
-  if (parts.length === 0 && "structuredContent" in result) parts.push(JSON.stringify((result as { structuredContent: unknown }).structuredContent));
+  if (parts.length === 0 && "structuredContent" in result)
+    parts.push(JSON.stringify((result as { structuredContent: unknown }).structuredContent));
   const text = parts.join("\n") || "(no output)";
-  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n[… ${text.length - MAX_RESULT_CHARS} more characters cut]` : text;
+  return text.length > MAX_RESULT_CHARS
+    ? `${text.slice(0, MAX_RESULT_CHARS)}\n[… ${text.length - MAX_RESULT_CHARS} more characters cut]`
+    : text;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

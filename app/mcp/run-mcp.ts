@@ -16,7 +16,14 @@ export async function openRunMcp(runtime: Runtime, approver: Approver, signal?: 
   const servers = [...runtime.mcpServers, ...proposals.servers.filter((s) => !owned.has(s.name))];
   if (servers.length === 0) return proposals.warning ? { ...NONE, notices: [proposals.warning] } : NONE;
   const { openMcpSession } = await import("./connect.ts");
-  const session = await openMcpSession({ servers, workspaceRoot: runtime.ws.root, pencilHome: runtime.pencilHome, approver, network: runtime.settings.sandbox.network, ...(signal ? { signal } : {}) });
+  const session = await openMcpSession({
+    servers,
+    workspaceRoot: runtime.ws.root,
+    pencilHome: runtime.pencilHome,
+    approver,
+    network: runtime.settings.sandbox.network,
+    ...(signal ? { signal } : {}),
+  });
   if (proposals.warning) session.notices.unshift(proposals.warning);
   return session;
 }

@@ -15,12 +15,19 @@ export function looksSecret(name: string): boolean {
  */
 export function namesHostSocket(name: string): boolean {
   const upper = name.toUpperCase();
-  if (/(^|_)(SOCK|SOCKET)$/.test(upper) || /^(SSH|GPG|DBUS|DOCKER|PODMAN|TMUX|WAYLAND|KRB5|PULSE)_/.test(upper)) return true;
-  return ["DISPLAY", "XAUTHORITY", "ICEAUTHORITY", "STY", "TMUX", "XDG_RUNTIME_DIR", "VSCODE_IPC_HOOK_CLI"].includes(upper);
+  if (/(^|_)(SOCK|SOCKET)$/.test(upper) || /^(SSH|GPG|DBUS|DOCKER|PODMAN|TMUX|WAYLAND|KRB5|PULSE)_/.test(upper))
+    return true;
+  return ["DISPLAY", "XAUTHORITY", "ICEAUTHORITY", "STY", "TMUX", "XDG_RUNTIME_DIR", "VSCODE_IPC_HOOK_CLI"].includes(
+    upper,
+  );
 }
 
 /** The command's environment: a minimal allow-list, HOME and TMPDIR inside the scratch, nothing that looks secret or leads to a host socket. */
-export function commandEnv(parent: Record<string, string | undefined>, s: Pick<Scratch, "home" | "tmp">, extra: Record<string, string> = {}): Record<string, string> {
+export function commandEnv(
+  parent: Record<string, string | undefined>,
+  s: Pick<Scratch, "home" | "tmp">,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   const env: Record<string, string> = {
     PATH: commandPath(parent),
     HOME: s.home,
@@ -39,7 +46,8 @@ export function commandEnv(parent: Record<string, string | undefined>, s: Pick<S
     const value = parent[name];
     if (value) env[name] = value;
   }
-  for (const [name, value] of Object.entries(extra)) if (!looksSecret(name) && !namesHostSocket(name)) env[name] = value;
+  for (const [name, value] of Object.entries(extra))
+    if (!looksSecret(name) && !namesHostSocket(name)) env[name] = value;
   return env;
 }
 

@@ -8,7 +8,18 @@ import { isInside, realPathLoose } from "../workspace.ts";
  * credentials: kept whole when PATH leads into them (a pyenv shim needs the
  * versions, npm under nvm its lib/).
  */
-const TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([".nvm", ".pyenv", ".rbenv", ".nodenv", ".goenv", ".bun", ".volta", ".deno", ".asdf", ".sdkman"]);
+const TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([
+  ".nvm",
+  ".pyenv",
+  ".rbenv",
+  ".nodenv",
+  ".goenv",
+  ".bun",
+  ".volta",
+  ".deno",
+  ".asdf",
+  ".sdkman",
+]);
 
 /**
  * System directories the namespace sandbox covers with empty ones, because
@@ -90,13 +101,35 @@ export interface HidingInput {
  * kept, and every top-level file is masked. /tmp, /run and /dev get their
  * private replacements.
  */
-export const SYSTEM_TOPS: ReadonlySet<string> = new Set(["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "nix", "snap", "tmp", "run"]);
+export const SYSTEM_TOPS: ReadonlySet<string> = new Set([
+  "usr",
+  "bin",
+  "sbin",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "etc",
+  "dev",
+  "proc",
+  "sys",
+  "nix",
+  "snap",
+  "tmp",
+  "run",
+]);
 
 /** Entries visited at most per system directory searched for secrets (/etc has about a thousand). */
 const SYSTEM_SCAN_LIMIT = 20_000;
 
 /** System files that hold other users' secrets, masked always (a Pencil run as root could read them). */
-const SYSTEM_SECRETS: readonly string[] = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private"];
+const SYSTEM_SECRETS: readonly string[] = [
+  "/etc/shadow",
+  "/etc/gshadow",
+  "/etc/shadow-",
+  "/etc/gshadow-",
+  "/etc/ssl/private",
+];
 
 /** Paths of the unix sockets bound on the host (its network namespace), from /proc/net/unix; abstract ones (no path) left out. */
 export function hostUnixSockets(table = "/proc/net/unix"): string[] {
@@ -161,7 +194,8 @@ export function planHiding(input: HidingInput): Hiding {
   // The innermost cover strictly above `p`, if any.
   const coverOf = (p: string): Cover | undefined => {
     let found: Cover | undefined;
-    for (const c of covers) if (c.path !== p && isInside(c.path, p) && (!found || c.path.length > found.path.length)) found = c;
+    for (const c of covers)
+      if (c.path !== p && isInside(c.path, p) && (!found || c.path.length > found.path.length)) found = c;
     return found;
   };
 
@@ -205,7 +239,9 @@ export function planHiding(input: HidingInput): Hiding {
   }
   for (const c of covers) {
     // A home that is not a directory gets no mount point: its cover then fails, as it must.
-    const inner = covers.filter((o) => coverOf(o.path) === c && !c.keeps.some((k) => isInside(k, o.path)) && isDir(o.path)).map((o) => o.path);
+    const inner = covers
+      .filter((o) => coverOf(o.path) === c && !c.keeps.some((k) => isInside(k, o.path)) && isDir(o.path))
+      .map((o) => o.path);
     c.mountPoints = [...c.keeps, ...inner];
   }
 
@@ -264,7 +300,17 @@ export function planHiding(input: HidingInput): Hiding {
 }
 
 /** Directories of /usr (below `root`) that hold the toolchain itself, not projects: never covered as a workspace's ancestor. */
-const USR_TOOLCHAIN: ReadonlySet<string> = new Set(["usr/local", "usr/bin", "usr/sbin", "usr/lib", "usr/lib32", "usr/lib64", "usr/libexec", "usr/include", "usr/share"]);
+const USR_TOOLCHAIN: ReadonlySet<string> = new Set([
+  "usr/local",
+  "usr/bin",
+  "usr/sbin",
+  "usr/lib",
+  "usr/lib32",
+  "usr/lib64",
+  "usr/libexec",
+  "usr/include",
+  "usr/share",
+]);
 
 /**
  * The outermost ancestor of the workspace `ws` (a real path below `root`) that is not a system directory (`root`
@@ -321,7 +367,12 @@ export function secretPaths(realHome: string, pencilHome: string): string[] {
 
 /** The built-in read denies (.env files, credentials, PENCIL_HOME) as a predicate on real paths. */
 function builtinHidden(input: HidingInput): (real: string) => boolean {
-  const policy = compilePolicy({ workspaceRoot: input.wsRoot, home: input.realHome, pencilHome: input.pencilHome, rules: [] });
+  const policy = compilePolicy({
+    workspaceRoot: input.wsRoot,
+    home: input.realHome,
+    pencilHome: input.pencilHome,
+    rules: [],
+  });
   return (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "deny";
 }
 

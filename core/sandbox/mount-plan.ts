@@ -45,7 +45,10 @@ export interface MountPlan {
  * outermost first, each followed by what it keeps; secrets come last, so
  * nothing mounted after them can show them again.
  */
-export function planMounts(s: Pick<Scratch, "root" | "mounts" | "shared"> & Partial<Pick<Scratch, "dir" | "overlay">>, hiding: Hiding | null): MountPlan {
+export function planMounts(
+  s: Pick<Scratch, "root" | "mounts" | "shared"> & Partial<Pick<Scratch, "dir" | "overlay">>,
+  hiding: Hiding | null,
+): MountPlan {
   const steps: MountStep[] = [];
   const coverDirs: CoverDir[] = [];
   const ov = s.overlay;
@@ -61,7 +64,11 @@ export function planMounts(s: Pick<Scratch, "root" | "mounts" | "shared"> & Part
     if (!tmpfs) {
       // An empty directory with the mount points made beforehand (one process less each in the namespace).
       source = join(s.root, `cover-${index}`);
-      coverDirs.push({ dir: source, mode: c.writable ? 0o1777 : 0o755, mountPoints: c.mountPoints.map((p) => relative(c.path, p)) });
+      coverDirs.push({
+        dir: source,
+        mode: c.writable ? 0o1777 : 0o755,
+        mountPoints: c.mountPoints.map((p) => relative(c.path, p)),
+      });
     } else {
       for (const p of c.mountPoints) steps.push({ op: "mount-point", path: p, cover: index });
     }
@@ -117,7 +124,14 @@ export function stepArguments(steps: readonly MountStep[]): string[] {
 }
 
 /** What a command sees of the host under the plan, for people and tests: the scratch (a copy, or an overlay of the workspace), covered, kept, read-only binds, hidden. */
-export function describePlan(plan: MountPlan): { scratch: string; covered: string[]; writableCovers: string[]; kept: string[]; bound: string[]; hidden: string[] } {
+export function describePlan(plan: MountPlan): {
+  scratch: string;
+  covered: string[];
+  writableCovers: string[];
+  kept: string[];
+  bound: string[];
+  hidden: string[];
+} {
   const covers = plan.steps.filter((x): x is Extract<MountStep, { op: "cover" }> => x.op === "cover");
   const ov = plan.steps.find((x): x is Extract<MountStep, { op: "overlay" }> => x.op === "overlay");
   return {

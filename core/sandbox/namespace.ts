@@ -76,7 +76,18 @@ net.createServer((c) => {
 function proxyEnv(): Record<string, string> {
   const url = `http://127.0.0.1:${PROXY_PORT}`;
   const noProxy = "localhost,127.0.0.1,::1";
-  return { http_proxy: url, https_proxy: url, HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, all_proxy: url, no_proxy: noProxy, NO_PROXY: noProxy, npm_config_proxy: url, npm_config_https_proxy: url };
+  return {
+    http_proxy: url,
+    https_proxy: url,
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    all_proxy: url,
+    no_proxy: noProxy,
+    NO_PROXY: noProxy,
+    npm_config_proxy: url,
+    npm_config_https_proxy: url,
+  };
 }
 
 /** Bytes a command may write when no cap is given: 1 GiB. */
@@ -111,7 +122,7 @@ function makeDevDir(dir: string): void {
   for (const d of ["shm", "pts"]) mkdirSync(join(dir, d), { mode: 0o755 });
   for (const name of DEV_NODES) if (existsSync(`/dev/${name}`)) writeFileSync(join(dir, name), "", { mode: 0o666 });
   symlinkSync("/proc/self/fd", join(dir, "fd"));
-  ["stdin", "stdout", "stderr"].forEach((name, fd) => symlinkSync(`/proc/self/fd/${fd}`, join(dir, name)));
+  for (const [fd, name] of ["stdin", "stdout", "stderr"].entries()) symlinkSync(`/proc/self/fd/${fd}`, join(dir, name));
 }
 
 /** Drops every capability (the bounding set too) and sets no_new_privs: nothing the command runs can mount, unmount or regain privileges. */
@@ -128,8 +139,22 @@ function probeUnshare(): string[] | null {
     // --pid --fork --kill-child --mount-proc: the command's shell is init of a private pid namespace, so when it exits (or
     // is killed) the kernel kills every process left in it, setsid'd ones included, before unshare returns; no survivor
     // can touch the copy while it is diffed.
-    const args = ["--user", map, "--mount", "--propagation", "private", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"];
-    const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], { stdio: "ignore", timeout: 5000 });
+    const args = [
+      "--user",
+      map,
+      "--mount",
+      "--propagation",
+      "private",
+      "--ipc",
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--mount-proc",
+    ];
+    const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], {
+      stdio: "ignore",
+      timeout: 5000,
+    });
     if (r.status === 0) return args;
   }
   return null;
@@ -142,7 +167,13 @@ function firstExisting(names: string[]): string | null {
 
 const BASH = firstExisting(["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]);
 const SHELL = BASH ?? "/bin/sh";
-const SETPRIV = firstExisting(["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv", "/usr/local/bin/setpriv"]);
+const SETPRIV = firstExisting([
+  "/usr/bin/setpriv",
+  "/bin/setpriv",
+  "/usr/sbin/setpriv",
+  "/sbin/setpriv",
+  "/usr/local/bin/setpriv",
+]);
 const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]);
 
 /**
@@ -315,7 +346,13 @@ export interface RunOutcome extends CommandOutcome {
 }
 
 /** Runs `command` in the scratch copy `s` (in the namespace sandbox when `s.share` is `namespace`), killing its whole process group on timeout, abort or exit. */
-export function runIn(s: Scratch, command: string, options: CommandRunOptions, hiding: Hiding | null, signal?: AbortSignal): Promise<RunOutcome> {
+export function runIn(
+  s: Scratch,
+  command: string,
+  options: CommandRunOptions,
+  hiding: Hiding | null,
+  signal?: AbortSignal,
+): Promise<RunOutcome> {
   const env = commandEnv(options.parentEnv ?? process.env, s, options.extraEnv);
   const writeCap = options.writeCapBytes ?? DEFAULT_WRITE_CAP;
   const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));
@@ -334,10 +371,36 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
       writeFileSync(join(s.root, "forward.mjs"), FORWARDER);
       Object.assign(env, proxyEnv());
     }
-    args = [...unshareArgs!, "--net", BASH!, "-c", NAMESPACE_SETUP, "pencil-sandbox", s.root, s.dir, s.ws.root, s.empty, SHELL, command, SETPRIV!, IP ?? "", String(fileBlocks), forwarder, ...items];
+    args = [
+      ...unshareArgs!,
+      "--net",
+      BASH!,
+      "-c",
+      NAMESPACE_SETUP,
+      "pencil-sandbox",
+      s.root,
+      s.dir,
+      s.ws.root,
+      s.empty,
+      SHELL,
+      command,
+      SETPRIV!,
+      IP ?? "",
+      String(fileBlocks),
+      forwarder,
+      ...items,
+    ];
   } else {
     file = SHELL;
-    args = ["-c", 'cd "$1" && exec 2>&1 && ulimit -f "$4" && exec "$2" -c "$3"', "pencil-run", s.dir, SHELL, command, String(fileBlocks)];
+    args = [
+      "-c",
+      'cd "$1" && exec 2>&1 && ulimit -f "$4" && exec "$2" -c "$3"',
+      "pencil-run",
+      s.dir,
+      SHELL,
+      command,
+      String(fileBlocks),
+    ];
   }
   const cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -409,7 +472,13 @@ export function runIn(s: Scratch, command: string, options: CommandRunOptions, h
           outputBytes: out.total,
           overCap,
           writtenBytes: written,
-          setupFailure: s.share === "namespace" && code === SETUP_FAILED_EXIT && marker !== -1 ? setupText.slice(marker + SETUP_MARKER.length).trim().split("\n")[0]! : null,
+          setupFailure:
+            s.share === "namespace" && code === SETUP_FAILED_EXIT && marker !== -1
+              ? setupText
+                  .slice(marker + SETUP_MARKER.length)
+                  .trim()
+                  .split("\n")[0]!
+              : null,
         });
       };
       // Let the pipes drain, but do not wait for a process that escaped the group and keeps them open.

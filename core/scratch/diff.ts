@@ -53,7 +53,10 @@ export interface SharedLeak {
 export function diffScratch(s: Scratch, maxBytes: number, caps: DiffCaps = DIFF_CAPS): ScratchChange[] {
   if (s.overlay) return diffOverlay(s, maxBytes, caps);
   const now = new Map<string, EntrySig>();
-  if (!recordTree(s.dir, now)) throw new ScratchError("the command replaced the scratch copy's root directory, so none of its file effects can be trusted; nothing was staged.");
+  if (!recordTree(s.dir, now))
+    throw new ScratchError(
+      "the command replaced the scratch copy's root directory, so none of its file effects can be trusted; nothing was staged.",
+    );
   const budget: Budget = { bytes: caps.bytes, files: caps.files, caps };
   const changes: ScratchChange[] = [];
   for (const [rel, before] of s.baseline) {
@@ -110,7 +113,14 @@ export interface Budget {
 }
 
 /** A created or modified entry, its bytes read (from the overlay's upper layer, or the copy) within `maxBytes` and the budget. */
-export function readChange(s: Scratch, rel: string, sig: EntrySig, change: "create" | "modify", maxBytes: number, budget: Budget): ScratchChange {
+export function readChange(
+  s: Scratch,
+  rel: string,
+  sig: EntrySig,
+  change: "create" | "modify",
+  maxBytes: number,
+  budget: Budget,
+): ScratchChange {
   const out: ScratchChange = { rel, change, entry: sig.kind };
   if (sig.kind !== "file") return out;
   out.mode = sig.mode;
@@ -146,7 +156,8 @@ function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.dev !== sig.dev || st.ino !== sig.ino) return "it was replaced (by a link or special file) after the command ran";
+    if (!st.isFile() || st.dev !== sig.dev || st.ino !== sig.ino)
+      return "it was replaced (by a link or special file) after the command ran";
     if (st.size > maxBytes) return `it grew past the ${maxBytes}-byte limit per file while being read`;
     const buf = Buffer.alloc(st.size);
     let got = 0;

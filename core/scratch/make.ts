@@ -1,4 +1,17 @@
-import { chmodSync, constants, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync, type Stats } from "node:fs";
+import {
+  chmodSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  type Stats,
+} from "node:fs";
 import { copyFile, lstat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative } from "node:path";
@@ -46,7 +59,9 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
   const parent = options.parent ?? tmpdir();
   const realParent = realPathLoose(parent).real;
   if (isInside(ws.root, realParent)) {
-    throw new ScratchError(`The scratch parent ${parent} is inside the workspace ${ws.root}: choose a temporary directory outside it (set TMPDIR).`);
+    throw new ScratchError(
+      `The scratch parent ${parent} is inside the workspace ${ws.root}: choose a temporary directory outside it (set TMPDIR).`,
+    );
   }
   const root = mkdtempSync(join(realParent, "pencil-run-"));
   const s: Scratch = {
@@ -197,7 +212,9 @@ class Setup {
         chmodSync(dest, entry.after.mode);
       } catch (error) {
         // E.g. a staged file below a path that is a file on disk: the copy cannot hold both.
-        this.s.notes.push(`Note: the staged ${entry.after ? "file" : "deletion"} ${rel} could not be placed in the scratch copy (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+        this.s.notes.push(
+          `Note: the staged ${entry.after ? "file" : "deletion"} ${rel} could not be placed in the scratch copy (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+        );
       }
     }
   }
@@ -292,7 +309,14 @@ class Setup {
  * workspace is copied.
  */
 function layOverlay(s: Scratch, options: ScratchOptions, staged: { rel: string; entry: StagedEntry }[]): void {
-  const ov: OverlayLayers = { lower: s.ws.root, upper: join(s.root, "upper"), work: join(s.root, "work"), placed: [], deletions: [], hidden: [] };
+  const ov: OverlayLayers = {
+    lower: s.ws.root,
+    upper: join(s.root, "upper"),
+    work: join(s.root, "work"),
+    placed: [],
+    deletions: [],
+    hidden: [],
+  };
   for (const d of [ov.upper, ov.work]) mkdirSync(d, { mode: 0o755 });
   s.overlay = ov;
   for (const { rel, entry } of staged) {
@@ -329,12 +353,20 @@ function layOverlay(s: Scratch, options: ScratchOptions, staged: { rel: string; 
       chmodSync(dest, entry.after.mode);
       ov.placed.push(rel);
     } catch (error) {
-      s.notes.push(`Note: the staged file ${rel} could not be placed in the scratch (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+      s.notes.push(
+        `Note: the staged file ${rel} could not be placed in the scratch (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      );
     }
   }
   const stagedDirs = new Set<string>();
   for (const { rel } of staged) for (let d = dirname(rel); d !== "."; d = dirname(d)) stagedDirs.add(d);
-  const walk: HiddenWalk = { s, visible: options.visible, shareNames: new Set(options.shareNames ?? DEPENDENCY_DIRS), stagedDirs, hidden: ov.hidden };
+  const walk: HiddenWalk = {
+    s,
+    visible: options.visible,
+    shareNames: new Set(options.shareNames ?? DEPENDENCY_DIRS),
+    stagedDirs,
+    hidden: ov.hidden,
+  };
   findHidden(walk, s.ws.root, "");
 }
 
@@ -382,10 +414,19 @@ function findHidden(w: HiddenWalk, real: string, rel: string): void {
       w.s.hidden += 1;
       w.hidden.push(childRel);
     } else if (e.isDirectory()) {
-      if (w.shareNames.has(e.name) && !w.stagedDirs.has(childRel) && childRel !== ".git" && !childRel.startsWith(".git/")) {
+      if (
+        w.shareNames.has(e.name) &&
+        !w.stagedDirs.has(childRel) &&
+        childRel !== ".git" &&
+        !childRel.startsWith(".git/")
+      ) {
         const found = scanShared(path, w.s.ws.root, w.visible);
         const dest = join(w.s.dir, childRel);
-        const sd: SharedDir = { rel: childRel, real: path, masks: found.hidden.map((h) => ({ path: join(dest, relative(path, h.path)), dir: h.dir })) };
+        const sd: SharedDir = {
+          rel: childRel,
+          real: path,
+          masks: found.hidden.map((h) => ({ path: join(dest, relative(path, h.path)), dir: h.dir })),
+        };
         w.s.shared.push(sd);
         w.s.hidden += found.hidden.length;
         w.s.mounts.push({ source: path, target: dest });

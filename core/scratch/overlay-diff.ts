@@ -108,14 +108,18 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
           del(childRel, was);
           changes.push(readChange(s, childRel, sig, "create", maxBytes, budget));
         } else if (sig.kind === "link") {
-          if (readlinkOrNull(child) !== readlinkOrNull(join(ov.lower, childRel))) changes.push({ rel: childRel, change: "modify", entry: "link" });
+          if (readlinkOrNull(child) !== readlinkOrNull(join(ov.lower, childRel)))
+            changes.push({ rel: childRel, change: "modify", entry: "link" });
         } else {
           const change = readChange(s, childRel, sig, "modify", maxBytes, budget);
           if (sig.kind !== "file" || !sameAsView(s, childRel, change, sig)) changes.push(change);
         }
       }
     });
-  if (!walk(ov.upper, "")) throw new ScratchError("the command replaced the scratch's upper layer, so none of its file effects can be trusted; nothing was staged.");
+  if (!walk(ov.upper, ""))
+    throw new ScratchError(
+      "the command replaced the scratch's upper layer, so none of its file effects can be trusted; nothing was staged.",
+    );
   for (const rel of ov.placed) {
     // Made in the upper layer only, so its deletion left no whiteout.
     if (!seen.has(rel) && !deleted.has(rel) && !lstatOrNull(join(ov.upper, rel))) del(rel, "file");

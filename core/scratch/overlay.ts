@@ -62,7 +62,11 @@ function probe(lower: string, parent: string): boolean {
     for (const d of ["l", "l/d", "u", "w", "m"]) mkdirSync(join(t, d));
     writeFileSync(join(t, "l", "f"), "");
     writeFileSync(join(t, "l", "d", "g"), "");
-    const r = spawnSync("unshare", ["--user", "--map-current-user", "--mount", "bash", "-c", PROBE, "probe", t, lower], { stdio: "ignore", timeout: 5000 });
+    const r = spawnSync(
+      "unshare",
+      ["--user", "--map-current-user", "--mount", "bash", "-c", PROBE, "probe", t, lower],
+      { stdio: "ignore", timeout: 5000 },
+    );
     if (r.status !== 0) return false;
     return isWhiteout(join(t, "u", "f")) && opaqueAt(join(t, "u", "d")) === true;
   } catch {
@@ -89,7 +93,9 @@ function loadXattr(): FGetXattr | null {
   try {
     // bun:ffi, loaded only here: libc's fgetxattr reads an upper directory's opaque mark on the descriptor the walk holds.
     const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-    const lib = dlopen("libc.so.6", { fgetxattr: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 } });
+    const lib = dlopen("libc.so.6", {
+      fgetxattr: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr, FFIType.u64], returns: FFIType.i64 },
+    });
     return lib.symbols.fgetxattr as unknown as FGetXattr;
   } catch {
     return null;

@@ -13,7 +13,10 @@ export function countOver(dir: string, limit: number): boolean {
     let entries;
     try {
       const current = stack.pop()!;
-      entries = readdirSync(current, { withFileTypes: true }).map((e) => ({ path: join(current, e.name), dir: e.isDirectory() }));
+      entries = readdirSync(current, { withFileTypes: true }).map((e) => ({
+        path: join(current, e.name),
+        dir: e.isDirectory(),
+      }));
     } catch {
       continue;
     }

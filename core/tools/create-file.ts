@@ -13,7 +13,8 @@ const input = z.object({
 export function createCreateFileTool(): PencilTool<z.infer<typeof input>> {
   return {
     name: "create_file",
-    description: "Create a new file with the given content. The change is staged for the user's review, not written. Fails if the file exists: use edit_file or write_file for existing files.",
+    description:
+      "Create a new file with the given content. The change is staged for the user's review, not written. Fails if the file exists: use edit_file or write_file for existing files.",
     inputSchema: input,
     claims: ({ path }) => [{ path, access: "write" }],
     async execute({ path, content }, ctx) {

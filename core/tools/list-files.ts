@@ -7,8 +7,16 @@ import { displayPath, isInside, resolveInWorkspace } from "../workspace.ts";
 import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 
 const inputSchema = z.object({
-  path: z.string().optional().describe("Directory to list, relative to the workspace root. Default: the workspace root."),
-  pattern: z.string().optional().describe("Only entries matching this glob: `*.ts` matches names at any depth, `src/**/*.ts` is relative to `path`."),
+  path: z
+    .string()
+    .optional()
+    .describe("Directory to list, relative to the workspace root. Default: the workspace root."),
+  pattern: z
+    .string()
+    .optional()
+    .describe(
+      "Only entries matching this glob: `*.ts` matches names at any depth, `src/**/*.ts` is relative to `path`.",
+    ),
 });
 
 /** Input of the `list_files` tool. */
@@ -37,9 +45,14 @@ function listFiles(input: ListFilesInput, ctx: ToolContext): string {
   const root = resolveInWorkspace(ctx.ws, input.path ?? ".").real;
   const shown = displayPath(ctx.ws, root);
   const st = ctx.fs.stat(root);
-  if (!st) throw new ToolError(missingPathMessage(ctx, root, shown, "List the workspace root (leave path out) to see what is there."));
-  if (st.kind !== "dir") throw new ToolError(`${shown} is a file, not a directory. Use read_file to read it, or list its directory.`);
-  if (!ctx.visible(root) || isSecretName(basename(root))) throw new ToolError(`${shown} may not be listed (the permission rules hide it).`);
+  if (!st)
+    throw new ToolError(
+      missingPathMessage(ctx, root, shown, "List the workspace root (leave path out) to see what is there."),
+    );
+  if (st.kind !== "dir")
+    throw new ToolError(`${shown} is a file, not a directory. Use read_file to read it, or list its directory.`);
+  if (!ctx.visible(root) || isSecretName(basename(root)))
+    throw new ToolError(`${shown} may not be listed (the permission rules hide it).`);
   const top = isInside(ctx.ws.root, root) ? ctx.ws.root : root;
   const rules = new WalkRules({ fs: ctx.fs, top, root, visible: (real) => ctx.visible(real) });
   const matches = input.pattern?.trim() ? globTest(input.pattern.trim()) : null;
@@ -66,7 +79,12 @@ function listFiles(input: ListFilesInput, ctx: ToolContext): string {
   const where = root === ctx.ws.root ? "the workspace" : shown;
   if (total === 0) {
     if (!matches) return `(${where} is empty, or everything in it is ignored)`;
-    const near = patternNearMisses(input.pattern!.trim(), root, new WalkRules({ fs: ctx.fs, top, root, visible: (real) => ctx.visible(real) }), ctx);
+    const near = patternNearMisses(
+      input.pattern!.trim(),
+      root,
+      new WalkRules({ fs: ctx.fs, top, root, visible: (real) => ctx.visible(real) }),
+      ctx,
+    );
     if (near) return `No entries under ${where} match ${JSON.stringify(input.pattern)}. ${near}`;
     return `No entries under ${where} match ${JSON.stringify(input.pattern)}. A pattern without / matches names at any depth (e.g. "*.ts"); one with / matches paths relative to ${where} (e.g. "src/**/*.ts").`;
   }
@@ -84,21 +102,36 @@ function patternNearMisses(pattern: string, root: string, rules: WalkRules, ctx:
   const name = body.slice(body.lastIndexOf("/") + 1);
   const tries: { how: string; test: (rel: string) => boolean }[] = [];
   const nocase = picomatch(body, { dot: true, nocase: true });
-  tries.push({ how: "Ignoring case", test: body.includes("/") ? (rel) => nocase(rel) : (rel) => nocase(rel.slice(rel.lastIndexOf("/") + 1)) });
+  tries.push({
+    how: "Ignoring case",
+    test: body.includes("/") ? (rel) => nocase(rel) : (rel) => nocase(rel.slice(rel.lastIndexOf("/") + 1)),
+  });
   if (body.includes("/") && name !== "") {
     const byName = picomatch(name, { dot: true, nocase: true });
-    tries.push({ how: `By name alone (${name}) at any depth`, test: (rel) => byName(rel.slice(rel.lastIndexOf("/") + 1)) });
+    tries.push({
+      how: `By name alone (${name}) at any depth`,
+      test: (rel) => byName(rel.slice(rel.lastIndexOf("/") + 1)),
+    });
   }
   if (!/[*?[\]{}!]/.test(name) && name.length >= 3) {
     const limit = Math.max(1, Math.min(3, Math.floor(name.length / 4)));
-    tries.push({ how: `Names close to ${name}`, test: (rel) => editDistance(name.toLowerCase(), rel.slice(rel.lastIndexOf("/") + 1).toLowerCase(), limit) !== null });
+    tries.push({
+      how: `Names close to ${name}`,
+      test: (rel) =>
+        editDistance(name.toLowerCase(), rel.slice(rel.lastIndexOf("/") + 1).toLowerCase(), limit) !== null,
+    });
   }
   const rels: { rel: string; real: string }[] = [];
   let budget = NEAR_MISS_BUDGET;
-  walk(root, rules, (e) => {
-    if (e.kind !== "symlink" && !isSecretName(e.name)) rels.push({ rel: e.rel, real: e.real });
-    return --budget > 0;
-  }, ctx.signal);
+  walk(
+    root,
+    rules,
+    (e) => {
+      if (e.kind !== "symlink" && !isSecretName(e.name)) rels.push({ rel: e.rel, real: e.real });
+      return --budget > 0;
+    },
+    ctx.signal,
+  );
   for (const t of tries) {
     const hits = rels.filter((r) => t.test(r.rel));
     if (hits.length === 0) continue;

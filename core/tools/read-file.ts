@@ -9,7 +9,12 @@ import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 const inputSchema = z.object({
   path: z.string().describe("File to read, relative to the workspace root."),
   offset: z.number().int().min(1).optional().describe("First line to show (1-based). Default 1."),
-  limit: z.number().int().min(1).optional().describe("How many lines to show. Default and maximum: the read cap (2000 lines unless configured)."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("How many lines to show. Default and maximum: the read cap (2000 lines unless configured)."),
 });
 
 /** Input of the `read_file` tool. */
@@ -37,21 +42,37 @@ function readFile(input: ReadFileInput, ctx: ToolContext): string {
   const staged = StagedIndex.of(ctx.fs);
   const st = ctx.fs.stat(real);
   if (!st) {
-    if (staged.isDeleted(real)) throw new ToolError(`${shown} is staged for deletion in this session, so it no longer exists in the view. Use create_file to bring it back.`);
+    if (staged.isDeleted(real))
+      throw new ToolError(
+        `${shown} is staged for deletion in this session, so it no longer exists in the view. Use create_file to bring it back.`,
+      );
     throw new ToolError(notFound(ctx, real, shown));
   }
-  if (st.kind === "dir") throw new ToolError(`${shown} is a directory, not a file. Use list_files with path "${shown}" to see what is in it.`);
-  if (st.kind !== "file") throw new ToolError(`${shown} is not a regular file (a device, socket or pipe); it cannot be read.`);
+  if (st.kind === "dir")
+    throw new ToolError(
+      `${shown} is a directory, not a file. Use list_files with path "${shown}" to see what is in it.`,
+    );
+  if (st.kind !== "file")
+    throw new ToolError(`${shown} is not a regular file (a device, socket or pipe); it cannot be read.`);
   const sliced = input.offset !== undefined || input.limit !== undefined;
   const max = ctx.limits.maxFileBytes;
   if (st.size > max && (!sliced || st.size > max * SLICE_CEILING_FACTOR)) {
     const tooBig = `${shown} is ${fmt(st.size)} bytes, over the ${fmt(max)}-byte limit for reading it whole.`;
-    if (st.size > max * SLICE_CEILING_FACTOR) throw new ToolError(`${tooBig} It is too large to read here even in slices: use search to find the lines you need.`);
-    throw new ToolError(`${tooBig} Read a slice with offset and limit (e.g. offset=1, limit=200), or use search with path "${shown}" to find the lines you need.`);
+    if (st.size > max * SLICE_CEILING_FACTOR)
+      throw new ToolError(
+        `${tooBig} It is too large to read here even in slices: use search to find the lines you need.`,
+      );
+    throw new ToolError(
+      `${tooBig} Read a slice with offset and limit (e.g. offset=1, limit=200), or use search with path "${shown}" to find the lines you need.`,
+    );
   }
   // FileOps reads whole files, so a slice of a large file still loads it once (bounded by the ceiling above).
   const bytes = ctx.fs.readBytes(real);
-  ctx.reads.record(real, shown, staged.hasContent(real) ? "staged" : { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(bytes) });
+  ctx.reads.record(
+    real,
+    shown,
+    staged.hasContent(real) ? "staged" : { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(bytes) },
+  );
   if (bytes.length === 0) return `(${shown} is empty: 0 bytes)`;
   if (isBinary(bytes)) return `(${shown} is binary, ${fmt(bytes.length)} bytes; not shown)`;
   const decoded = decodeText(bytes)!;
@@ -65,7 +86,9 @@ function numbered(text: string, input: ReadFileInput, ctx: ToolContext, shown: s
   const total = lines.length;
   const offset = input.offset ?? 1;
   if (offset > total) {
-    throw new ToolError(`${shown} has ${fmt(total)} line${total === 1 ? "" : "s"}; offset ${fmt(offset)} is past the end. Use an offset from 1 to ${fmt(total)}.`);
+    throw new ToolError(
+      `${shown} has ${fmt(total)} line${total === 1 ? "" : "s"}; offset ${fmt(offset)} is past the end. Use an offset from 1 to ${fmt(total)}.`,
+    );
   }
   const cap = ctx.limits.readLineCap;
   const limit = Math.min(input.limit ?? cap, cap);

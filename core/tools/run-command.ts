@@ -5,7 +5,13 @@ import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { commandPath } from "../sandbox/command-env.ts";
 import { planHiding, secretPaths } from "../sandbox/hiding.ts";
-import { DEFAULT_TIMEOUT_MS, runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../sandbox/namespace.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  runIn,
+  sandboxAvailable,
+  type CommandRunOptions,
+  type RunOutcome,
+} from "../sandbox/namespace.ts";
 import { diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
 import { disposeScratch } from "../scratch/dispose.ts";
 import { makeScratch } from "../scratch/make.ts";
@@ -69,7 +75,10 @@ export interface ProxyHandle {
 }
 
 /** Starts a proxy on a unix socket that lets a request go when `reach` resolves true. */
-export type StartProxy = (options: { socketPath: string; reach: (r: NetRequest) => Promise<boolean> }) => Promise<ProxyHandle>;
+export type StartProxy = (options: {
+  socketPath: string;
+  reach: (r: NetRequest) => Promise<boolean>;
+}) => Promise<ProxyHandle>;
 
 /**
  * The optional hook through which the session's policy judges writes; the
@@ -79,7 +88,8 @@ export type StartProxy = (options: { socketPath: string; reach: (r: NetRequest) 
 export type WriteRefusal = (real: string) => string | null;
 
 /** Output that says a command needed the network (resolver, connect and package-manager errors). */
-const NETWORK_FAILURE = /Could not resolve host|Temporary failure in name resolution|Network is unreachable|ENOTFOUND|EAI_AGAIN|ENETUNREACH|getaddrinfo|Name or service not known/i;
+const NETWORK_FAILURE =
+  /Could not resolve host|Temporary failure in name resolution|Network is unreachable|ENOTFOUND|EAI_AGAIN|ENETUNREACH|getaddrinfo|Name or service not known/i;
 
 const LIST_CAP = 200;
 const NOT_STAGED_CAP = 30;
@@ -123,7 +133,9 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
   const secrets = secretPaths(realHome, pencilHome);
   // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
   // home directory itself): never in the copy, masked where the sandbox would show them.
-  const denied = (real: string) => decide(builtins, { tool: "run_command", access: "read", real }).decision === "deny" || secrets.some((p) => isInside(p, real));
+  const denied = (real: string) =>
+    decide(builtins, { tool: "run_command", access: "read", real }).decision === "deny" ||
+    secrets.some((p) => isInside(p, real));
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
   const visible = (real: string) => ctx.visible(real) && !denied(real);
   let s: Scratch;
@@ -138,7 +150,10 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
       overlay: mode === "namespace" && useOverlay(ctx.ws.root, options),
     });
   } catch (error) {
-    const why = error instanceof ScratchError ? error.message : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
+    const why =
+      error instanceof ScratchError
+        ? error.message
+        : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
     throw new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
   }
   const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
@@ -162,8 +177,16 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
     // With nobody to judge a request (no seam), every one is refused.
     const reach = ctx.reach?.bind(ctx) ?? (async () => false);
-    proxy = proxied ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) }) : null;
-    const outcome = await runIn(s, command, { ...options, writeCapBytes: writeCap, ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}) }, hiding, ctx.signal);
+    proxy = proxied
+      ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) })
+      : null;
+    const outcome = await runIn(
+      s,
+      command,
+      { ...options, writeCapBytes: writeCap, ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}) },
+      hiding,
+      ctx.signal,
+    );
     await proxy?.close();
     const connections = proxy ? [...proxy.log] : [];
     proxy = null;
@@ -188,15 +211,40 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
         `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
       );
     }
-    let text = report(command, s, outcome, ctx, pencilHome, proxied || (options.network === true && s.share === "plain"), writeCap, effects);
+    let text = report(
+      command,
+      s,
+      outcome,
+      ctx,
+      pencilHome,
+      proxied || (options.network === true && s.share === "plain"),
+      writeCap,
+      effects,
+    );
     if (connections.length > 0) {
-      const shown = connections.slice(0, 20).map((c) => `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}`);
+      const shown = connections
+        .slice(0, 20)
+        .map((c) => `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}`);
       text += `\nNetwork (through Pencil's proxy):\n${shown.join("\n")}${connections.length > 20 ? `\n  …and ${connections.length - 20} more` : ""}`;
-      if (connections.some((c) => !c.allowed)) text += "\nRefused requests were not sent: the user did not allow them. Do not retry them; tell the user what you needed.";
+      if (connections.some((c) => !c.allowed))
+        text +=
+          "\nRefused requests were not sent: the user did not allow them. Do not retry them; tell the user what you needed.";
     }
-    record(outcome.overCap ? "write-cap" : outcome.timedOut ? "timed-out" : outcome.aborted ? "cancelled" : outcome.exitCode !== null ? "exited" : "killed");
+    record(
+      outcome.overCap
+        ? "write-cap"
+        : outcome.timedOut
+          ? "timed-out"
+          : outcome.aborted
+            ? "cancelled"
+            : outcome.exitCode !== null
+              ? "exited"
+              : "killed",
+    );
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
-    return disposeScratch(s) ? text : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
+    return disposeScratch(s)
+      ? text
+      : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
   } catch (error) {
     await proxy?.close();
     disposeScratch(s);
@@ -204,9 +252,11 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
   }
 }
 
-
 /** Whether the namespace sandbox's scratch is copy-on-write: asked for (`overlay`, or `auto` not forced off by PENCIL_SCRATCH=copy) and the overlay works for this workspace here; else the copy. */
-export function useOverlay(wsRoot: string, options: Pick<RunCommandOptions, "scratch" | "scratchParent"> = {}): boolean {
+export function useOverlay(
+  wsRoot: string,
+  options: Pick<RunCommandOptions, "scratch" | "scratchParent"> = {},
+): boolean {
   const kind: ScratchKind = options.scratch ?? (process.env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
   if (kind === "copy") return false;
   const parent = options.scratchParent ?? tmpdir();
@@ -226,19 +276,29 @@ function chooseMode(choice: SandboxChoice): ShareMode {
   return "plain";
 }
 
-
 /** What a command's file changes became: filled in by report. */
 interface Effects {
   staged: CommandRecord["staged"];
   notStaged: number;
 }
 
-function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolContext, pencilHome: string, network: boolean, writeCap: number, effects: Effects): string {
+function report(
+  command: string,
+  s: Scratch,
+  outcome: RunOutcome,
+  ctx: ToolContext,
+  pencilHome: string,
+  network: boolean,
+  writeCap: number,
+  effects: Effects,
+): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
   const cap = size(writeCap);
   if (outcome.overCap) {
-    lines.push(`Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`);
+    lines.push(
+      `Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`,
+    );
   } else if (outcome.timedOut) {
     lines.push(`Timed out after ${secs} s: the command and every process it started were killed.`);
   } else if (outcome.aborted) {
@@ -253,7 +313,9 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
   if (s.share === "plain") output = output.split(s.dir).join(s.ws.root);
   if (outcome.outputBytes === 0) lines.push("Output: (none)");
   else if (outcome.outputBytes > outcome.keptBytes) {
-    lines.push(`Output (the last ${size(outcome.keptBytes)} of ${size(outcome.outputBytes)}; the first ${size(outcome.outputBytes - outcome.keptBytes)} were cut):`);
+    lines.push(
+      `Output (the last ${size(outcome.keptBytes)} of ${size(outcome.outputBytes)}; the first ${size(outcome.outputBytes - outcome.keptBytes)} were cut):`,
+    );
     lines.push(output);
   } else {
     lines.push("Output:");
@@ -261,9 +323,14 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
   }
   lines.push(...s.notes);
   if (s.share === "namespace" && !network && NETWORK_FAILURE.test(output)) {
-    lines.push("Note: sandboxed commands have no network access (the user can allow it). Do not retry: ask the user to run the download or install, or to allow network access.");
+    lines.push(
+      "Note: sandboxed commands have no network access (the user can allow it). Do not retry: ask the user to run the download or install, or to allow network access.",
+    );
   }
-  if (s.hidden > 0) lines.push(`Note: ${s.hidden === 1 ? "1 entry" : `${s.hidden} entries`} that the policy keeps private (e.g. .env files) ${s.hidden === 1 ? "was" : "were"} left out of the scratch copy.`);
+  if (s.hidden > 0)
+    lines.push(
+      `Note: ${s.hidden === 1 ? "1 entry" : `${s.hidden} entries`} that the policy keeps private (e.g. .env files) ${s.hidden === 1 ? "was" : "were"} left out of the scratch copy.`,
+    );
   const leaks = sharedLeaks(s);
   if (leaks.length > 0) {
     lines.push(
@@ -274,11 +341,15 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
     );
   }
   if (outcome.overCap) {
-    lines.push("Its file effects were discarded: nothing was staged. Write less (no large generated files), or ask the user to raise the cap.");
+    lines.push(
+      "Its file effects were discarded: nothing was staged. Write less (no large generated files), or ask the user to raise the cap.",
+    );
     return lines.join("\n");
   }
   if (outcome.signal === "SIGXFSZ" || /File too large|File size limit exceeded/.test(output)) {
-    lines.push(`Note: no file a command writes may exceed ${cap} (limits.scratchWriteBytes in the user's settings); a write past it fails ("File too large", or the writer is killed with "File size limit exceeded").`);
+    lines.push(
+      `Note: no file a command writes may exceed ${cap} (limits.scratchWriteBytes in the user's settings); a write past it fails ("File too large", or the writer is killed with "File size limit exceeded").`,
+    );
   }
   if (outcome.timedOut || outcome.aborted) {
     lines.push("Its file effects were discarded: nothing was staged. Run a narrower or faster command.");
@@ -297,7 +368,13 @@ function report(command: string, s: Scratch, outcome: RunOutcome, ctx: ToolConte
 }
 
 /** Stages what may be staged; returns the `Staged …` and `Not staged …` lines. */
-function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pencilHome: string, effects: Effects): string[] {
+function stageChanges(
+  s: Scratch,
+  changes: ScratchChange[],
+  ctx: ToolContext,
+  pencilHome: string,
+  effects: Effects,
+): string[] {
   const staged: string[] = [];
   const refused: string[] = [];
   let gitChanges = 0;
@@ -312,7 +389,9 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
     }
     const real = join(s.ws.root, c.rel);
     // A link on disk above the path would carry the staged write elsewhere when applied.
-    const why = parentLinked(real) ? "its parent is a symbolic link on disk." : whyNotStaged(s, c, real, ctx, refusalOf);
+    const why = parentLinked(real)
+      ? "its parent is a symbolic link on disk."
+      : whyNotStaged(s, c, real, ctx, refusalOf);
     if (why) {
       refused.push(`Not staged: ${c.rel}, because ${why}`);
       continue;
@@ -329,7 +408,8 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
       ctx.fs.writeBytes(real, c.bytes!, { mode: c.mode!, origin });
       effects.staged.push({ path: c.rel, change: before ? "edit" : "create" });
       if (!before) staged.push(`Staged create: ${c.rel}`);
-      else if (before.mode !== c.mode) staged.push(`Staged edit: ${c.rel} (mode ${before.mode.toString(8)} → ${c.mode!.toString(8)})`);
+      else if (before.mode !== c.mode)
+        staged.push(`Staged edit: ${c.rel} (mode ${before.mode.toString(8)} → ${c.mode!.toString(8)})`);
       else staged.push(`Staged edit: ${c.rel}`);
     } catch (error) {
       refused.push(`Not staged: ${c.rel}, because ${error instanceof Error ? error.message : String(error)}`);
@@ -343,7 +423,9 @@ function stageChanges(s: Scratch, changes: ScratchChange[], ctx: ToolContext, pe
   lines.push(...refused.slice(0, NOT_STAGED_CAP));
   if (refused.length > NOT_STAGED_CAP) lines.push(`…and ${refused.length - NOT_STAGED_CAP} more changes not staged.`);
   if (gitChanges > 0) {
-    lines.push(`Not staged: ${gitChanges} ${gitChanges === 1 ? "change" : "changes"} inside .git, because git metadata is never changed by commands (the user runs git operations).`);
+    lines.push(
+      `Not staged: ${gitChanges} ${gitChanges === 1 ? "change" : "changes"} inside .git, because git metadata is never changed by commands (the user runs git operations).`,
+    );
   }
   return lines;
 }
@@ -357,7 +439,13 @@ function parentLinked(real: string): boolean {
   }
 }
 
-function whyNotStaged(s: Scratch, c: ScratchChange, real: string, ctx: ToolContext, refusalOf: WriteRefusal): string | null {
+function whyNotStaged(
+  s: Scratch,
+  c: ScratchChange,
+  real: string,
+  ctx: ToolContext,
+  refusalOf: WriteRefusal,
+): string | null {
   const shared = s.shared.find((sd) => c.rel === sd.rel || c.rel.startsWith(sd.rel + "/"));
   if (shared) return `it is inside ${shared.rel}, a dependency directory shared read-only with commands.`;
   const refusal = refusalOf(real);

@@ -15,9 +15,19 @@ import { ToolError, type PencilTool, type ToolContext } from "./tool.ts";
 const inputSchema = z.object({
   pattern: z
     .string()
-    .describe("Regular expression in ripgrep (Rust) syntax, matched against each line. Escape regex characters to match them literally, e.g. `foo\\(`; start with (?i) to ignore case."),
-  path: z.string().optional().describe("File or directory to search, relative to the workspace root. Default: the whole workspace."),
-  glob: z.string().optional().describe("Only search files matching this glob: `*.ts` matches at any depth, `src/**/*.test.ts` is relative to `path`."),
+    .describe(
+      "Regular expression in ripgrep (Rust) syntax, matched against each line. Escape regex characters to match them literally, e.g. `foo\\(`; start with (?i) to ignore case.",
+    ),
+  path: z
+    .string()
+    .optional()
+    .describe("File or directory to search, relative to the workspace root. Default: the whole workspace."),
+  glob: z
+    .string()
+    .optional()
+    .describe(
+      "Only search files matching this glob: `*.ts` matches at any depth, `src/**/*.test.ts` is relative to `path`.",
+    ),
 });
 
 // Lines shown per near miss when nothing matched the pattern itself.
@@ -75,15 +85,26 @@ export function createSearchTool(deps: SearchDeps = {}): PencilTool<SearchInput>
 
 async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | null): Promise<string> {
   if (input.pattern.length > MAX_PATTERN_CHARS) {
-    throw new ToolError(`The pattern is ${fmt(input.pattern.length)} characters, over the ${fmt(MAX_PATTERN_CHARS)}-character limit. Search for a short distinctive part of the text (one line, or an identifier).`);
+    throw new ToolError(
+      `The pattern is ${fmt(input.pattern.length)} characters, over the ${fmt(MAX_PATTERN_CHARS)}-character limit. Search for a short distinctive part of the text (one line, or an identifier).`,
+    );
   }
   const pattern = compileOrExplain(input.pattern);
   const resolved = resolveInWorkspace(ctx.ws, input.path ?? ".");
   const root = resolved.real;
   const shown = displayPath(ctx.ws, root);
   const st = ctx.fs.stat(root);
-  if (!st) throw new ToolError(missingPathMessage(ctx, root, shown, "Search the whole workspace (leave path out), or use list_files to find the directory."));
-  if (!ctx.visible(root) || isSecretName(basename(root))) throw new ToolError(`${shown} may not be searched (the permission rules hide it).`);
+  if (!st)
+    throw new ToolError(
+      missingPathMessage(
+        ctx,
+        root,
+        shown,
+        "Search the whole workspace (leave path out), or use list_files to find the directory.",
+      ),
+    );
+  if (!ctx.visible(root) || isSecretName(basename(root)))
+    throw new ToolError(`${shown} may not be searched (the permission rules hide it).`);
   const glob = input.glob?.trim() ? input.glob.trim() : null;
   const max = ctx.limits.searchMaxMatches;
   let result: SearchResult;
@@ -96,11 +117,16 @@ async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | 
   }
   if (ctx.signal?.aborted) throw new ToolError("The search was cancelled.");
   const scope = `${root === ctx.ws.root ? "the workspace" : shown}${glob ? ` (glob ${glob})` : ""}`;
-  if (result.total === 0) return noMatches(input.pattern, scope, (p) => retry(p, { ctx, pattern, root, glob, max: 3, rg }, st.kind === "file"));
+  if (result.total === 0)
+    return noMatches(input.pattern, scope, (p) =>
+      retry(p, { ctx, pattern, root, glob, max: 3, rg }, st.kind === "file"),
+    );
   const lines = result.hits.map((h) => `${h.path}:${h.line}:${h.text}`);
   if (result.total > result.hits.length) {
     const more = result.total - result.hits.length;
-    lines.push(`[${fmt(result.hits.length)} of ${fmt(result.total)} matching lines shown; ${fmt(more)} more. Narrow the search with path, glob or a more specific pattern.]`);
+    lines.push(
+      `[${fmt(result.hits.length)} of ${fmt(result.total)} matching lines shown; ${fmt(more)} more. Narrow the search with path, glob or a more specific pattern.]`,
+    );
   }
   return lines.join("\n");
 }
@@ -127,9 +153,14 @@ async function retry(source: string, base: TreeSearch, oneFile: boolean): Promis
 }
 
 /** The "nothing found" answer: near misses (case, spacing, numbers, literal text, identifiers alone) when one of them matches. */
-async function noMatches(source: string, scope: string, run: (pattern: string) => Promise<SearchResult | null>): Promise<string> {
+async function noMatches(
+  source: string,
+  scope: string,
+  run: (pattern: string) => Promise<SearchResult | null>,
+): Promise<string> {
   const head = `No matches for ${quote(source)} in ${scope}.`;
-  const examples = (found: SearchResult) => found.hits.slice(0, NEAR_MISS_EXAMPLES).map((h) => `  ${h.path}:${h.line}: ${h.text.trim()}`);
+  const examples = (found: SearchResult) =>
+    found.hits.slice(0, NEAR_MISS_EXAMPLES).map((h) => `  ${h.path}:${h.line}: ${h.text.trim()}`);
   for (const v of relaxationsOf(source)) {
     const found = await run(v.pattern);
     if (!found || found.total === 0) continue;
@@ -143,7 +174,10 @@ async function noMatches(source: string, scope: string, run: (pattern: string) =
   for (const id of identifiersOf(source)) {
     const found = await run(`\\b${escapeRegex(id)}\\b`);
     if (!found || found.total === 0) continue;
-    alone.push(`Identifier ${id} alone matches ${fmt(found.total)} line${found.total === 1 ? "" : "s"}, e.g.:`, ...examples(found));
+    alone.push(
+      `Identifier ${id} alone matches ${fmt(found.total)} line${found.total === 1 ? "" : "s"}, e.g.:`,
+      ...examples(found),
+    );
     if (alone.length > 8) break;
   }
   if (alone.length > 0) return [head, ...alone, "read_file around these lines to see the exact text."].join("\n");
@@ -155,7 +189,9 @@ function searchOneFile(ctx: ToolContext, pattern: SearchPattern, real: string, m
   const shown = displayPath(ctx.ws, real);
   const st = ctx.fs.stat(real)!;
   if (st.size > ctx.limits.maxFileBytes) {
-    throw new ToolError(`${shown} is ${fmt(st.size)} bytes, over the ${fmt(ctx.limits.maxFileBytes)}-byte search limit; read parts of it with read_file offset and limit.`);
+    throw new ToolError(
+      `${shown} is ${fmt(st.size)} bytes, over the ${fmt(ctx.limits.maxFileBytes)}-byte search limit; read parts of it with read_file offset and limit.`,
+    );
   }
   const text = decodeForSearch(ctx.fs.readBytes(real));
   if (text === null) throw new ToolError(`${shown} is a binary file; search only looks in text files.`);
@@ -232,7 +268,12 @@ function searchText(text: string, pattern: SearchPattern, onHit: (line: number, 
  * search faster, never different. Staged files are searched in the overlay.
  * Null when rg could not run: the caller searches in JS.
  */
-async function searchWithRipgrep(q: TreeSearch, rg: string, rules: WalkRules, top: string): Promise<SearchResult | null> {
+async function searchWithRipgrep(
+  q: TreeSearch,
+  rg: string,
+  rules: WalkRules,
+  top: string,
+): Promise<SearchResult | null> {
   const { ctx, pattern, root } = q;
   const cwd = root === top || !isInside(top, root) ? root : top;
   const target = cwd === root ? null : posix(relative(cwd, root));
@@ -285,7 +326,8 @@ async function searchWithRipgrep(q: TreeSearch, rg: string, rules: WalkRules, to
       ctx.signal,
     );
     if (run.code > 1) {
-      if (/regex|pattern/i.test(run.stderr)) throw new ToolError(`ripgrep rejected the pattern ${quote(pattern.source)}: ${run.stderr.trim()}`);
+      if (/regex|pattern/i.test(run.stderr))
+        throw new ToolError(`ripgrep rejected the pattern ${quote(pattern.source)}: ${run.stderr.trim()}`);
       if (run.stderr.trim() !== "") return null;
     }
     for (const [real, deleted] of staged.paths) {

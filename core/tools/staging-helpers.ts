@@ -32,38 +32,56 @@ export function assertFreshRead(ctx: ToolContext, real: string, display: string,
   if (isStagedHere(ctx, real)) return;
   const snap = ctx.reads.get(real);
   if (snap === undefined) {
-    throw new ToolError(`${display} exists and has not been read in this session. Call read_file on it first, then retry.`);
+    throw new ToolError(
+      `${display} exists and has not been read in this session. Call read_file on it first, then retry.`,
+    );
   }
   if (snap === "staged") {
     // Read while staged, but the staged version has since been dropped: the disk is what counts now.
-    throw new ToolError(`${display} changed since you read it (its staged version was discarded). Call read_file again, then retry.`);
+    throw new ToolError(
+      `${display} changed since you read it (its staged version was discarded). Call read_file again, then retry.`,
+    );
   }
-  const changed =
-    st.size !== snap.size ||
-    st.mtimeMs !== snap.mtimeMs ||
-    sha256(ctx.fs.readBytes(real)) !== snap.hash;
+  const changed = st.size !== snap.size || st.mtimeMs !== snap.mtimeMs || sha256(ctx.fs.readBytes(real)) !== snap.hash;
   if (changed) {
-    throw new ToolError(`${display} changed on disk since you read it (someone else edited it). Call read_file again and base the change on the new content.`);
+    throw new ToolError(
+      `${display} changed on disk since you read it (someone else edited it). Call read_file again and base the change on the new content.`,
+    );
   }
 }
 
 /** The file's text for an edit, or a ToolError when it is missing, a directory, too large or binary. */
-export function loadTextForChange(ctx: ToolContext, real: string, display: string): { st: FileStat; decoded: DecodedText } {
+export function loadTextForChange(
+  ctx: ToolContext,
+  real: string,
+  display: string,
+): { st: FileStat; decoded: DecodedText } {
   const st = ctx.fs.stat(real);
-  if (!st) throw new ToolError(missingPathMessage(ctx, real, display, "Use create_file to make it, or list_files to find the right path."));
-  if (st.kind !== "file") throw new ToolError(`${display} is a directory, not a file. Use list_files to see what is in it.`);
+  if (!st)
+    throw new ToolError(
+      missingPathMessage(ctx, real, display, "Use create_file to make it, or list_files to find the right path."),
+    );
+  if (st.kind !== "file")
+    throw new ToolError(`${display} is a directory, not a file. Use list_files to see what is in it.`);
   if (st.size > ctx.limits.maxFileBytes) {
-    throw new ToolError(`${display} is ${st.size} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file; it cannot be edited by the agent.`);
+    throw new ToolError(
+      `${display} is ${st.size} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file; it cannot be edited by the agent.`,
+    );
   }
   assertFreshRead(ctx, real, display, st);
   const decoded = decodeText(ctx.fs.readBytes(real));
-  if (!decoded) throw new ToolError(`${display} is a binary file (${st.size} bytes); write tools do not change binary files. Leave it, or delete_file it and explain why.`);
+  if (!decoded)
+    throw new ToolError(
+      `${display} is a binary file (${st.size} bytes); write tools do not change binary files. Leave it, or delete_file it and explain why.`,
+    );
   return { st, decoded };
 }
 
 /** Refuses content over the per-file cap before anything is staged. */
 export function assertWithinCap(ctx: ToolContext, display: string, bytes: Uint8Array): void {
   if (bytes.length > ctx.limits.maxFileBytes) {
-    throw new ToolError(`The new content of ${display} is ${bytes.length} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file. Split it into smaller files.`);
+    throw new ToolError(
+      `The new content of ${display} is ${bytes.length} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file. Split it into smaller files.`,
+    );
   }
 }

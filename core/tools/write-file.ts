@@ -18,7 +18,8 @@ const LARGE_DELETION_SHARE = 0.3;
 export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
   return {
     name: "write_file",
-    description: "Replace the whole content of a file (or create it). Staged for review, not written. An existing file must be read with read_file first. Prefer edit_file for small changes.",
+    description:
+      "Replace the whole content of a file (or create it). Staged for review, not written. An existing file must be read with read_file first. Prefer edit_file for small changes.",
     inputSchema: input,
     claims: ({ path }) => [{ path, access: "write" }],
     async execute({ path, content }, ctx) {
@@ -40,7 +41,9 @@ export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
       const lost = removedLines(current.decoded.text, text);
       const added = lineCount(text) - (lost.total - lost.count);
       const large = lost.count >= LARGE_DELETION_LINES && lost.count >= lost.total * LARGE_DELETION_SHARE;
-      const warning = large ? ` It removes ${lost.count} of the file's ${lost.total} lines; if that was not meant, read_file and use edit_file instead.` : "";
+      const warning = large
+        ? ` It removes ${lost.count} of the file's ${lost.total} lines; if that was not meant, read_file and use edit_file instead.`
+        : "";
       return `Staged write: ${display} (+${added} -${lost.count} lines).${warning}`;
     },
   };

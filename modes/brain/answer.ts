@@ -28,7 +28,12 @@ export interface NotesAnswer {
 }
 
 /** Asks the model to answer `question` from `notes`, citing them; throws when the model fails. */
-export async function answerFromNotes(chat: ChatModel, question: string, notes: Note[], signal?: AbortSignal): Promise<NotesAnswer> {
+export async function answerFromNotes(
+  chat: ChatModel,
+  question: string,
+  notes: Note[],
+  signal?: AbortSignal,
+): Promise<NotesAnswer> {
   const shown = notes
     .map((n) => {
       const body = n.content.length > NOTE_CHARS ? `${n.content.slice(0, NOTE_CHARS)}\n[…]` : n.content;

@@ -25,7 +25,9 @@ export async function acquireBrainLock(path: string, waitMs = 15_000): Promise<(
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new BrainStoreError(`Cannot create the brain's lock file ${path}: ${(error as Error).message}. Check that PENCIL_HOME is writable.`);
+        throw new BrainStoreError(
+          `Cannot create the brain's lock file ${path}: ${(error as Error).message}. Check that PENCIL_HOME is writable.`,
+        );
       }
     }
     const owner = Number.parseInt(safeRead(path), 10);
@@ -38,7 +40,9 @@ export async function acquireBrainLock(path: string, waitMs = 15_000): Promise<(
       continue;
     }
     if (Date.now() > deadline) {
-      throw new BrainStoreError(`The brain is in use by another Pencil process (pid ${owner}, lock ${path}). Try again when it is done; if no Pencil is running, delete the lock file.`);
+      throw new BrainStoreError(
+        `The brain is in use by another Pencil process (pid ${owner}, lock ${path}). Try again when it is done; if no Pencil is running, delete the lock file.`,
+      );
     }
     await Bun.sleep(50);
   }

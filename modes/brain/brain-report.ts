@@ -19,12 +19,26 @@ export async function brainReport(env: ModelEnv): Promise<BrainReport> {
     embedLabel = embedderFromEnv(env)?.label ?? null;
     embeddings = embedLabel
       ? { ok: true, detail: embedLabel }
-      : { ok: false, detail: "none: notes are found by full-text search only", fix: "set GEMINI_API_KEY (or OPENROUTER_API_KEY, or PENCIL_EMBED_MODEL=local:nomic-embed-text with LOCAL_LLM_BASE_URL)" };
+      : {
+          ok: false,
+          detail: "none: notes are found by full-text search only",
+          fix: "set GEMINI_API_KEY (or OPENROUTER_API_KEY, or PENCIL_EMBED_MODEL=local:nomic-embed-text with LOCAL_LLM_BASE_URL)",
+        };
   } catch (error) {
-    embeddings = { ok: false, detail: (error as Error).message, fix: "correct PENCIL_EMBED_MODEL or set the key it names" };
+    embeddings = {
+      ok: false,
+      detail: (error as Error).message,
+      fix: "correct PENCIL_EMBED_MODEL or set the key it names",
+    };
   }
   if (!usesInsforge(env) && !existsSync(brainDir(pencilHomeOf(env)))) {
-    return { store: { ok: true, detail: `embedded, ${brainDir(pencilHomeOf(env))} (no notes yet: created by the first brain dump)` }, embeddings };
+    return {
+      store: {
+        ok: true,
+        detail: `embedded, ${brainDir(pencilHomeOf(env))} (no notes yet: created by the first brain dump)`,
+      },
+      embeddings,
+    };
   }
   try {
     const store = await openStore(env, { lockWaitMs: 2000 });
@@ -38,7 +52,8 @@ export async function brainReport(env: ModelEnv): Promise<BrainReport> {
   } catch (error) {
     const message = (error as Error).message;
     // The bot holding the brain for a moment is not a fault.
-    if (message.includes("in use by another Pencil process")) return { store: { ok: true, detail: message }, embeddings };
+    if (message.includes("in use by another Pencil process"))
+      return { store: { ok: true, detail: message }, embeddings };
     return { store: { ok: false, detail: message, fix: "see the message: the brain was not changed" }, embeddings };
   }
 }

@@ -73,10 +73,13 @@ export class Brain {
 
   /** Checks a capture's size and emptiness; throws DumpRefused. */
   static check(capture: Capture): void {
-    if (!capture.content.trim()) throw new DumpRefused("There is nothing to store: the note is empty. Give some text, a URL, or a photo.");
+    if (!capture.content.trim())
+      throw new DumpRefused("There is nothing to store: the note is empty. Give some text, a URL, or a photo.");
     const bytes = Buffer.byteLength(capture.content, "utf8");
     if (bytes > MAX_NOTE_BYTES) {
-      throw new DumpRefused(`The note is ${(bytes / 1024 / 1024).toFixed(1)} MB; a note holds at most 1 MB of text. Nothing was stored: split it into several dumps, or store a link to it.`);
+      throw new DumpRefused(
+        `The note is ${(bytes / 1024 / 1024).toFixed(1)} MB; a note holds at most 1 MB of text. Nothing was stored: split it into several dumps, or store a link to it.`,
+      );
     }
   }
 
@@ -102,10 +105,19 @@ export class Brain {
       } catch (error) {
         // The promise is that the original is kept: a note without it is taken back.
         await this.deps.store.remove(note.id).catch(() => false);
-        throw new DumpRefused(`The photo could not be kept (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was stored. Free some space or check ${this.deps.originals.dir}, then try again.`);
+        throw new DumpRefused(
+          `The photo could not be kept (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was stored. Free some space or check ${this.deps.originals.dir}, then try again.`,
+        );
       }
     }
-    return { note, ...(original ? { original } : {}), enrichment: status, embeddedWith: model, ...(enrichError ? { enrichError } : {}), ...(embedError ? { embedError } : {}) };
+    return {
+      note,
+      ...(original ? { original } : {}),
+      enrichment: status,
+      embeddedWith: model,
+      ...(enrichError ? { enrichError } : {}),
+      ...(embedError ? { embedError } : {}),
+    };
   }
 
   /** The path of note `id`'s kept original file, or null when it has none. */
@@ -124,14 +136,24 @@ export class Brain {
   /** Answers from the notes: retrieval first; the model only when something relevant was found. */
   async ask(question: string, signal?: AbortSignal): Promise<AskResult> {
     const retrieval = await retrieve(this.deps.store, this.deps.embedder, question, undefined, signal);
-    const base = { question, retrieved: retrieval.notes, mode: retrieval.mode, ...(retrieval.vectorError ? { vectorError: retrieval.vectorError } : {}) };
+    const base = {
+      question,
+      retrieved: retrieval.notes,
+      mode: retrieval.mode,
+      ...(retrieval.vectorError ? { vectorError: retrieval.vectorError } : {}),
+    };
     if (retrieval.notes.length === 0) {
       return { ...base, answer: "Nothing relevant is stored in your notes about that.", outcome: "nothing", cited: [] };
     }
     const chat = this.deps.chat;
     if (!chat) {
       const list = retrieval.notes.map((r) => `${citation(r.note)} ${r.note.summary}`).join("\n");
-      return { ...base, answer: `No chat model is configured, so here are the notes that match, best first:\n${list}`, outcome: "no-model", cited: [] };
+      return {
+        ...base,
+        answer: `No chat model is configured, so here are the notes that match, best first:\n${list}`,
+        outcome: "no-model",
+        cited: [],
+      };
     }
     const notes = retrieval.notes.map((r) => r.note);
     const answer = await answerFromNotes(chat, question, notes, signal);
@@ -143,7 +165,10 @@ export class Brain {
   }
 
   /** Enriches notes never enriched by a model, and (re-)embeds notes without a vector of the current embedding model. */
-  async reindex(onNote?: (id: number, done: number, total: number) => void, signal?: AbortSignal): Promise<ReindexResult> {
+  async reindex(
+    onNote?: (id: number, done: number, total: number) => void,
+    signal?: AbortSignal,
+  ): Promise<ReindexResult> {
     const { store, embedder, chat } = this.deps;
     const ids = await store.waitingIds(embedder?.label ?? null, chat !== null);
     const result: ReindexResult = { enriched: 0, embedded: 0, failed: [] };
@@ -177,17 +202,33 @@ export class Brain {
     return result;
   }
 
-  private async enrich(capture: Capture, signal?: AbortSignal): Promise<{ enrichment: Enrichment; by: string | null; status: DumpResult["enrichment"]; error?: string }> {
+  private async enrich(
+    capture: Capture,
+    signal?: AbortSignal,
+  ): Promise<{ enrichment: Enrichment; by: string | null; status: DumpResult["enrichment"]; error?: string }> {
     const chat = this.deps.chat;
     if (!chat) return { enrichment: scriptedEnrichment(capture.content), by: "scripted", status: "scripted" };
     try {
-      return { enrichment: await enrichWithModel(chat, capture.content, capture.kind, capture.source, signal), by: chat.label, status: "model" };
+      return {
+        enrichment: await enrichWithModel(chat, capture.content, capture.kind, capture.source, signal),
+        by: chat.label,
+        status: "model",
+      };
     } catch (error) {
-      return { enrichment: scriptedEnrichment(capture.content), by: null, status: "failed", error: (error as Error).message };
+      return {
+        enrichment: scriptedEnrichment(capture.content),
+        by: null,
+        status: "failed",
+        error: (error as Error).message,
+      };
     }
   }
 
-  private async embed(fields: Enrichment, content: string, signal?: AbortSignal): Promise<{ embedding: number[] | null; model: string | null; error?: string }> {
+  private async embed(
+    fields: Enrichment,
+    content: string,
+    signal?: AbortSignal,
+  ): Promise<{ embedding: number[] | null; model: string | null; error?: string }> {
     const embedder = this.deps.embedder;
     if (!embedder) return { embedding: null, model: null };
     try {

@@ -25,14 +25,21 @@ export interface CaptureUrlOptions extends FetchUrlOptions {
 export async function captureUrl(url: string, env: ModelEnv, options: CaptureUrlOptions = {}): Promise<Capture> {
   const key = env.FIRECRAWL_API_KEY?.trim();
   try {
-    if (key) return await viaFirecrawl(url, key, env.FIRECRAWL_BASE_URL?.trim() || FIRECRAWL_DEFAULT_BASE_URL, options.firecrawlFetch ?? fetch);
+    if (key)
+      return await viaFirecrawl(
+        url,
+        key,
+        env.FIRECRAWL_BASE_URL?.trim() || FIRECRAWL_DEFAULT_BASE_URL,
+        options.firecrawlFetch ?? fetch,
+      );
     const page = await fetchPublicPage(url, { maxBytes: MAX_NOTE_BYTES * 2, ...options, htmlText: readableText });
     const text = page.text.trim();
     if (!text) throw new DumpRefused(`${page.url} has no readable text. Nothing was stored.`);
     const content = `${page.title ? `${page.title}\n\n` : ""}${clipBytes(text, MAX_NOTE_BYTES - 4096)}${page.truncated ? "\n\n[The page was longer; only its start was read.]" : ""}`;
     return { kind: "url", source: page.url, content };
   } catch (error) {
-    if (error instanceof ToolError) throw new DumpRefused(`${error.message.replace(/ fetch_url /g, " Pencil ")} Nothing was stored.`);
+    if (error instanceof ToolError)
+      throw new DumpRefused(`${error.message.replace(/ fetch_url /g, " Pencil ")} Nothing was stored.`);
     throw error;
   }
 }
@@ -47,9 +54,12 @@ async function viaFirecrawl(url: string, key: string, base: string, doFetch: typ
   // Firecrawl fetches from its own servers, but a URL naming this machine or a private address is refused all the same.
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
   const literal = parsed.hostname.startsWith("[") || parseIPv4(host) !== null;
-  const refused = refusedHostName(host) ?? (literal && !judgeAddress(host).public ? `${host} is ${judgeAddress(host).reason}` : null);
+  const refused =
+    refusedHostName(host) ?? (literal && !judgeAddress(host).public ? `${host} is ${judgeAddress(host).reason}` : null);
   if ((parsed.protocol !== "http:" && parsed.protocol !== "https:") || refused) {
-    throw new DumpRefused(`Refused ${url}: ${refused ?? "only http:// and https:// pages are stored"}. Nothing was stored.`);
+    throw new DumpRefused(
+      `Refused ${url}: ${refused ?? "only http:// and https:// pages are stored"}. Nothing was stored.`,
+    );
   }
   let response: Response;
   try {
@@ -60,16 +70,28 @@ async function viaFirecrawl(url: string, key: string, base: string, doFetch: typ
       signal: AbortSignal.timeout(60_000),
     });
   } catch (error) {
-    throw new DumpRefused(`Firecrawl (${base}) could not be reached: ${(error as Error).message}. Nothing was stored; try again later.`);
+    throw new DumpRefused(
+      `Firecrawl (${base}) could not be reached: ${(error as Error).message}. Nothing was stored; try again later.`,
+    );
   }
-  const body = (await response.json().catch(() => null)) as { success?: boolean; data?: { markdown?: string; metadata?: { title?: string; sourceURL?: string } }; error?: string } | null;
+  const body = (await response.json().catch(() => null)) as {
+    success?: boolean;
+    data?: { markdown?: string; metadata?: { title?: string; sourceURL?: string } };
+    error?: string;
+  } | null;
   if (!response.ok || !body?.success || typeof body.data?.markdown !== "string") {
-    throw new DumpRefused(`Firecrawl could not read ${url} (HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}). Nothing was stored.`);
+    throw new DumpRefused(
+      `Firecrawl could not read ${url} (HTTP ${response.status}${body?.error ? `: ${body.error}` : ""}). Nothing was stored.`,
+    );
   }
   const title = body.data.metadata?.title?.trim();
   const text = body.data.markdown.trim();
   if (!text) throw new DumpRefused(`${url} has no readable text. Nothing was stored.`);
-  return { kind: "url", source: url, content: `${title ? `${title}\n\n` : ""}${clipBytes(text, MAX_NOTE_BYTES - 4096)}` };
+  return {
+    kind: "url",
+    source: url,
+    content: `${title ? `${title}\n\n` : ""}${clipBytes(text, MAX_NOTE_BYTES - 4096)}`,
+  };
 }
 
 const IMAGE_TYPES: { mediaType: string; test: (b: Uint8Array) => boolean }[] = [
@@ -83,8 +105,15 @@ const IMAGE_TYPES: { mediaType: string; test: (b: Uint8Array) => boolean }[] = [
 export function imageType(bytes: Uint8Array, name: string): string {
   const found = IMAGE_TYPES.find((t) => t.test(bytes));
   if (found) return found.mediaType;
-  const what = ascii(bytes, 0, 5) === "%PDF-" ? "a PDF" : ascii(bytes, 4, 12).startsWith("ftyphei") || ascii(bytes, 4, 12).startsWith("ftypmif") ? "a HEIC photo" : "not a supported image";
-  throw new DumpRefused(`${name} is ${what}. Photos are read as JPEG, PNG, WebP or GIF: convert it first (or paste its text). Nothing was stored.`);
+  const what =
+    ascii(bytes, 0, 5) === "%PDF-"
+      ? "a PDF"
+      : ascii(bytes, 4, 12).startsWith("ftyphei") || ascii(bytes, 4, 12).startsWith("ftypmif")
+        ? "a HEIC photo"
+        : "not a supported image";
+  throw new DumpRefused(
+    `${name} is ${what}. Photos are read as JPEG, PNG, WebP or GIF: convert it first (or paste its text). Nothing was stored.`,
+  );
 }
 
 /** What the vision model is asked of a photo going into the notes. */
@@ -98,31 +127,56 @@ const PHOTO_NOTE_PROMPT =
  * when there is one, comes first. Refuses a missing model, an unsupported type or a
  * photo over the cap, before anything is sent.
  */
-export async function capturePhoto(bytes: Uint8Array, name: string, caption: string | null, vision: VisionModel | null, signal?: AbortSignal): Promise<Capture> {
+export async function capturePhoto(
+  bytes: Uint8Array,
+  name: string,
+  caption: string | null,
+  vision: VisionModel | null,
+  signal?: AbortSignal,
+): Promise<Capture> {
   if (bytes.length === 0) throw new DumpRefused(`${name} is empty. Nothing was stored.`);
   if (bytes.length > MAX_IMAGE_BYTES) {
-    throw new DumpRefused(`${name} is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; photos are read up to 4 MB. Send a smaller or compressed copy. Nothing was stored.`);
+    throw new DumpRefused(
+      `${name} is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; photos are read up to 4 MB. Send a smaller or compressed copy. Nothing was stored.`,
+    );
   }
   const mediaType = imageType(bytes, name);
-  if (!vision) throw new DumpRefused("Reading photos needs a vision model: set GROQ_API_KEY (or OPENROUTER_API_KEY). Nothing was stored.");
+  if (!vision)
+    throw new DumpRefused(
+      "Reading photos needs a vision model: set GROQ_API_KEY (or OPENROUTER_API_KEY). Nothing was stored.",
+    );
   let text: string;
   try {
     text = await vision.read(bytes, mediaType, PHOTO_NOTE_PROMPT, signal);
   } catch (error) {
-    throw new DumpRefused(`The vision model (${vision.label}) could not read ${name}: ${(error as Error).message}. Nothing was stored; try again later.`);
+    throw new DumpRefused(
+      `The vision model (${vision.label}) could not read ${name}: ${(error as Error).message}. Nothing was stored; try again later.`,
+    );
   }
-  if (!text) throw new DumpRefused(`The vision model (${vision.label}) found nothing to read in ${name}. Nothing was stored.`);
+  if (!text)
+    throw new DumpRefused(`The vision model (${vision.label}) found nothing to read in ${name}. Nothing was stored.`);
   const captionText = caption?.trim();
-  return { kind: "image", source: name, content: captionText ? `${captionText}\n\n${text}` : text, original: { bytes, mediaType } };
+  return {
+    kind: "image",
+    source: name,
+    content: captionText ? `${captionText}\n\n${text}` : text,
+    original: { bytes, mediaType },
+  };
 }
 
 /** A photo file from disk as a note (`brain dump --image FILE`). */
-export async function captureImage(path: string, read: (path: string) => Buffer, vision: VisionModel | null): Promise<Capture> {
+export async function captureImage(
+  path: string,
+  read: (path: string) => Buffer,
+  vision: VisionModel | null,
+): Promise<Capture> {
   let bytes: Buffer;
   try {
     bytes = read(path);
   } catch (error) {
-    throw new DumpRefused(`Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path. Nothing was stored.`);
+    throw new DumpRefused(
+      `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path. Nothing was stored.`,
+    );
   }
   return capturePhoto(bytes, basename(path), null, vision);
 }
@@ -132,5 +186,10 @@ function ascii(bytes: Uint8Array, from: number, to: number): string {
 }
 
 function clipBytes(text: string, max: number): string {
-  return Buffer.byteLength(text, "utf8") <= max ? text : Buffer.from(text, "utf8").subarray(0, max).toString("utf8").replace(/\uFFFD$/, "");
+  return Buffer.byteLength(text, "utf8") <= max
+    ? text
+    : Buffer.from(text, "utf8")
+        .subarray(0, max)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
 }

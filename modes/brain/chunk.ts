@@ -12,7 +12,8 @@ export function chunkText(text: string, size = CHUNK_CHARS): string[] {
   let rest = text.trim();
   while (rest.length > size) {
     const window = rest.slice(0, size);
-    const cut = lastBreak(window, "\n\n") ?? lastBreak(window, ". ") ?? lastBreak(window, "\n") ?? lastBreak(window, " ") ?? size;
+    const cut =
+      lastBreak(window, "\n\n") ?? lastBreak(window, ". ") ?? lastBreak(window, "\n") ?? lastBreak(window, " ") ?? size;
     chunks.push(rest.slice(0, cut).trim());
     rest = rest.slice(cut).trim();
   }

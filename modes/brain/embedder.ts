@@ -38,7 +38,9 @@ export function embedderFromEnv(env: ModelEnv, fetchImpl?: typeof fetch): Embedd
     const provider = override.slice(0, colon);
     const name = override.slice(colon + 1).trim();
     if (colon <= 0 || !["gemini", "openrouter", "local"].includes(provider) || !name) {
-      throw new ModelConfigError(`PENCIL_EMBED_MODEL="${override}" is not understood: use gemini:NAME, openrouter:NAME or local:NAME (e.g. local:nomic-embed-text).`);
+      throw new ModelConfigError(
+        `PENCIL_EMBED_MODEL="${override}" is not understood: use gemini:NAME, openrouter:NAME or local:NAME (e.g. local:nomic-embed-text).`,
+      );
     }
     return build(provider as Provider, name, env, fetchImpl);
   }
@@ -51,27 +53,57 @@ function build(provider: Provider, name: string, env: ModelEnv, fetchImpl?: type
   const label = `${provider}:${name}`;
   const need = (variable: string): string => {
     const value = read(env, variable);
-    if (value === undefined) throw new ModelConfigError(`The embedding model ${label} needs ${variable}: set it in .env, or choose another with PENCIL_EMBED_MODEL.`);
+    if (value === undefined)
+      throw new ModelConfigError(
+        `The embedding model ${label} needs ${variable}: set it in .env, or choose another with PENCIL_EMBED_MODEL.`,
+      );
     return value;
   };
   let model: EmbeddingModel;
   let options: (task: "document" | "query") => Record<string, Record<string, string | number>> = () => ({});
   if (provider === "gemini") {
     const baseURL = read(env, "GEMINI_BASE_URL");
-    model = createGoogleGenerativeAI({ apiKey: need("GEMINI_API_KEY"), ...(baseURL ? { baseURL } : {}), ...(fetchImpl ? { fetch: fetchImpl } : {}) }).embeddingModel(name);
-    options = (task) => ({ google: { outputDimensionality: VECTOR_DIMENSIONS, taskType: task === "query" ? "RETRIEVAL_QUERY" : "RETRIEVAL_DOCUMENT" } });
+    model = createGoogleGenerativeAI({
+      apiKey: need("GEMINI_API_KEY"),
+      ...(baseURL ? { baseURL } : {}),
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    }).embeddingModel(name);
+    options = (task) => ({
+      google: {
+        outputDimensionality: VECTOR_DIMENSIONS,
+        taskType: task === "query" ? "RETRIEVAL_QUERY" : "RETRIEVAL_DOCUMENT",
+      },
+    });
   } else if (provider === "openrouter") {
     const baseURL = read(env, "OPENROUTER_BASE_URL");
-    model = createOpenRouter({ apiKey: need("OPENROUTER_API_KEY"), ...(baseURL ? { baseURL } : {}), ...(fetchImpl ? { fetch: fetchImpl } : {}), appName: "Pencil" }).textEmbeddingModel(name);
+    model = createOpenRouter({
+      apiKey: need("OPENROUTER_API_KEY"),
+      ...(baseURL ? { baseURL } : {}),
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+      appName: "Pencil",
+    }).textEmbeddingModel(name);
   } else {
-    model = createOpenAICompatible({ name: "local", apiKey: "local", baseURL: need("LOCAL_LLM_BASE_URL"), ...(fetchImpl ? { fetch: fetchImpl } : {}) }).embeddingModel(name);
+    model = createOpenAICompatible({
+      name: "local",
+      apiKey: "local",
+      baseURL: need("LOCAL_LLM_BASE_URL"),
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    }).embeddingModel(name);
   }
   // No retries: a note whose vector fails is stored without one and embedded by `brain reindex`; a question falls back to full text.
   const embed = async (values: string[], task: "document" | "query", signal?: AbortSignal): Promise<number[][]> => {
-    const { embeddings } = await embedMany({ model, values, providerOptions: options(task), maxRetries: 0, ...(signal ? { abortSignal: signal } : {}) });
+    const { embeddings } = await embedMany({
+      model,
+      values,
+      providerOptions: options(task),
+      maxRetries: 0,
+      ...(signal ? { abortSignal: signal } : {}),
+    });
     for (const vector of embeddings) {
       if (vector.length === 0 || vector.length > VECTOR_DIMENSIONS || vector.some((x) => !Number.isFinite(x))) {
-        throw new Error(`${label} returned a vector of ${vector.length} dimensions; the brain needs 1 to ${VECTOR_DIMENSIONS} finite numbers.`);
+        throw new Error(
+          `${label} returned a vector of ${vector.length} dimensions; the brain needs 1 to ${VECTOR_DIMENSIONS} finite numbers.`,
+        );
       }
     }
     return embeddings;
@@ -94,7 +126,7 @@ export function meanOfUnitVectors(vectors: number[][]): number[] {
   const sum = new Array<number>(width).fill(0);
   for (const v of vectors) {
     const norm = Math.hypot(...v) || 1;
-    v.forEach((x, i) => (sum[i]! += x / norm));
+    for (const [i, x] of v.entries()) sum[i]! += x / norm;
   }
   return sum.map((x) => x / vectors.length);
 }

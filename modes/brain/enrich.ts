@@ -24,8 +24,15 @@ export interface ChatModel {
 }
 
 /** Asks the model for title, tags and summary; throws when the model fails or answers something that does not parse. */
-export async function enrichWithModel(chat: ChatModel, content: string, kind: NoteKind, source: string | null, signal?: AbortSignal): Promise<Enrichment> {
-  const header = kind === "text" ? "A note:" : kind === "url" ? `A web page (${source}):` : `Text read from a photo (${source}):`;
+export async function enrichWithModel(
+  chat: ChatModel,
+  content: string,
+  kind: NoteKind,
+  source: string | null,
+  signal?: AbortSignal,
+): Promise<Enrichment> {
+  const header =
+    kind === "text" ? "A note:" : kind === "url" ? `A web page (${source}):` : `Text read from a photo (${source}):`;
   const clipped = content.length > ENRICH_CHARS ? `${content.slice(0, ENRICH_CHARS)}\n[…cut]` : content;
   const { generateText } = await import("ai");
   const { text } = await generateText({
@@ -50,7 +57,10 @@ export function parseEnrichment(reply: string): Enrichment {
     throw new Error("the model's reply was not valid JSON");
   }
   const parsed = enrichmentSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`the model's reply did not fit the note schema (${parsed.error.issues.map((i) => `${i.path.join(".") || "reply"}: ${i.message}`).join("; ")})`);
+  if (!parsed.success)
+    throw new Error(
+      `the model's reply did not fit the note schema (${parsed.error.issues.map((i) => `${i.path.join(".") || "reply"}: ${i.message}`).join("; ")})`,
+    );
   const tags = [...new Set(parsed.data.tags.map((t) => t.toLowerCase()))].slice(0, 6);
   return { title: parsed.data.title.slice(0, 80), tags, summary: parsed.data.summary };
 }
@@ -69,14 +79,21 @@ const STOP = new Set(
  */
 export function scriptedEnrichment(content: string): Enrichment {
   const text = content.replace(/\s+/g, " ").trim();
-  const firstLine = content.trim().split("\n")[0]!.trim().replace(/^#+\s*/, "");
+  const firstLine = content
+    .trim()
+    .split("\n")[0]!
+    .trim()
+    .replace(/^#+\s*/, "");
   const firstSentence = /^.+?[.!?](?=\s|$)/.exec(firstLine)?.[0] ?? firstLine;
   const title = clip(firstSentence || "Untitled note", 80);
   const counts = new Map<string, number>();
   for (const word of text.toLowerCase().match(/[\p{L}][\p{L}\p{N}-]{2,}/gu) ?? []) {
     if (!STOP.has(word)) counts.set(word, (counts.get(word) ?? 0) + 1);
   }
-  const tags = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3).map(([w]) => w);
+  const tags = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, 3)
+    .map(([w]) => w);
   const sentences = text.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [text];
   const summary = clip(sentences.slice(0, 2).join("").trim() || text, 300);
   return { title, tags: tags.length ? tags : ["note"], summary };

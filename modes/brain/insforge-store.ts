@@ -25,16 +25,27 @@ export class InsforgeStore implements BrainStore {
 
   /** Connects and checks that the schema is there, with an error that says how to apply it. */
   static async connect(baseUrl: string, anonKey: string, fetchImpl?: typeof fetch): Promise<InsforgeStore> {
-    const client = createClient({ baseUrl, anonKey, retryCount: 1, timeout: 20_000, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+    const client = createClient({
+      baseUrl,
+      anonKey,
+      retryCount: 1,
+      timeout: 20_000,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    });
     const store = new InsforgeStore(client, `InsForge (${baseUrl})`);
-    const check = (await client.database.from("brain_meta").select("value").eq("key", "schema_version")) as SdkResult<{ value: string }[]>;
+    const check = (await client.database.from("brain_meta").select("value").eq("key", "schema_version")) as SdkResult<
+      { value: string }[]
+    >;
     if (check.error) {
       throw new BrainStoreError(
         `The InsForge project at ${baseUrl} has no brain schema, or the anon key cannot reach it (${describe(check.error)}). Apply modes/brain/schema.sql once in the project's SQL editor (see the README, "The second brain").`,
       );
     }
     const version = Number.parseInt(check.data?.[0]?.value ?? "", 10);
-    if (version > 1) throw new BrainStoreError(`The InsForge brain at ${baseUrl} has schema version ${version}, newer than this Pencil knows (1). Update Pencil.`);
+    if (version > 1)
+      throw new BrainStoreError(
+        `The InsForge brain at ${baseUrl} has schema version ${version}, newer than this Pencil knows (1). Update Pencil.`,
+      );
     return store;
   }
 
@@ -58,18 +69,27 @@ export class InsforgeStore implements BrainStore {
         ])
         .select(COLUMNS),
     );
-    if (!rows[0]) throw new BrainStoreError("InsForge stored the note but did not return it; check the brain_notes policies of schema.sql.");
+    if (!rows[0])
+      throw new BrainStoreError(
+        "InsForge stored the note but did not return it; check the brain_notes policies of schema.sql.",
+      );
     return toNote(rows[0]);
   }
 
   async get(id: number): Promise<Note | null> {
-    const rows = await this.run<NoteRow[]>("read a note", this.client.database.from("brain_notes").select(COLUMNS).eq("id", id));
+    const rows = await this.run<NoteRow[]>(
+      "read a note",
+      this.client.database.from("brain_notes").select(COLUMNS).eq("id", id),
+    );
     return rows[0] ? toNote(rows[0]) : null;
   }
 
   async getMany(ids: number[]): Promise<Note[]> {
     if (ids.length === 0) return [];
-    const rows = await this.run<NoteRow[]>("read notes", this.client.database.from("brain_notes").select(COLUMNS).in("id", ids));
+    const rows = await this.run<NoteRow[]>(
+      "read notes",
+      this.client.database.from("brain_notes").select(COLUMNS).in("id", ids),
+    );
     const byId = new Map(rows.map((r) => [Number(r.id), toNote(r)]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
   }
@@ -77,13 +97,21 @@ export class InsforgeStore implements BrainStore {
   async list(limit: number): Promise<Note[]> {
     const rows = await this.run<NoteRow[]>(
       "list notes",
-      this.client.database.from("brain_notes").select(COLUMNS).order("created_at", { ascending: false }).order("id", { ascending: false }).limit(limit),
+      this.client.database
+        .from("brain_notes")
+        .select(COLUMNS)
+        .order("created_at", { ascending: false })
+        .order("id", { ascending: false })
+        .limit(limit),
     );
     return rows.map(toNote);
   }
 
   async remove(id: number): Promise<boolean> {
-    const rows = await this.run<{ id: number }[]>("delete a note", this.client.database.from("brain_notes").delete().eq("id", id).select("id"));
+    const rows = await this.run<{ id: number }[]>(
+      "delete a note",
+      this.client.database.from("brain_notes").delete().eq("id", id).select("id"),
+    );
     return rows.length > 0;
   }
 
@@ -102,23 +130,39 @@ export class InsforgeStore implements BrainStore {
   async matchVector(embedding: number[], model: string, count: number, minSimilarity: number): Promise<ScoredId[]> {
     const rows = await this.run<{ id: number; similarity: number }[]>(
       "search by meaning",
-      this.client.database.rpc("match_notes", { query_embedding: vectorText(embedding), embedding_model: model, match_count: count, min_similarity: minSimilarity }),
+      this.client.database.rpc("match_notes", {
+        query_embedding: vectorText(embedding),
+        embedding_model: model,
+        match_count: count,
+        min_similarity: minSimilarity,
+      }),
     );
     return rows.map((r) => ({ id: Number(r.id), score: Number(r.similarity) }));
   }
 
   async matchText(query: string, count: number): Promise<ScoredId[]> {
-    const rows = await this.run<{ id: number; rank: number }[]>("search the text", this.client.database.rpc("search_notes", { query_text: query, match_count: count }));
+    const rows = await this.run<{ id: number; rank: number }[]>(
+      "search the text",
+      this.client.database.rpc("search_notes", { query_text: query, match_count: count }),
+    );
     return rows.map((r) => ({ id: Number(r.id), score: Number(r.rank) }));
   }
 
   async waitingIds(model: string | null, enrich: boolean): Promise<number[]> {
-    const rows = await this.run<{ id: number }[]>("find notes to reindex", this.client.database.rpc("brain_waiting", { current_model: model, include_unenriched: enrich }));
+    const rows = await this.run<{ id: number }[]>(
+      "find notes to reindex",
+      this.client.database.rpc("brain_waiting", { current_model: model, include_unenriched: enrich }),
+    );
     return rows.map((r) => Number(r.id));
   }
 
   async counts(currentModel: string | null): Promise<BrainCounts> {
-    return sumCounts(await this.run<CountRow[]>("count notes", this.client.database.rpc("brain_counts", { current_model: currentModel })));
+    return sumCounts(
+      await this.run<CountRow[]>(
+        "count notes",
+        this.client.database.rpc("brain_counts", { current_model: currentModel }),
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -131,7 +175,9 @@ export class InsforgeStore implements BrainStore {
     try {
       result = await call;
     } catch (error) {
-      throw new BrainStoreError(`Could not ${what} on ${this.label}: ${(error as Error).message}. Check INSFORGE_BASE_URL and the network.`);
+      throw new BrainStoreError(
+        `Could not ${what} on ${this.label}: ${(error as Error).message}. Check INSFORGE_BASE_URL and the network.`,
+      );
     }
     if (result.error) throw new BrainStoreError(`Could not ${what} on ${this.label}: ${describe(result.error)}.`);
     return (result.data ?? []) as T;
@@ -139,5 +185,8 @@ export class InsforgeStore implements BrainStore {
 }
 
 function describe(error: NonNullable<SdkResult<unknown>["error"]>): string {
-  return [error.message, error.code ? `code ${error.code}` : "", error.hint ?? ""].filter(Boolean).join("; ") || "unknown error";
+  return (
+    [error.message, error.code ? `code ${error.code}` : "", error.hint ?? ""].filter(Boolean).join("; ") ||
+    "unknown error"
+  );
 }

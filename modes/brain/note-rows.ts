@@ -42,9 +42,14 @@ export function sumCounts(rows: CountRow[]): BrainCounts {
 export function vectorText(values: number[] | null | undefined): string | null {
   if (!values) return null;
   if (values.length > VECTOR_DIMENSIONS) {
-    throw new BrainStoreError(`The embedding has ${values.length} dimensions; the brain stores at most ${VECTOR_DIMENSIONS}. Choose a model with ${VECTOR_DIMENSIONS} or fewer (PENCIL_EMBED_MODEL).`);
+    throw new BrainStoreError(
+      `The embedding has ${values.length} dimensions; the brain stores at most ${VECTOR_DIMENSIONS}. Choose a model with ${VECTOR_DIMENSIONS} or fewer (PENCIL_EMBED_MODEL).`,
+    );
   }
-  const padded = values.length === VECTOR_DIMENSIONS ? values : [...values, ...new Array<number>(VECTOR_DIMENSIONS - values.length).fill(0)];
+  const padded =
+    values.length === VECTOR_DIMENSIONS
+      ? values
+      : [...values, ...new Array<number>(VECTOR_DIMENSIONS - values.length).fill(0)];
   return `[${padded.join(",")}]`;
 }
 

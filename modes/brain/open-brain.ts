@@ -31,7 +31,9 @@ export async function openStore(env: ModelEnv, options: OpenBrainOptions = {}): 
     const baseUrl = env.INSFORGE_BASE_URL?.trim();
     const anonKey = env.INSFORGE_ANON_KEY?.trim();
     if (!baseUrl || !anonKey) {
-      throw new BrainStoreError("The hosted brain needs both INSFORGE_BASE_URL and INSFORGE_ANON_KEY; only one is set. Set the other, or unset both to use the embedded store.");
+      throw new BrainStoreError(
+        "The hosted brain needs both INSFORGE_BASE_URL and INSFORGE_ANON_KEY; only one is set. Set the other, or unset both to use the embedded store.",
+      );
     }
     const { InsforgeStore } = await import("./insforge-store.ts");
     return InsforgeStore.connect(baseUrl, anonKey, options.fetch);

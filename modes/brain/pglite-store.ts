@@ -60,7 +60,17 @@ export class PgliteStore implements BrainStore {
     const { rows } = await this.db.query<Row>(
       `insert into brain_notes (kind, source, content, title, tags, summary, enriched_by, embedding_model, embedding)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector) returning ${COLUMNS}`,
-      [note.kind, note.source, note.content, note.title, note.tags, note.summary, note.enrichedBy, note.embeddingModel, vectorText(note.embedding)],
+      [
+        note.kind,
+        note.source,
+        note.content,
+        note.title,
+        note.tags,
+        note.summary,
+        note.enrichedBy,
+        note.embeddingModel,
+        vectorText(note.embedding),
+      ],
     );
     return toNote(rows[0]!);
   }
@@ -72,7 +82,17 @@ export class PgliteStore implements BrainStore {
         await tx.query(
           `insert into brain_notes (kind, source, content, title, tags, summary, enriched_by, embedding_model, embedding)
            values ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector)`,
-          [note.kind, note.source, note.content, note.title, note.tags, note.summary, note.enrichedBy, note.embeddingModel, vectorText(note.embedding)],
+          [
+            note.kind,
+            note.source,
+            note.content,
+            note.title,
+            note.tags,
+            note.summary,
+            note.enrichedBy,
+            note.embeddingModel,
+            vectorText(note.embedding),
+          ],
         );
       }
     });
@@ -91,7 +111,10 @@ export class PgliteStore implements BrainStore {
   }
 
   async list(limit: number): Promise<Note[]> {
-    const { rows } = await this.db.query<Row>(`select ${COLUMNS} from brain_notes order by created_at desc, id desc limit $1`, [limit]);
+    const { rows } = await this.db.query<Row>(
+      `select ${COLUMNS} from brain_notes order by created_at desc, id desc limit $1`,
+      [limit],
+    );
     return rows.map(toNote);
   }
 
@@ -119,27 +142,33 @@ export class PgliteStore implements BrainStore {
   }
 
   async matchVector(embedding: number[], model: string, count: number, minSimilarity: number): Promise<ScoredId[]> {
-    const { rows } = await this.db.query<{ id: number | string; similarity: number }>(`select id, similarity from match_notes($1::vector, $2, $3, $4)`, [
-      vectorText(embedding),
-      model,
-      count,
-      minSimilarity,
-    ]);
+    const { rows } = await this.db.query<{ id: number | string; similarity: number }>(
+      `select id, similarity from match_notes($1::vector, $2, $3, $4)`,
+      [vectorText(embedding), model, count, minSimilarity],
+    );
     return rows.map((r) => ({ id: Number(r.id), score: r.similarity }));
   }
 
   async matchText(query: string, count: number): Promise<ScoredId[]> {
-    const { rows } = await this.db.query<{ id: number | string; rank: number }>(`select id, rank from search_notes($1, $2)`, [query, count]);
+    const { rows } = await this.db.query<{ id: number | string; rank: number }>(
+      `select id, rank from search_notes($1, $2)`,
+      [query, count],
+    );
     return rows.map((r) => ({ id: Number(r.id), score: r.rank }));
   }
 
   async waitingIds(model: string | null, enrich: boolean): Promise<number[]> {
-    const { rows } = await this.db.query<{ id: number | string }>(`select id from brain_waiting($1, $2)`, [model, enrich]);
+    const { rows } = await this.db.query<{ id: number | string }>(`select id from brain_waiting($1, $2)`, [
+      model,
+      enrich,
+    ]);
     return rows.map((r) => Number(r.id));
   }
 
   async counts(currentModel: string | null): Promise<BrainCounts> {
-    const { rows } = await this.db.query<CountRow>(`select model, notes, waiting from brain_counts($1)`, [currentModel]);
+    const { rows } = await this.db.query<CountRow>(`select model, notes, waiting from brain_counts($1)`, [
+      currentModel,
+    ]);
     return sumCounts(rows);
   }
 
@@ -156,7 +185,9 @@ export class PgliteStore implements BrainStore {
 function checkDirectory(dir: string): void {
   if (!existsSync(dir)) return;
   if (!statSync(dir).isDirectory()) {
-    throw new BrainStoreError(`The brain database path ${dir} is a file, not a directory. Nothing was changed: move it away, or set PENCIL_HOME to another directory.`);
+    throw new BrainStoreError(
+      `The brain database path ${dir} is a file, not a directory. Nothing was changed: move it away, or set PENCIL_HOME to another directory.`,
+    );
   }
   const entries = readdirSync(dir);
   if (entries.length > 0 && !entries.includes("PG_VERSION")) {
@@ -171,14 +202,18 @@ async function prepare(db: PGlite, dir: string): Promise<void> {
   // One round trip on every open: the version row, or no brain_meta table at all (a new database).
   let value: string | undefined;
   try {
-    value = (await db.query<{ value: string }>(`select value from brain_meta where key = 'schema_version'`)).rows[0]?.value;
+    value = (await db.query<{ value: string }>(`select value from brain_meta where key = 'schema_version'`)).rows[0]
+      ?.value;
   } catch (error) {
     if ((error as { code?: string }).code !== "42P01") throw error; // undefined_table
     await db.exec(SCHEMA_SQL);
     return;
   }
   const found = Number.parseInt(value ?? "", 10);
-  if (!Number.isInteger(found)) throw new BrainStoreError(`The brain database in ${dir} has no schema version. Nothing was changed: restore it from a backup, or move it away to start a new brain.`);
+  if (!Number.isInteger(found))
+    throw new BrainStoreError(
+      `The brain database in ${dir} has no schema version. Nothing was changed: restore it from a backup, or move it away to start a new brain.`,
+    );
   if (found > SCHEMA_VERSION) {
     throw new BrainStoreError(
       `The brain database in ${dir} was written by a newer Pencil (schema version ${found}; this one knows up to ${SCHEMA_VERSION}). Nothing was changed: update Pencil to use it.`,

@@ -12,7 +12,11 @@ export function brainRecall(env: ModelEnv): RecallDeps {
     async search(query, signal) {
       if (!usesInsforge(env) && !existsSync(brainDir(pencilHomeOf(env)))) return [];
       // Loaded on the first recall only: the brain's clients and database are not for runs that never use it.
-      const [{ embedderFromEnv }, { openStore }, { retrieve }] = await Promise.all([import("./embedder.ts"), import("./open-brain.ts"), import("./retrieve.ts")]);
+      const [{ embedderFromEnv }, { openStore }, { retrieve }] = await Promise.all([
+        import("./embedder.ts"),
+        import("./open-brain.ts"),
+        import("./retrieve.ts"),
+      ]);
       let embedder = null;
       try {
         embedder = embedderFromEnv(env);
@@ -22,7 +26,17 @@ export function brainRecall(env: ModelEnv): RecallDeps {
       const store = await openStore(env);
       try {
         const found = await retrieve(store, embedder, query, 5, signal);
-        return found.notes.map(({ note }): RecalledNote => ({ id: note.id, title: note.title, createdAt: note.createdAt, kind: note.kind, source: note.source, tags: note.tags, content: note.content }));
+        return found.notes.map(
+          ({ note }): RecalledNote => ({
+            id: note.id,
+            title: note.title,
+            createdAt: note.createdAt,
+            kind: note.kind,
+            source: note.source,
+            tags: note.tags,
+            content: note.content,
+          }),
+        );
       } finally {
         await store.close();
       }

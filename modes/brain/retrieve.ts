@@ -35,7 +35,13 @@ export interface Retrieval {
  * by reciprocal rank fusion; notes under the minimum similarity that no full-text
  * search found are left out; the best `limit` are returned.
  */
-export async function retrieve(store: BrainStore, embedder: Embedder | null, question: string, limit = TOP_NOTES, signal?: AbortSignal): Promise<Retrieval> {
+export async function retrieve(
+  store: BrainStore,
+  embedder: Embedder | null,
+  question: string,
+  limit = TOP_NOTES,
+  signal?: AbortSignal,
+): Promise<Retrieval> {
   let vectorHits: ScoredId[] = [];
   let vectorError: string | undefined;
   let mode: Retrieval["mode"] = "full-text";
@@ -51,7 +57,9 @@ export async function retrieve(store: BrainStore, embedder: Embedder | null, que
   }
   const textHits = await textPromise;
   const fused = new Map<number, { score: number; similarity?: number; textMatch: boolean }>();
-  vectorHits.forEach((hit, rank) => fused.set(hit.id, { score: 1 / (RRF_K + rank + 1), similarity: hit.score, textMatch: false }));
+  for (const [rank, hit] of vectorHits.entries()) {
+    fused.set(hit.id, { score: 1 / (RRF_K + rank + 1), similarity: hit.score, textMatch: false });
+  }
   textHits.forEach((hit, rank) => {
     const entry = fused.get(hit.id) ?? { score: 0, textMatch: false };
     entry.score += 1 / (RRF_K + rank + 1);
@@ -62,7 +70,18 @@ export async function retrieve(store: BrainStore, embedder: Embedder | null, que
   const notes = await store.getMany(best.map(([id]) => id));
   const byId = new Map(notes.map((n) => [n.id, n]));
   return {
-    notes: best.flatMap(([id, hit]) => (byId.has(id) ? [{ note: byId.get(id)!, score: hit.score, textMatch: hit.textMatch, ...(hit.similarity !== undefined ? { similarity: hit.similarity } : {}) }] : [])),
+    notes: best.flatMap(([id, hit]) =>
+      byId.has(id)
+        ? [
+            {
+              note: byId.get(id)!,
+              score: hit.score,
+              textMatch: hit.textMatch,
+              ...(hit.similarity !== undefined ? { similarity: hit.similarity } : {}),
+            },
+          ]
+        : [],
+    ),
     mode,
     ...(vectorError ? { vectorError } : {}),
   };

@@ -33,7 +33,10 @@ export interface BrainStore {
   /** Deletes one note; false when there was none with that id. */
   remove(id: number): Promise<boolean>;
   /** Replaces a note's enrichment and/or vector. */
-  update(id: number, patch: Partial<Pick<NewNote, "title" | "tags" | "summary" | "enrichedBy" | "embeddingModel" | "embedding">>): Promise<void>;
+  update(
+    id: number,
+    patch: Partial<Pick<NewNote, "title" | "tags" | "summary" | "enrichedBy" | "embeddingModel" | "embedding">>,
+  ): Promise<void>;
   /** Nearest notes by cosine similarity among notes of `model` only (never another model's vectors). */
   matchVector(embedding: number[], model: string, count: number, minSimilarity: number): Promise<ScoredId[]>;
   /** Full-text matches of the words of `query`, best first. */

@@ -7,12 +7,34 @@ const EXACT: ReadonlyMap<string, string> = new Map([
   ["no", "n"],
 ]);
 
-const SOUNDS_YES = new Set(["ok", "okay", "k", "lgtm", "approve", "approved", "accept", "sure", "yep", "yeah", "yup", "fine", "good", "looks good", "ship it", "go", "do it", "👍"]);
+const SOUNDS_YES = new Set([
+  "ok",
+  "okay",
+  "k",
+  "lgtm",
+  "approve",
+  "approved",
+  "accept",
+  "sure",
+  "yep",
+  "yeah",
+  "yup",
+  "fine",
+  "good",
+  "looks good",
+  "ship it",
+  "go",
+  "do it",
+  "👍",
+]);
 const SOUNDS_NO = new Set(["nope", "nah", "reject", "rejected", "deny", "refuse", "skip", "👎"]);
 
 /** The meaning of a word typed where a single key was expected (case-insensitive, trimmed, trailing punctuation ignored). */
 export function wordMeaning(word: string): WordMeaning {
-  const w = word.trim().toLowerCase().replace(/[.!]+$/, "");
+  const w = word
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, "");
   const exact = EXACT.get(w);
   if (exact) return { kind: "key", key: exact };
   if (SOUNDS_YES.has(w)) return { kind: "sounds-like", key: "y" };

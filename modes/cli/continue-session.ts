@@ -13,7 +13,12 @@ import type { CommandContext } from "./main.ts";
  * does not pile up silently), else none (a new session). Tells the owner which,
  * whether its last run was interrupted, and which staged files changed on disk since.
  */
-export function continueSession(ctx: CommandContext, runtime: Runtime, options: RunOptions = {}, mode: RunMode = "agent"): AgentRun | null {
+export function continueSession(
+  ctx: CommandContext,
+  runtime: Runtime,
+  options: RunOptions = {},
+  mode: RunMode = "agent",
+): AgentRun | null {
   const { io, args } = ctx;
   const store = new SessionStore(runtime.pencilHome);
   let id: string | undefined;
@@ -23,13 +28,18 @@ export function continueSession(ctx: CommandContext, runtime: Runtime, options: 
       id = store.resolveId(args.resume);
     } catch (error) {
       if (!(error instanceof UnknownSessionError)) throw error;
-      const known = store.listFor(runtime.ws.root).map((h) => `  ${h.id}  ${visible(h.goal.split("\n", 1)[0]!.slice(0, 70))}`);
-      throw new UsageError(`${error.message} ${known.length ? `Sessions of ${runtime.ws.root}:\n${known.join("\n")}` : `${runtime.ws.root} has no sessions yet.`}`);
+      const known = store
+        .listFor(runtime.ws.root)
+        .map((h) => `  ${h.id}  ${visible(h.goal.split("\n", 1)[0]!.slice(0, 70))}`);
+      throw new UsageError(
+        `${error.message} ${known.length ? `Sessions of ${runtime.ws.root}:\n${known.join("\n")}` : `${runtime.ws.root} has no sessions yet.`}`,
+      );
     }
     why = "Resuming";
   } else if (args.continue) {
     const latest = store.listFor(runtime.ws.root)[0];
-    if (!latest) throw new UsageError(`No session to continue in ${runtime.ws.root}: start one with pencil agent "<goal>".`);
+    if (!latest)
+      throw new UsageError(`No session to continue in ${runtime.ws.root}: start one with pencil agent "<goal>".`);
     id = latest.id;
     why = "Continuing";
   } else if (mode === "agent") {
@@ -53,13 +63,23 @@ export function continueSession(ctx: CommandContext, runtime: Runtime, options: 
   }
   const interrupted = header.running && !processAlive(header.running.pid);
   const c = io.colors;
-  io.err(`${c.cyan(why)} session ${id} — ${visible(header.goal.split("\n", 1)[0]!.slice(0, 100))} (${run.messages.length} messages, ${run.overlay.list().length} staged file(s))\n`);
-  if (why.startsWith("Changeset")) io.err(c.dim(`  (to start afresh instead: pencil review, or pencil discard ${run.changeset?.id ?? ""})\n`));
-  if (interrupted) io.err(c.yellow(`  Its last run was interrupted (the process ended mid-run); the steps it finished are kept.\n`));
+  io.err(
+    `${c.cyan(why)} session ${id} — ${visible(header.goal.split("\n", 1)[0]!.slice(0, 100))} (${run.messages.length} messages, ${run.overlay.list().length} staged file(s))\n`,
+  );
+  if (why.startsWith("Changeset"))
+    io.err(c.dim(`  (to start afresh instead: pencil review, or pencil discard ${run.changeset?.id ?? ""})\n`));
+  if (interrupted)
+    io.err(c.yellow(`  Its last run was interrupted (the process ended mid-run); the steps it finished are kept.\n`));
   const changed = run.changedOnDisk();
   if (changed.length > 0) {
-    io.err(c.yellow(`  Changed on disk since they were staged (your edits, or applied elsewhere): ${changed.map(visible).join(", ")}\n`));
-    run.noteForNextTurn(`These staged files changed on disk since you staged them (the user's edits or another front end's apply): ${changed.join(", ")}. Read them again before changing them further; applying the old staged versions would be refused as conflicts.`);
+    io.err(
+      c.yellow(
+        `  Changed on disk since they were staged (your edits, or applied elsewhere): ${changed.map(visible).join(", ")}\n`,
+      ),
+    );
+    run.noteForNextTurn(
+      `These staged files changed on disk since you staged them (the user's edits or another front end's apply): ${changed.join(", ")}. Read them again before changing them further; applying the old staged versions would be refused as conflicts.`,
+    );
   }
   return run;
 }

@@ -13,7 +13,12 @@ export type EditHook = (file: FileChange) => Promise<FileChange | null>;
  * the owner saved something else, replaces the staged content (re-diffed, marked
  * "edited by you") in `current.cs`, the changeset the review goes on to apply.
  */
-export function terminalEditHook(io: CliIO, runtime: Runtime, run: AgentRun | null, current: { cs: Changeset }): EditHook {
+export function terminalEditHook(
+  io: CliIO,
+  runtime: Runtime,
+  run: AgentRun | null,
+  current: { cs: Changeset },
+): EditHook {
   return async (file) => {
     const outcome = openStagedInEditor(file, runtime.env);
     if (outcome.kind === "refused") {
@@ -26,7 +31,9 @@ export function terminalEditHook(io: CliIO, runtime: Runtime, run: AgentRun | nu
     }
     current.cs = replaceStagedContent(runtime, current.cs, file.path, outcome.bytes, run);
     const updated = current.cs.files.find((f) => f.path === file.path)!;
-    io.out(`${io.colors.cyan("edited by you:")} ${visible(file.path)} — the diff below is what would be written now.\n`);
+    io.out(
+      `${io.colors.cyan("edited by you:")} ${visible(file.path)} — the diff below is what would be written now.\n`,
+    );
     return updated;
   };
 }

@@ -61,7 +61,11 @@ export function hint(io: CliIO, rest: string): string {
  * the launcher passes its $0 (`pencil` when found on PATH, else the path as typed);
  * `npm run` starts in Pencil's directory, where `./bin/pencil` works; else `bun <index>`.
  */
-export function invocationOf(env: Env, argv1: string = process.argv[1] ?? "index.ts", cwd: string = process.cwd()): string {
+export function invocationOf(
+  env: Env,
+  argv1: string = process.argv[1] ?? "index.ts",
+  cwd: string = process.cwd(),
+): string {
   const launcher = env.PENCIL_INVOKED_AS;
   if (launcher) return launcher === "pencil" ? "pencil" : quoteIfNeeded(launcher);
   if (env.npm_lifecycle_event) return "./bin/pencil";

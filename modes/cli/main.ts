@@ -43,7 +43,12 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor", "brain", "steps"]);
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
-export async function main(argv: string[], env: Env = process.env, io?: CliIO, startDir: string = process.cwd()): Promise<number> {
+export async function main(
+  argv: string[],
+  env: Env = process.env,
+  io?: CliIO,
+  startDir: string = process.cwd(),
+): Promise<number> {
   // The user's $PENCIL_HOME/.env fills in what the environment and Pencil's .env leave unset.
   const config = loadConfig(env, startDir);
   io ??= processIO(env);
@@ -60,10 +65,14 @@ export async function main(argv: string[], env: Env = process.env, io?: CliIO, s
     }
     if (!Object.hasOwn(COMMANDS, args.command)) {
       const guess = closest(args.command, Object.keys(COMMANDS));
-      throw new UsageError(`Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`);
+      throw new UsageError(
+        `Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`,
+      );
     }
     if (args.json && !JSON_COMMANDS.has(args.command)) {
-      throw new UsageError(`--json is for ${[...JSON_COMMANDS].join(", ")}; ${args.command} has no machine-readable output.`);
+      throw new UsageError(
+        `--json is for ${[...JSON_COMMANDS].join(", ")}; ${args.command} has no machine-readable output.`,
+      );
     }
     const command = await COMMANDS[args.command]!();
     const commandIO = args.json ? machineIO(io) : io;
@@ -79,7 +88,8 @@ export function reportFailure(io: CliIO, error: unknown): number {
   const c = io.colors;
   // Messages from the layers below suggest `pencil <command>`: spell it the way this Pencil was started.
   const inv = io.invocation ?? "pencil";
-  const say = (text: string) => io.err(inv === "pencil" ? text : text.replace(/(^|[\s`(])pencil (?=[a-z-])/g, `$1${inv} `));
+  const say = (text: string) =>
+    io.err(inv === "pencil" ? text : text.replace(/(^|[\s`(])pencil (?=[a-z-])/g, `$1${inv} `));
   // Every failure raised on purpose says its own exit code and words; anything else is a bug's message, exit 1.
   if (PencilError.isInstance(error)) {
     say(`${c.red(error.label)} ${error.userMessage}\n`);

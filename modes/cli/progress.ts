@@ -75,8 +75,11 @@ export class ProgressView {
   /** `pencil agent · groq:… → openrouter:… · ~/code/app`, printed before the first request. */
   header(mode: string, models: string[], workspace: string, home?: string): void {
     const c = this.io.colors;
-    const where = home && (workspace === home || workspace.startsWith(`${home}/`)) ? `~${workspace.slice(home.length)}` : workspace;
-    this.line(`${c.bold(`pencil ${mode}`)} ${c.dim("·")} ${c.cyan(models.map(visible).join(" → ") || "no model")} ${c.dim("·")} ${visible(where)}`);
+    const where =
+      home && (workspace === home || workspace.startsWith(`${home}/`)) ? `~${workspace.slice(home.length)}` : workspace;
+    this.line(
+      `${c.bold(`pencil ${mode}`)} ${c.dim("·")} ${c.cyan(models.map(visible).join(" → ") || "no model")} ${c.dim("·")} ${visible(where)}`,
+    );
     this.startSpinner("waiting for the model");
   }
 
@@ -122,7 +125,9 @@ export class ProgressView {
         const ms = Math.max(0, event.ms - (this.waited.get(event.callId) ?? 0));
         this.waited.delete(event.callId);
         const detail = event.ok ? firstLine(event.output) : c.red(firstLine(forPerson(event.output)));
-        this.line(`  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}`);
+        this.line(
+          `  ${mark} ${c.bold(event.tool)} ${subject} ${c.dim(`${Math.round(ms)}ms`)}${detail && (!event.ok || event.output.startsWith("Staged")) ? ` — ${detail}` : ""}`,
+        );
         break;
       }
       case "policy":
@@ -133,7 +138,9 @@ export class ProgressView {
         if (event.decision === "deny" && event.answeredBy === "rule") {
           this.stopSpinner();
           this.refused.add(event.callId);
-          this.line(`  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(forPerson(event.reason))}`);
+          this.line(
+            `  ${c.yellow("⊘")} ${event.access} ${visible(event.path)} denied: ${firstLine(forPerson(event.reason))}`,
+          );
         }
         break;
       case "step-end":
@@ -141,10 +148,15 @@ export class ProgressView {
         this.flushBlocks(true);
         this.totals.inputTokens += event.usage.inputTokens;
         this.totals.outputTokens += event.usage.outputTokens;
-        if (this.contextChanged(event.model, event.context)) this.line(c.dim(`  · ${formatContext(event.context)} · ${event.model}`));
+        if (this.contextChanged(event.model, event.context))
+          this.line(c.dim(`  · ${formatContext(event.context)} · ${event.model}`));
         break;
       case "compacted":
-        this.line(c.dim(`  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window`));
+        this.line(
+          c.dim(
+            `  · compacted ${event.results} old tool results (${compact(event.chars)} chars) to stay within the context window`,
+          ),
+        );
         break;
       case "model-fallback":
         this.stopSpinner();
@@ -178,7 +190,10 @@ export class ProgressView {
     if (t.calls === 0 && t.inputTokens === 0 && t.outputTokens === 0) return "";
     const secs = ((performance.now() - this.started) / 1000).toFixed(1);
     // The log's path on a line of its own, never cut or indented, so it can be copied whole.
-    const log = this.logReady && this.options.logPath ? `${this.io.colors.dim("run's log (every output in full):")}\n${this.options.logPath}\n` : "";
+    const log =
+      this.logReady && this.options.logPath
+        ? `${this.io.colors.dim("run's log (every output in full):")}\n${this.options.logPath}\n`
+        : "";
     return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s`, this.width, "  "))}\n${log}`;
   }
 
@@ -209,7 +224,11 @@ export class ProgressView {
     try {
       if (!this.logReady) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       const input = this.callInput.get(event.callId);
-      appendFileSync(path, `## ${event.tool} ${JSON.stringify(input ?? {})} (${event.ok ? "ok" : "failed"}, ${Math.round(event.ms)} ms)\n${event.output}\n\n`, { mode: 0o600 });
+      appendFileSync(
+        path,
+        `## ${event.tool} ${JSON.stringify(input ?? {})} (${event.ok ? "ok" : "failed"}, ${Math.round(event.ms)} ms)\n${event.output}\n\n`,
+        { mode: 0o600 },
+      );
       this.logReady = true;
     } catch {
       // A log that cannot be written costs the full output on disk, not the run.

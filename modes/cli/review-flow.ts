@@ -53,18 +53,29 @@ const KEY_HELP = [
  */
 export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
   const c = io.colors;
-  io.out(`\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`);
+  io.out(
+    `\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`,
+  );
   io.out(formatSummary(cs, { color: io.color, width: io.columns }));
   const deps = findDependencies(cs, diskReader(cs));
-  for (const d of deps) io.out(`${wrapText(c.cyan(`${visible(d.from)} imports ${visible(d.to)}: decide them together.`), io.columns, "  ")}\n`);
+  for (const d of deps)
+    io.out(
+      `${wrapText(c.cyan(`${visible(d.from)} imports ${visible(d.to)}: decide them together.`), io.columns, "  ")}\n`,
+    );
   for (;;) {
     const decision = await decideFiles(io, cs, hooks);
     if (decision.quit) return decision;
-    const broken = splitDependencies(deps, decision.approved, decision.rejected.map((r) => r.path));
+    const broken = splitDependencies(
+      deps,
+      decision.approved,
+      decision.rejected.map((r) => r.path),
+    );
     if (broken.length === 0) return decision;
     io.out("\n");
     for (const d of broken) {
-      io.out(`${wrapText(c.yellow(`! ${visible(d.from)} (approved) imports ${visible(d.to)} (rejected): written alone, it may leave the code failing.`), io.columns, "  ")}\n`);
+      io.out(
+        `${wrapText(c.yellow(`! ${visible(d.from)} (approved) imports ${visible(d.to)} (rejected): written alone, it may leave the code failing.`), io.columns, "  ")}\n`,
+      );
     }
     const go = await io.key("Apply as decided? [y] yes  [n] decide again ", "yn");
     if (go === null) return { approved: [], rejected: [], quit: true };
@@ -95,7 +106,9 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
           if (sure !== "y") continue;
           key = meaning.key;
         } else {
-          io.out(`${wrapText(`"${visible(key)}" is not a key: nothing decided. To send it to the agent, press r, then type it. ? lists the keys.`, io.columns)}\n`);
+          io.out(
+            `${wrapText(`"${visible(key)}" is not a key: nothing decided. To send it to the agent, press r, then type it. ? lists the keys.`, io.columns)}\n`,
+          );
           continue;
         }
       }
@@ -116,7 +129,9 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
         continue;
       } else if (key === "e") {
         if (!hooks.edit) {
-          io.out(`${wrapText("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.", io.columns)}\n`);
+          io.out(
+            `${wrapText("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.", io.columns)}\n`,
+          );
           continue;
         }
         const edited = await hooks.edit(cs, file);
@@ -130,7 +145,9 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
         // Approving the rest never skips their diffs: show every one, then confirm.
         const rest = files.slice(i + 1);
         for (const [k, other] of rest.entries()) showDiff(io, other, i + 1 + k, files.length);
-        io.out(`${wrapText(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}?`, io.columns, "  ")}\n`);
+        io.out(
+          `${wrapText(`Approve ${rest.length + 1} file(s): ${[file, ...rest].map((f) => visible(f.path)).join(", ")}?`, io.columns, "  ")}\n`,
+        );
         const confirm = await io.key("Approve them all? [y/N] ", "yn");
         if (confirm === null) return quit;
         if (confirm !== "y") {
@@ -144,7 +161,9 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
             approved.push(f.path);
             continue;
           }
-          io.out(`${c.red(c.bold(`${visible(f.path)} is a binary change${f.flags.includes("became-binary") ? " (it was text)" : ""}`))} — approve all does not cover it.\n`);
+          io.out(
+            `${c.red(c.bold(`${visible(f.path)} is a binary change${f.flags.includes("became-binary") ? " (it was text)" : ""}`))} — approve all does not cover it.\n`,
+          );
           const own = await io.key(`Approve ${visible(f.path)} itself? [y/N] `, "yn");
           if (own === null) return quit;
           if (own === "y") approved.push(f.path);
@@ -166,9 +185,12 @@ export function reportApply(io: CliIO, result: ReviewedApply, rejected: Rejectio
   const c = io.colors;
   const line = (text: string) => io.out(`${wrapText(text, io.columns, "  ")}\n`);
   for (const path of result.applied) line(`${c.green("applied")}  ${visible(path)}`);
-  for (const path of result.alreadyApplied) line(`${c.dim("already applied")} ${visible(path)} (by another review of this changeset; left as it is)`);
-  for (const r of rejected) line(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}`);
-  for (const conflict of result.conflicts) line(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}`);
+  for (const path of result.alreadyApplied)
+    line(`${c.dim("already applied")} ${visible(path)} (by another review of this changeset; left as it is)`);
+  for (const r of rejected)
+    line(`${c.yellow("rejected")} ${visible(r.path)}${r.reason ? ` — ${visible(r.reason)}` : ""}`);
+  for (const conflict of result.conflicts)
+    line(`${c.red("conflict")} ${visible(conflict.path)}: ${visible(conflict.reason)}`);
   if (!cs) return;
   const notWritten = [...rejected.map((r) => r.path), ...result.conflicts.map((x) => x.path)];
   for (const d of splitDependencies(findDependencies(cs, diskReader(cs)), result.applied, notWritten)) {
@@ -191,7 +213,15 @@ export type ReviewExit = 0 | 3 | 4;
  * Reviews, applies, and — when files were rejected with reasons and a live run
  * exists — sends them back for revision; settleReview decides which.
  */
-export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, run: AgentRun | null, hooks: RunHooks | null, reviewHooks: ReviewHooks = {}, options: ReviewOptions = {}): Promise<ReviewExit> {
+export async function reviewLoop(
+  io: CliIO,
+  runtime: Runtime,
+  first: Changeset,
+  run: AgentRun | null,
+  hooks: RunHooks | null,
+  reviewHooks: ReviewHooks = {},
+  options: ReviewOptions = {},
+): Promise<ReviewExit> {
   let cs: Changeset | null = first;
   let conflicted = false;
   showGitState(io, runtime);
@@ -213,8 +243,16 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     const edit = reviewHooks.edit ?? ((_: Changeset, file: FileChange) => editFile(file));
     // [s]: the session's checkpoints that staged the file, when the run has a session.
     const session = run?.session;
-    const steps = reviewHooks.steps ?? (session ? (_cs: Changeset, path: string) => formatSteps(session.checkpoints(), { color: io.color, path }) : undefined);
-    const decision = await reviewChangeset(io, { ...current.cs, files: current.cs.files.filter((f) => !current.cs.decisions?.[f.path]) }, { ...reviewHooks, edit, ...(steps ? { steps } : {}) });
+    const steps =
+      reviewHooks.steps ??
+      (session
+        ? (_cs: Changeset, path: string) => formatSteps(session.checkpoints(), { color: io.color, path })
+        : undefined);
+    const decision = await reviewChangeset(
+      io,
+      { ...current.cs, files: current.cs.files.filter((f) => !current.cs.decisions?.[f.path]) },
+      { ...reviewHooks, edit, ...(steps ? { steps } : {}) },
+    );
     cs = current.cs;
     if (decision.quit) {
       io.out(`\nNothing applied. Changeset ${cs.id} is saved; review it later with: ${hint(io, `review ${cs.id}`)}\n`);
@@ -225,7 +263,11 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
     if (result.applied.length > 0) appliedRounds.push({ id: cs.id, paths: result.applied });
     if (result.conflicts.length > 0) {
       conflicted = true;
-      io.out(io.colors.red(`${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`));
+      io.out(
+        io.colors.red(
+          `${result.conflicts.length} approved file(s) were not written: they changed on disk since the agent read them (or can no longer be written).\n`,
+        ),
+      );
       io.out(`They stay pending; review them again against the disk as it is now: ${hint(io, `review ${cs.id}`)}\n`);
     }
     if (next.kind === "round-limit") io.out(`${revisionLimitText(next.limit, hint(io, "agent"))}\n`);
@@ -242,11 +284,19 @@ export async function reviewLoop(io: CliIO, runtime: Runtime, first: Changeset, 
 function showDiff(io: CliIO, file: FileChange, index: number, total: number): void {
   // A decision follows what was shown, so the review never cuts: no line is shortened and none is left out
   // (long lines wrap under their gutter). A hidden payload after 600 spaces is on screen like everything else.
-  const view = renderFileDiff(file, { color: io.color, width: io.columns, wrap: true, maxLines: Number.MAX_SAFE_INTEGER });
+  const view = renderFileDiff(file, {
+    color: io.color,
+    width: io.columns,
+    wrap: true,
+    maxLines: Number.MAX_SAFE_INTEGER,
+  });
   // The header line (path, kind, counts) wraps like text; the body wrapped itself under its gutter.
   const [head = "", ...body] = view.text.split("\n");
-  io.out(`\n${wrapText(`${io.colors.bold(`[${index + 1}/${total}]`)} ${head}`, io.columns, "  ")}\n${body.join("\n")}\n`);
-  if (view.fallback) io.out(io.colors.yellow("(diff too complex to compute quickly: showing before and after in full)\n"));
+  io.out(
+    `\n${wrapText(`${io.colors.bold(`[${index + 1}/${total}]`)} ${head}`, io.columns, "  ")}\n${body.join("\n")}\n`,
+  );
+  if (view.fallback)
+    io.out(io.colors.yellow("(diff too complex to compute quickly: showing before and after in full)\n"));
 }
 
 /** Reads an unchanged workspace file (for following imports); null outside the workspace, when unreadable, or when large. */

@@ -34,7 +34,11 @@ export async function runWithProgress(
     if (controller.signal.aborted) {
       view.pause();
       const cs = run.saveNow();
-      io.err(cs ? `\nStopped. Changeset ${cs.id} is saved; review it with: pencil review ${cs.id}\n` : "\nStopped; nothing was staged.\n");
+      io.err(
+        cs
+          ? `\nStopped. Changeset ${cs.id} is saved; review it with: pencil review ${cs.id}\n`
+          : "\nStopped; nothing was staged.\n",
+      );
       process.exit(cs ? 3 : 130);
     }
     controller.abort();
@@ -42,7 +46,8 @@ export async function runWithProgress(
   };
   process.on("SIGINT", onInterrupt);
   const loaded = instructionsFor(runtime);
-  if (loaded.files.length > 0 || loaded.skipped.length > 0) io.out(io.colors.dim(`instructions: ${visible(describeInstructions(loaded))}\n`));
+  if (loaded.files.length > 0 || loaded.skipped.length > 0)
+    io.out(io.colors.dim(`instructions: ${visible(describeInstructions(loaded))}\n`));
   // No human, no yes: without a terminal every question the run asks is answered no.
   const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
   const hooks: RunHooks = { approver, emit: view.sink, signal: controller.signal };
@@ -64,7 +69,14 @@ export async function runWithProgress(
  * review of README "The review", with revisions, then the `› ` follow-up prompt in the same session;
  * without one, nothing is applied, the changeset is saved, and the exit code is 3.
  */
-export async function runAndReview(io: CliIO, runtime: Runtime, goal: string, options: RunOptions = {}, review: ReviewOptions = {}, existing: AgentRun | null = null): Promise<number> {
+export async function runAndReview(
+  io: CliIO,
+  runtime: Runtime,
+  goal: string,
+  options: RunOptions = {},
+  review: ReviewOptions = {},
+  existing: AgentRun | null = null,
+): Promise<number> {
   const { run, hooks } = await runWithProgress(io, runtime, "agent", goal, options, undefined, existing);
   const code = await reviewAfterRun(io, runtime, run, hooks, review);
   return followUps(io, code, async (text) => {
@@ -95,7 +107,13 @@ export async function followUps(io: CliIO, first: number, turn: (text: string) =
 }
 
 /** The review half of runAndReview, for callers that ran the agent themselves. */
-export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun, hooks: RunHooks, review: ReviewOptions = {}): Promise<number> {
+export async function reviewAfterRun(
+  io: CliIO,
+  runtime: Runtime,
+  run: AgentRun,
+  hooks: RunHooks,
+  review: ReviewOptions = {},
+): Promise<number> {
   const outcome = run.outcome!;
   const cs = run.changeset;
   if (io.machine) {
@@ -112,17 +130,25 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
   }
   if (outcome.stopped === "error") {
     io.err(io.colors.red(`The run failed: ${outcome.error}\n`));
-    if (cs) io.err(`The work staged before the failure is saved as ${cs.id}; review it with: ${hint(io, `review ${cs.id}`)}\n`);
+    if (cs)
+      io.err(
+        `The work staged before the failure is saved as ${cs.id}; review it with: ${hint(io, `review ${cs.id}`)}\n`,
+      );
     return 1;
   }
-  if (outcome.stopped === "step-limit") io.err(io.colors.yellow("The run hit its step limit; review what it staged.\n"));
+  if (outcome.stopped === "step-limit")
+    io.err(io.colors.yellow("The run hit its step limit; review what it staged.\n"));
   if (!cs) {
-    io.out(outcome.stopped === "aborted" ? "Stopped; nothing was staged.\n" : "Nothing was staged: no file would change.\n");
+    io.out(
+      outcome.stopped === "aborted" ? "Stopped; nothing was staged.\n" : "Nothing was staged: no file would change.\n",
+    );
     return 0;
   }
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
-    io.out(`\nNo terminal to review on, so nothing was applied. Changeset ${cs.id} is saved.\nReview it with: ${hint(io, `review ${cs.id}`)}   (or print it: ${hint(io, `review ${cs.id} --patch`)})\n`);
+    io.out(
+      `\nNo terminal to review on, so nothing was applied. Changeset ${cs.id} is saved.\nReview it with: ${hint(io, `review ${cs.id}`)}   (or print it: ${hint(io, `review ${cs.id} --patch`)})\n`,
+    );
     return 3;
   }
   return reviewLoop(io, runtime, cs, run, hooks, {}, review);
@@ -130,5 +156,9 @@ export async function reviewAfterRun(io: CliIO, runtime: Runtime, run: AgentRun,
 
 /** `$PENCIL_HOME/logs/<time>-<pid>.log`: where a run's tool outputs are kept whole. */
 export function runLogPath(runtime: Runtime, now = new Date()): string {
-  return join(runtime.pencilHome, "logs", `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${process.pid}.log`);
+  return join(
+    runtime.pencilHome,
+    "logs",
+    `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${process.pid}.log`,
+  );
 }

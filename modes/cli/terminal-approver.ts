@@ -26,7 +26,11 @@ async function askOne(io: CliIO, question: PermissionQuestion, beforeAsk: () => 
   // The subject comes from the model: escape anything that could hide or repaint text.
   const subject = visible(question.subject);
   const what =
-    question.access === "run" ? `Run \`${subject}\`` : question.access === "send" ? `Send ${subject}` : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
+    question.access === "run"
+      ? `Run \`${subject}\``
+      : question.access === "send"
+        ? `Send ${subject}`
+        : `${question.access === "read" ? "Read" : "Write"} ${subject}`;
   // Policy reasons are written for the model; a send question's reason is written for the person.
   const why = question.access === "send" ? question.reason : forPerson(question.reason);
   io.out(`\n${c.yellow("?")} ${c.bold(what)} (${visible(question.tool)})\n  ${c.dim(visible(why))}\n`);

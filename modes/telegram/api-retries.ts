@@ -5,7 +5,15 @@ import type { ApiTimeouts } from "./api-timeouts.ts";
 export const NETWORK_RETRIES = 4;
 
 /** Network error codes that prove the request never left this machine or never reached the server. */
-const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "ConnectionRefused", "FailedToOpenSocket"]);
+const NEVER_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "ConnectionRefused",
+  "FailedToOpenSocket",
+]);
 
 /** True for a method that delivers something new to the chat: repeated after it reached Telegram, the owner gets it twice. */
 export function delivers(method: string): boolean {
@@ -46,7 +54,10 @@ export function pollingRetry(t: ApiTimeouts, log: (line: string) => void): Trans
           if (failures > 0) log(`polling again after ${failures} failed ${failures === 1 ? "try" : "tries"}`);
           return result;
         }
-        why = result.error_code === 409 ? "409 Conflict: another process polled with this bot token" : `${result.error_code} ${result.description}`;
+        why =
+          result.error_code === 409
+            ? "409 Conflict: another process polled with this bot token"
+            : `${result.error_code} ${result.description}`;
         retryAfter = result.parameters?.retry_after;
       } catch (error) {
         if (signal?.aborted || !(error instanceof HttpError)) throw error;

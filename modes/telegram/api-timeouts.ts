@@ -26,7 +26,15 @@ export const DEFAULT_TIMEOUTS: ApiTimeouts = {
   retryCapSeconds: 15,
 };
 
-const UPLOADS = new Set(["sendDocument", "sendPhoto", "sendAudio", "sendVideo", "sendVoice", "sendAnimation", "sendMediaGroup"]);
+const UPLOADS = new Set([
+  "sendDocument",
+  "sendPhoto",
+  "sendAudio",
+  "sendVideo",
+  "sendVoice",
+  "sendAnimation",
+  "sendMediaGroup",
+]);
 
 /** The longest any call may take; given to grammY's client as its own timeout, a backstop behind `callDeadlines`. */
 export function longestCall(t: ApiTimeouts): number {
@@ -56,7 +64,8 @@ export function callDeadlines(t: ApiTimeouts): Transformer {
       const both = signal ? AbortSignal.any([signal as unknown as AbortSignal, timer]) : timer;
       return await prev(method, payload, both as unknown as typeof signal);
     } catch (error) {
-      if (timer.aborted && !signal?.aborted) throw new HttpError(`Request to '${method}' got no answer within ${seconds} s`, error);
+      if (timer.aborted && !signal?.aborted)
+        throw new HttpError(`Request to '${method}' got no answer within ${seconds} s`, error);
       throw error;
     }
   };

@@ -32,7 +32,13 @@ export interface ServiceOptions {
  * review cards), the run gate, and the desks for questions, reviews, plans and runs.
  * Reviews revise through the launcher and plans proceed through it, so it is bound late.
  */
-export function createServices(api: Api, config: TelegramConfig, runtime: Runtime, log: (line: string) => void, options: ServiceOptions = {}): BotDeps {
+export function createServices(
+  api: Api,
+  config: TelegramConfig,
+  runtime: Runtime,
+  log: (line: string) => void,
+  options: ServiceOptions = {},
+): BotDeps {
   const stateDir = join(runtime.pencilHome, "telegram");
   const owner = config.ownerId;
   const outbox = new Outbox(api, log);
@@ -40,12 +46,30 @@ export function createServices(api: Api, config: TelegramConfig, runtime: Runtim
   const cards = new ReviewCards(join(stateDir, "cards.json"), log);
   const projects = new Projects(
     runtime,
-    (path) => createRuntime({ workspace: path, env: runtime.env, ...(options.allow ? { allow: options.allow } : {}), ...(options.deny ? { deny: options.deny } : {}), ...(options.model ? { model: options.model } : {}) }),
+    (path) =>
+      createRuntime({
+        workspace: path,
+        env: runtime.env,
+        ...(options.allow ? { allow: options.allow } : {}),
+        ...(options.deny ? { deny: options.deny } : {}),
+        ...(options.model ? { model: options.model } : {}),
+      }),
     () => readListedWorkspaces(runtime.pencilHome, runtime.ws.home).list,
   );
   const questions = new QuestionDesk(outbox, tokens, owner, options.questionTimeoutMs);
   let launcher: RunLauncher | undefined;
-  const review = new ReviewDesk({ get runtime() { return projects.runtime; }, runtimeFor: (root) => projects.runtimeFor(root), outbox, tokens, cards, ownerId: owner, log, revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied) });
+  const review = new ReviewDesk({
+    get runtime() {
+      return projects.runtime;
+    },
+    runtimeFor: (root) => projects.runtimeFor(root),
+    outbox,
+    tokens,
+    cards,
+    ownerId: owner,
+    log,
+    revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied),
+  });
   const plans = new PlanDesk(outbox, tokens, owner, async (goal) => void (await launcher!.launch("agent", goal)));
   launcher = new RunLauncher({
     get runtime() {

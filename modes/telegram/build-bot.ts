@@ -21,7 +21,9 @@ import { admitOnce, UpdateLedger } from "./update-ledger.ts";
  * slack), so no call waits on a silent connection for grammY's default 500 s.
  */
 export function createBot(config: TelegramConfig, timeouts: ApiTimeouts): Bot<PencilContext> {
-  const bot = new Bot<PencilContext>(config.token, { client: { apiRoot: config.apiRoot, timeoutSeconds: longestCall(timeouts) } });
+  const bot = new Bot<PencilContext>(config.token, {
+    client: { apiRoot: config.apiRoot, timeoutSeconds: longestCall(timeouts) },
+  });
   bot.api.config.use(callDeadlines(timeouts));
   return bot;
 }
@@ -37,18 +39,24 @@ export function hardenApi(bot: Bot<PencilContext>, log: (line: string) => void, 
     pollingRetry(timeouts, log),
     networkRetry(timeouts),
     except("getUpdates", autoRetry({ maxRetryAttempts: 5, maxDelaySeconds: 120, rethrowHttpErrors: true })),
-    htmlFallback((method, description) => log(`Telegram refused the HTML of a ${method} (${description}); sent it as plain text`)),
+    htmlFallback((method, description) =>
+      log(`Telegram refused the HTML of a ${method} (${description}); sent it as plain text`),
+    ),
   );
 }
 
 /** Logs an error (token scrubbed) and tells the owner, never throwing. */
-export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">): (what: string, error: unknown) => void {
+export function errorReporter(
+  deps: Pick<BotDeps, "outbox" | "config" | "log">,
+): (what: string, error: unknown) => void {
   return (what, error) => {
     const text = errorText(error, deps.config.token);
     deps.log(`error in ${what}: ${text}`);
     deps.outbox
       .send(deps.config.ownerId, `⚠️ Something went wrong in ${what}: ${escapeHtml(text.slice(0, 3000))}`)
-      .catch((sendError) => deps.log(`could not report that error to the owner: ${errorText(sendError, deps.config.token)}`));
+      .catch((sendError) =>
+        deps.log(`could not report that error to the owner: ${errorText(sendError, deps.config.token)}`),
+      );
   };
 }
 
@@ -61,12 +69,17 @@ export function errorReporter(deps: Pick<BotDeps, "outbox" | "config" | "log">):
  * took, and bot.catch. Fills deps.commandList; returns the features and the lanes
  * (a stopping bot waits for them to be idle).
  */
-export function installFeatures(bot: Bot<PencilContext>, deps: BotDeps, factories: FeatureFactory[] = FEATURES): { features: Feature[]; lanes: UpdateLanes } {
+export function installFeatures(
+  bot: Bot<PencilContext>,
+  deps: BotDeps,
+  factories: FeatureFactory[] = FEATURES,
+): { features: Feature[]; lanes: UpdateLanes } {
   const report = errorReporter(deps);
   const onError = async (error: BotError<PencilContext>) => {
     report(`handling update ${error.ctx.update.update_id}`, error.error);
     // A press whose handler failed still gets an answer, so the phone stops waiting.
-    if (error.ctx.callbackQuery) await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
+    if (error.ctx.callbackQuery)
+      await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
   };
   const lanes = new UpdateLanes(deps.tokens, onError);
   bot.use(ownerGuard(deps.config.ownerId, deps.log));

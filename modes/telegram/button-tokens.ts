@@ -143,7 +143,13 @@ export class ButtonTokens {
 function isBinding(value: unknown): value is ButtonBinding {
   const b = value as ButtonBinding;
   return (
-    typeof b === "object" && b !== null && typeof b.action === "string" && typeof b.subject === "string" &&
-    typeof b.item === "string" && typeof b.digest === "string" && typeof b.owner === "number" && typeof b.issuedAt === "number"
+    typeof b === "object" &&
+    b !== null &&
+    typeof b.action === "string" &&
+    typeof b.subject === "string" &&
+    typeof b.item === "string" &&
+    typeof b.digest === "string" &&
+    typeof b.owner === "number" &&
+    typeof b.issuedAt === "number"
   );
 }

@@ -3,7 +3,10 @@ import { shortPath } from "./diff-delivery.ts";
 import { escapeHtml } from "./html.ts";
 
 /** A settled card's closing lines, from the true apply result: applied, not applied (and why), rejected. */
-export function outcomeLines(result: ApplyResult & { alreadyApplied?: string[] }, rejected: readonly { path: string }[]): string[] {
+export function outcomeLines(
+  result: ApplyResult & { alreadyApplied?: string[] },
+  rejected: readonly { path: string }[],
+): string[] {
   const lines: string[] = [];
   // Each list stays under ~1,000 characters, so the outcome always fits on the card with its counts.
   const list = (paths: string[]) => {
@@ -20,9 +23,13 @@ export function outcomeLines(result: ApplyResult & { alreadyApplied?: string[] }
   if (result.applied.length) lines.push(`✅ <b>Applied</b> to disk: ${list(result.applied)}`);
   const already = result.alreadyApplied ?? [];
   if (already.length) lines.push(`✅ <b>Already applied</b> by another review: ${list(already)}`);
-  for (const c of result.conflicts) lines.push(`⚠️ <b>Not applied</b> <code>${escapeHtml(shortPath(c.path))}</code>: ${escapeHtml(c.reason.slice(0, 300))}`);
+  for (const c of result.conflicts)
+    lines.push(
+      `⚠️ <b>Not applied</b> <code>${escapeHtml(shortPath(c.path))}</code>: ${escapeHtml(c.reason.slice(0, 300))}`,
+    );
   if (rejected.length) lines.push(`✖ <b>Rejected</b>: ${list(rejected.map((f) => f.path))}`);
-  if (!result.applied.length && !already.length && !result.conflicts.length && !rejected.length) lines.push("Nothing to apply.");
+  if (!result.applied.length && !already.length && !result.conflicts.length && !rejected.length)
+    lines.push("Nothing to apply.");
   if (!result.applied.length && rejected.length && !result.conflicts.length) lines.push("Nothing was written.");
   return lines;
 }

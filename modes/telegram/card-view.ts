@@ -48,11 +48,17 @@ export function renderCard(card: ReviewCard, cs: Changeset | null): CardMessage 
   ];
   for (const [i, parts] of candidates.entries()) {
     const html = parts.filter(Boolean).join("\n");
-    if (visibleLength(html) <= CARD_LIMIT) return { html, cut: false, inlined: inline.html && i === 0 ? inline.paths : [], ...keyboardPart };
+    if (visibleLength(html) <= CARD_LIMIT)
+      return { html, cut: false, inlined: inline.html && i === 0 ? inline.paths : [], ...keyboardPart };
   }
   // Still too long: the lines are cut with a count (never silently); an open card was sized to fit by its sender.
   const lines = [head, ...(card.state === "open" ? compact : []), ...tail.split("\n")];
-  const html = takeLines(lines, CARD_LIMIT, (n) => `… ${n} more lines (pencil log shows the changeset)`, visibleLength).join("\n");
+  const html = takeLines(
+    lines,
+    CARD_LIMIT,
+    (n) => `… ${n} more lines (pencil log shows the changeset)`,
+    visibleLength,
+  ).join("\n");
   return { html, cut: true, inlined: [], ...keyboardPart };
 }
 
@@ -73,7 +79,9 @@ function header(card: ReviewCard, cs: Changeset | null): string {
   const added = shown.reduce((n, f) => n + f.added, 0);
   const removed = shown.reduce((n, f) => n + f.removed, 0);
   const batch = card.files.length < card.totalFiles ? ` (this card: ${card.files.length} of ${card.totalFiles})` : "";
-  lines.push(`${card.files.length} ${card.files.length === 1 ? "file" : "files"}${batch}, +${added} −${removed}${cs.models.length ? ` · ${escapeHtml(cs.models.join(", "))}` : ""}`);
+  lines.push(
+    `${card.files.length} ${card.files.length === 1 ? "file" : "files"}${batch}, +${added} −${removed}${cs.models.length ? ` · ${escapeHtml(cs.models.join(", "))}` : ""}`,
+  );
   if (cs.revises) lines.push(`revises <code>${escapeHtml(cs.revises)}</code>`);
   return lines.join("\n") + "\n";
 }
@@ -82,10 +90,15 @@ function fileBlock(file: CardFile, index: number, s: FileSummary | undefined, de
   const counts = s ? (s.binary ? "binary" : `+${s.added} −${s.removed}`) : "";
   const flags = s && s.flags.length ? ` ⚠️ <b>${escapeHtml(s.flags.join(", "))}</b>` : "";
   const mode = s?.mode ? ` · ${escapeHtml(s.mode)}` : "";
-  const lines = [`<b>${index + 1}.</b> <code>${escapeHtml(shortPath(file.path))}</code> ${s ? s.kind : ""} ${counts}${flags}${mode}`];
+  const lines = [
+    `<b>${index + 1}.</b> <code>${escapeHtml(shortPath(file.path))}</code> ${s ? s.kind : ""} ${counts}${flags}${mode}`,
+  ];
   if (detailed && s) {
     const reads = s.readsBefore.length
-      ? s.readsBefore.slice(0, READS_SHOWN).map((p) => escapeHtml(shortPath(p))).join(", ") + (s.readsBefore.length > READS_SHOWN ? ` (+${s.readsBefore.length - READS_SHOWN})` : "")
+      ? s.readsBefore
+          .slice(0, READS_SHOWN)
+          .map((p) => escapeHtml(shortPath(p)))
+          .join(", ") + (s.readsBefore.length > READS_SHOWN ? ` (+${s.readsBefore.length - READS_SHOWN})` : "")
       : "nothing";
     lines.push(`    by ${escapeHtml(s.tools.join(", "))} · ${escapeHtml(s.models.join(", "))} · read before: ${reads}`);
   }
@@ -151,7 +164,8 @@ function keyboard(card: ReviewCard): Keyboard {
       { text: "✅ Approve all", callback_data: card.buttons.approveAll },
       { text: "✖ Reject all", callback_data: card.buttons.rejectAll },
     ]);
-    if (card.buttons.approveAllCommit) rows.push([{ text: "✅ Approve all & commit", callback_data: card.buttons.approveAllCommit }]);
+    if (card.buttons.approveAllCommit)
+      rows.push([{ text: "✅ Approve all & commit", callback_data: card.buttons.approveAllCommit }]);
   }
   return { inline_keyboard: rows };
 }

@@ -62,10 +62,16 @@ function apiRootOf(raw: string | undefined): string {
   try {
     url = new URL(value);
   } catch {
-    throw new TelegramConfigError(`TELEGRAM_API_ROOT is not a URL: ${JSON.stringify(value)}. Leave it unset for Telegram's, or give e.g. http://127.0.0.1:8081.`, "TELEGRAM_API_ROOT");
+    throw new TelegramConfigError(
+      `TELEGRAM_API_ROOT is not a URL: ${JSON.stringify(value)}. Leave it unset for Telegram's, or give e.g. http://127.0.0.1:8081.`,
+      "TELEGRAM_API_ROOT",
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TelegramConfigError(`TELEGRAM_API_ROOT must be an http(s) URL, not ${url.protocol}.`, "TELEGRAM_API_ROOT");
+    throw new TelegramConfigError(
+      `TELEGRAM_API_ROOT must be an http(s) URL, not ${url.protocol}.`,
+      "TELEGRAM_API_ROOT",
+    );
   }
   return value.replace(/\/+$/, "");
 }

@@ -21,7 +21,9 @@ export interface ModelUsage extends TokenUsage {
 export type UsageByModel = Record<string, ModelUsage>;
 
 const PriceSchema = z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() });
-const PricesSchema = z.looseObject({ telegram: z.looseObject({ prices: z.record(z.string(), PriceSchema).optional() }).optional() });
+const PricesSchema = z.looseObject({
+  telegram: z.looseObject({ prices: z.record(z.string(), PriceSchema).optional() }).optional(),
+});
 
 /**
  * Reads `telegram.prices` (`provider:model` → `{input, output}` dollars per million
@@ -62,7 +64,12 @@ function addUsage(into: ModelUsage, u: ModelUsage): void {
 
 /** `$0.0123`, with enough digits that a cheap run does not read as free. */
 export function formatDollars(dollars: number): string {
-  return dollars >= 1 ? `$${dollars.toFixed(2)}` : `$${dollars.toPrecision(2).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "")}`;
+  return dollars >= 1
+    ? `$${dollars.toFixed(2)}`
+    : `$${dollars
+        .toPrecision(2)
+        .replace(/(\.\d*?)0+$/, "$1")
+        .replace(/\.$/, "")}`;
 }
 
 /** Tokens per model of one run, counted from its step-end events. */
@@ -73,7 +80,12 @@ export class RunMeter {
   readonly sink = (event: SessionEvent): void => {
     if (event.type !== "step-end") return;
     const u = (this.usage[event.model] ??= { inputTokens: 0, outputTokens: 0 });
-    addUsage(u, { ...event.usage, steps: 1, reportedSteps: event.cost === undefined ? 0 : 1, reportedCost: event.cost ?? 0 });
+    addUsage(u, {
+      ...event.usage,
+      steps: 1,
+      reportedSteps: event.cost === undefined ? 0 : 1,
+      reportedCost: event.cost ?? 0,
+    });
   };
 }
 
@@ -83,7 +95,11 @@ export function usageLine(usage: UsageByModel, prices: Record<string, Price>): s
   const input = Object.values(usage).reduce((n, u) => n + u.inputTokens, 0);
   const output = Object.values(usage).reduce((n, u) => n + u.outputTokens, 0);
   const cost = models.length ? costOf(usage, prices) : 0;
-  return [models.join(", ") || "no model call", `${compact(input)} in / ${compact(output)} out`, cost === null ? "cost: no price set" : formatDollars(cost)].join(" · ");
+  return [
+    models.join(", ") || "no model call",
+    `${compact(input)} in / ${compact(output)} out`,
+    cost === null ? "cost: no price set" : formatDollars(cost),
+  ].join(" · ");
 }
 
 interface SavedDays {

@@ -32,7 +32,12 @@ export const DEFAULT_MAX_DIFF_MESSAGES = 3;
  * the whole view, the document holds the whole patch — so a delivery counts as the
  * owner having been shown the file.
  */
-export function diffDelivery(cs: Changeset, file: FileChange, label: string, maxMessages = DEFAULT_MAX_DIFF_MESSAGES): DiffMessages | DiffDocument {
+export function diffDelivery(
+  cs: Changeset,
+  file: FileChange,
+  label: string,
+  maxMessages = DEFAULT_MAX_DIFF_MESSAGES,
+): DiffMessages | DiffDocument {
   // Every body line takes at least 2 characters, so a view with more lines than this cannot fit the messages anyway.
   const view = wholeDiffView(file, maxMessages * MESSAGE_LIMIT);
   const room = MESSAGE_LIMIT - HEADER_ROOM;
@@ -43,7 +48,10 @@ export function diffDelivery(cs: Changeset, file: FileChange, label: string, max
   if (pieces && pieces.length <= maxMessages) {
     return {
       kind: "messages",
-      parts: pieces.map((piece, i) => `${title}${pieces.length > 1 ? ` (part ${i + 1}/${pieces.length})` : ""}\n<pre>${escapeHtml(piece)}</pre>`),
+      parts: pieces.map(
+        (piece, i) =>
+          `${title}${pieces.length > 1 ? ` (part ${i + 1}/${pieces.length})` : ""}\n<pre>${escapeHtml(piece)}</pre>`,
+      ),
     };
   }
   const exported = exportPatch(cs, { files: [file.path] });

@@ -47,11 +47,29 @@ export class GoalCards {
     const id = randomBytes(6).toString("hex");
     const digest = sha256(goal);
     const [run, edit, cancel] = this.tokens.issue(
-      (["goal-run", "goal-edit", "goal-cancel"] as const).map((action) => ({ action, subject: id, item: "goal", digest, owner: this.ownerId })),
+      (["goal-run", "goal-edit", "goal-cancel"] as const).map((action) => ({
+        action,
+        subject: id,
+        item: "goal",
+        digest,
+        owner: this.ownerId,
+      })),
     );
-    const keyboard: Keyboard = { inline_keyboard: [[{ text: "▶️ Run", callback_data: run! }, { text: "✏️ Edit", callback_data: edit! }, { text: "✖️ Cancel", callback_data: cancel! }]] };
+    const keyboard: Keyboard = {
+      inline_keyboard: [
+        [
+          { text: "▶️ Run", callback_data: run! },
+          { text: "✏️ Edit", callback_data: edit! },
+          { text: "✖️ Cancel", callback_data: cancel! },
+        ],
+      ],
+    };
     const cut = goal.length < text.length ? "\n<i>(cut to its first 3,500 characters)</i>" : "";
-    const message = await this.outbox.send(this.ownerId, `${headingHtml}\n<blockquote>${escapeHtml(goal)}</blockquote>${cut}\n${this.where()}\nRun it as the agent's goal?`, keyboard);
+    const message = await this.outbox.send(
+      this.ownerId,
+      `${headingHtml}\n<blockquote>${escapeHtml(goal)}</blockquote>${cut}\n${this.where()}\nRun it as the agent's goal?`,
+      keyboard,
+    );
     this.held.set(id, { text: goal, messageId: message.message_id, root: this.activeRoot() });
     while (this.held.size > MAX_CARDS) {
       const oldest = this.held.keys().next().value!;
@@ -64,9 +82,11 @@ export class GoalCards {
   async press(button: ResolvedButton, launch: (goal: string) => Promise<boolean>): Promise<string> {
     const goal = this.held.get(button.subject);
     if (!goal || sha256(goal.text) !== button.digest) return "This goal is no longer pending.";
-    if (button.action === "goal-run" && goal.root !== this.activeRoot()) return "This goal was shown for another workspace: switch back with /projects, then press Run.";
+    if (button.action === "goal-run" && goal.root !== this.activeRoot())
+      return "This goal was shown for another workspace: switch back with /projects, then press Run.";
     // A run that cannot start now (another is going, a changeset waits) leaves the card as it is, to press again later.
-    if (button.action === "goal-run" && !(await launch(goal.text))) return "Not started: see the message. This card still works.";
+    if (button.action === "goal-run" && !(await launch(goal.text)))
+      return "Not started: see the message. This card still works.";
     this.held.delete(button.subject);
     this.tokens.revokeSubject(button.subject);
     const quoted = `<blockquote>${escapeHtml(goal.text)}</blockquote>`;

@@ -7,7 +7,9 @@ const FENCE = /^\s{0,3}(`{3,}|~{3,})(.*)$/;
 
 /** A link Telegram may open: http(s) only. */
 function safeHref(href: string): string | null {
-  return /^https?:\/\//i.test(href) ? href.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : null;
+  return /^https?:\/\//i.test(href)
+    ? href.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    : null;
 }
 
 /** Telegram's HTML subset for each markdown element (Bun's parser; text always escaped, raw HTML shown as text). */
@@ -23,8 +25,18 @@ const CALLBACKS = {
     return `<pre><code${lang}>${c.replace(/\n$/, "")}</code></pre>\n\n`;
   },
   list: (c: string) => `${c}\n`,
-  listItem: (c: string, meta: { index: number; depth: number; ordered: boolean; start?: number; checked?: boolean }) => {
-    const mark = meta.checked === true ? "☑" : meta.checked === false ? "☐" : meta.ordered ? `${(meta.start ?? 1) + meta.index}.` : "•";
+  listItem: (
+    c: string,
+    meta: { index: number; depth: number; ordered: boolean; start?: number; checked?: boolean },
+  ) => {
+    const mark =
+      meta.checked === true
+        ? "☑"
+        : meta.checked === false
+          ? "☐"
+          : meta.ordered
+            ? `${(meta.start ?? 1) + meta.index}.`
+            : "•";
     return `${"  ".repeat(meta.depth)}${mark} ${c.trim()}\n`;
   },
   hr: () => "———\n\n",

@@ -50,7 +50,12 @@ export class Outbox {
   }
 
   /** Sends text as a document named `filename` with an HTML caption. */
-  async document(chatId: number, filename: string, content: string | Uint8Array, captionHtml: string): Promise<Message.DocumentMessage> {
+  async document(
+    chatId: number,
+    filename: string,
+    content: string | Uint8Array,
+    captionHtml: string,
+  ): Promise<Message.DocumentMessage> {
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
     return this.api.sendDocument(chatId, new InputFile(bytes, filename), { caption: captionHtml, parse_mode: "HTML" });
   }

@@ -45,7 +45,8 @@ export function ownerGuard<C extends Context>(ownerId: number, log: (line: strin
 
 function anyChat(update: Update): { id: number; type: string } | undefined {
   for (const value of Object.values(update)) {
-    if (value && typeof value === "object" && "chat" in value) return (value as { chat: { id: number; type: string } }).chat;
+    if (value && typeof value === "object" && "chat" in value)
+      return (value as { chat: { id: number; type: string } }).chat;
   }
   return undefined;
 }

@@ -49,8 +49,20 @@ export class PlanDesk {
     const digest = sha256(JSON.stringify(plan));
     const toggled = plan.steps.slice(0, MAX_TOGGLES);
     const data = this.tokens.issue([
-      ...toggled.map((_, i) => ({ action: "plan-toggle" as const, subject: id, item: String(i), digest, owner: this.ownerId })),
-      ...(["plan-all", "plan-none", "plan-proceed"] as const).map((action) => ({ action, subject: id, item: "plan", digest, owner: this.ownerId })),
+      ...toggled.map((_, i) => ({
+        action: "plan-toggle" as const,
+        subject: id,
+        item: String(i),
+        digest,
+        owner: this.ownerId,
+      })),
+      ...(["plan-all", "plan-none", "plan-proceed"] as const).map((action) => ({
+        action,
+        subject: id,
+        item: "plan",
+        digest,
+        owner: this.ownerId,
+      })),
     ]);
     const n = toggled.length;
     const state: PlanState = {
@@ -93,14 +105,20 @@ export class PlanDesk {
         if (chosen.length === 0) return "Select at least one step first.";
         this.plans.delete(state.id);
         this.tokens.revokeSubject(state.id);
-        if (state.messageId !== null) await this.outbox.edit(this.ownerId, state.messageId, `${render(state, false)}\n\n▶️ <b>Proceeding</b> with ${chosen.length} of ${state.plan.steps.length} steps.`);
+        if (state.messageId !== null)
+          await this.outbox.edit(
+            this.ownerId,
+            state.messageId,
+            `${render(state, false)}\n\n▶️ <b>Proceeding</b> with ${chosen.length} of ${state.plan.steps.length} steps.`,
+          );
         await this.proceed(planToGoal(state.plan, chosen));
         return "Proceeding.";
       }
       default:
         return "This plan is no longer pending.";
     }
-    if (state.messageId !== null) await this.outbox.edit(this.ownerId, state.messageId, render(state, true), keyboard(state));
+    if (state.messageId !== null)
+      await this.outbox.edit(this.ownerId, state.messageId, render(state, true), keyboard(state));
     const count = state.selected.filter(Boolean).length;
     return `${count} of ${state.selected.length} steps selected.`;
   }
@@ -111,12 +129,16 @@ function render(state: PlanState, withDetail: boolean): string {
   const build = (detail: boolean) => {
     const lines = ["🗺 <b>Plan</b>", escapeHtml(plan.summary), ""];
     plan.steps.forEach((step, i) => {
-      lines.push(`${state.selected[i] ? "☑️" : "⬜️"} <b>${i + 1}. ${escapeHtml(step.title)}</b> <code>${escapeHtml(step.id)}</code>`);
+      lines.push(
+        `${state.selected[i] ? "☑️" : "⬜️"} <b>${i + 1}. ${escapeHtml(step.title)}</b> <code>${escapeHtml(step.id)}</code>`,
+      );
       if (detail) lines.push(`<i>${escapeHtml(step.detail.slice(0, 400))}</i>`);
-      if (detail && step.files.length) lines.push(`files: ${step.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(", ")}`);
+      if (detail && step.files.length)
+        lines.push(`files: ${step.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(", ")}`);
     });
     if (plan.risks.length) lines.push("", "<b>Risks</b>", ...plan.risks.map((r) => `• ${escapeHtml(r)}`));
-    if (plan.openQuestions.length) lines.push("", "<b>Open questions</b>", ...plan.openQuestions.map((q) => `• ${escapeHtml(q)}`));
+    if (plan.openQuestions.length)
+      lines.push("", "<b>Open questions</b>", ...plan.openQuestions.map((q) => `• ${escapeHtml(q)}`));
     return lines.join("\n");
   };
   const full = build(withDetail);
@@ -133,7 +155,10 @@ function render(state: PlanState, withDetail: boolean): string {
 }
 
 function keyboard(state: PlanState): Keyboard {
-  const toggles = state.buttons.toggles.map((data, i) => ({ text: `${state.selected[i] ? "☑️" : "⬜️"} ${i + 1}`, callback_data: data }));
+  const toggles = state.buttons.toggles.map((data, i) => ({
+    text: `${state.selected[i] ? "☑️" : "⬜️"} ${i + 1}`,
+    callback_data: data,
+  }));
   const rows: Keyboard["inline_keyboard"] = [];
   for (let i = 0; i < toggles.length; i += 5) rows.push(toggles.slice(i, i + 5));
   rows.push([

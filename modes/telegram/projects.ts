@@ -23,14 +23,19 @@ export interface ProjectView extends ListedWorkspace {
 export const DEFAULT_NAME = "default";
 
 const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,39}$/u;
-const ListSchema = z.looseObject({ telegram: z.looseObject({ workspaces: z.record(z.string(), z.string()).optional() }).optional() });
+const ListSchema = z.looseObject({
+  telegram: z.looseObject({ workspaces: z.record(z.string(), z.string()).optional() }).optional(),
+});
 
 /**
  * Reads `telegram.workspaces` (name → path) from the user's own `$PENCIL_HOME/settings.json`
  * only (a workspace's settings file cannot list workspaces). Bad entries are left out with
  * a warning; a missing file or key lists nothing.
  */
-export function readListedWorkspaces(pencilHome: string, home: string): { list: ListedWorkspace[]; warnings: string[] } {
+export function readListedWorkspaces(
+  pencilHome: string,
+  home: string,
+): { list: ListedWorkspace[]; warnings: string[] } {
   const file = join(pencilHome, "settings.json");
   let raw: string;
   try {
@@ -41,7 +46,13 @@ export function readListedWorkspaces(pencilHome: string, home: string): { list: 
   let parsed: z.infer<typeof ListSchema>;
   try {
     const result = ListSchema.safeParse(JSON.parse(raw));
-    if (!result.success) return { list: [], warnings: [`telegram.workspaces in ${file} must map names to paths, e.g. {"telegram": {"workspaces": {"api": "~/code/api"}}}.`] };
+    if (!result.success)
+      return {
+        list: [],
+        warnings: [
+          `telegram.workspaces in ${file} must map names to paths, e.g. {"telegram": {"workspaces": {"api": "~/code/api"}}}.`,
+        ],
+      };
     parsed = result.data;
   } catch {
     return { list: [], warnings: [`${file} is not valid JSON; no workspaces are listed.`] };
@@ -49,8 +60,14 @@ export function readListedWorkspaces(pencilHome: string, home: string): { list: 
   const list: ListedWorkspace[] = [];
   const warnings: string[] = [];
   for (const [name, path] of Object.entries(parsed.telegram?.workspaces ?? {})) {
-    if (!NAME.test(name)) warnings.push(`Left out workspace "${name.slice(0, 40)}": a name is 1–40 letters, digits, spaces, dots, dashes or underscores.`);
-    else if (!isAbsolute(path) && !path.startsWith("~/")) warnings.push(`Left out workspace "${name}": its path must be absolute or start with ~/ (it is ${JSON.stringify(path.slice(0, 80))}).`);
+    if (!NAME.test(name))
+      warnings.push(
+        `Left out workspace "${name.slice(0, 40)}": a name is 1–40 letters, digits, spaces, dots, dashes or underscores.`,
+      );
+    else if (!isAbsolute(path) && !path.startsWith("~/"))
+      warnings.push(
+        `Left out workspace "${name}": its path must be absolute or start with ~/ (it is ${JSON.stringify(path.slice(0, 80))}).`,
+      );
     else list.push({ name, path: path.startsWith("~/") ? join(home, path.slice(2)) : path });
   }
   return { list, warnings };
@@ -147,7 +164,9 @@ export class Projects {
 
   /** Runs going on in every workspace, with the workspace's name. */
   activeRuns(): { name: string; root: string; run: ActiveRun }[] {
-    return [...this.gates].filter(([, g]) => g.active).map(([root, g]) => ({ name: this.nameOf(root), root, run: g.active! }));
+    return [...this.gates]
+      .filter(([, g]) => g.active)
+      .map(([root, g]) => ({ name: this.nameOf(root), root, run: g.active! }));
   }
 
   /** The run gate of a workspace (made on first use). */

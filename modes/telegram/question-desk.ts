@@ -20,7 +20,11 @@ interface Waiting {
 /** Characters of a question's subject shown on the phone; a longer one can only be denied there. */
 const SUBJECT_ROOM = 1500;
 
-const ANSWERS = { allow: { kind: "yes" }, always: { kind: "always" }, deny: { kind: "no", reason: "The owner tapped Deny." } } as const;
+const ANSWERS = {
+  allow: { kind: "yes" },
+  always: { kind: "always" },
+  deny: { kind: "no", reason: "The owner tapped Deny." },
+} as const;
 
 /**
  * Permission questions asked during a run, as messages with Allow / Always / Deny
@@ -50,9 +54,13 @@ export class QuestionDesk {
   /** Applies a pressed Allow / Always / Deny; returns the text to answer the press with. */
   async answer(button: ResolvedButton): Promise<string> {
     const waiting = this.waiting.get(button.subject);
-    if (!waiting || waiting.digest !== button.digest || !(button.action in ANSWERS)) return "This question is no longer pending.";
+    if (!waiting || waiting.digest !== button.digest || !(button.action in ANSWERS))
+      return "This question is no longer pending.";
     const action = button.action as keyof typeof ANSWERS;
-    waiting.settle(ANSWERS[action], action === "deny" ? "⛔ Denied" : action === "always" ? "✅ Allowed for the rest of this run" : "✅ Allowed once");
+    waiting.settle(
+      ANSWERS[action],
+      action === "deny" ? "⛔ Denied" : action === "always" ? "✅ Allowed for the rest of this run" : "✅ Allowed once",
+    );
     return action === "deny" ? "Denied." : "Allowed.";
   }
 
@@ -69,9 +77,17 @@ export class QuestionDesk {
       `❓ <b>The agent asks to ${escapeHtml(question.access)}</b> (${escapeHtml(question.tool)}):\n<code>${escapeHtml(clip(subject, SUBJECT_ROOM))}</code>\n` +
       // Policy reasons are written for the model; the owner reads the fact (a send question's reason is already theirs).
       `<i>${escapeHtml(clip(visible(question.access === "send" ? question.reason : forPerson(question.reason)), 800))}</i>\n` +
-      (whole ? `No answer within ${seconds} s counts as Deny.` : "Too long to show whole here, so it can only be denied from the phone; run it from the terminal to allow it.");
+      (whole
+        ? `No answer within ${seconds} s counts as Deny.`
+        : "Too long to show whole here, so it can only be denied from the phone; run it from the terminal to allow it.");
     const [allow, always, deny] = this.tokens.issue(
-      (["allow", "always", "deny"] as const).map((action) => ({ action, subject: id, item: "question", digest, owner: this.ownerId })),
+      (["allow", "always", "deny"] as const).map((action) => ({
+        action,
+        subject: id,
+        item: "question",
+        digest,
+        owner: this.ownerId,
+      })),
     );
     return new Promise<PermissionAnswer>((resolve) => {
       let done = false;
@@ -86,10 +102,18 @@ export class QuestionDesk {
         this.waiting.delete(id);
         this.tokens.revokeSubject(id);
         resolve(answer);
-        if (w?.messageId) void this.outbox.edit(this.ownerId, w.messageId, `${w.text}\n\n<b>${escapeHtml(verdict)}</b>`);
+        if (w?.messageId)
+          void this.outbox.edit(this.ownerId, w.messageId, `${w.text}\n\n<b>${escapeHtml(verdict)}</b>`);
       };
       const onAbort = () => settle({ kind: "no", reason: "The run was cancelled." }, "⏹ Run cancelled: denied");
-      const timer = setTimeout(() => settle({ kind: "no", reason: `No answer from the owner within ${seconds} s.` }, `⏱ No answer within ${seconds} s: denied`), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          settle(
+            { kind: "no", reason: `No answer from the owner within ${seconds} s.` },
+            `⏱ No answer within ${seconds} s: denied`,
+          ),
+        this.timeoutMs,
+      );
       signal?.addEventListener("abort", onAbort, { once: true });
       const waiting: Waiting = { digest, messageId: null, text, settle };
       this.waiting.set(id, waiting);
@@ -100,15 +124,24 @@ export class QuestionDesk {
             !whole
               ? [{ text: "⛔ Deny", callback_data: deny! }]
               : question.once
-                ? [{ text: "✅ Allow", callback_data: allow! }, { text: "⛔ Deny", callback_data: deny! }]
-                : [{ text: "✅ Allow", callback_data: allow! }, { text: "Allow always", callback_data: always! }, { text: "⛔ Deny", callback_data: deny! }],
+                ? [
+                    { text: "✅ Allow", callback_data: allow! },
+                    { text: "⛔ Deny", callback_data: deny! },
+                  ]
+                : [
+                    { text: "✅ Allow", callback_data: allow! },
+                    { text: "Allow always", callback_data: always! },
+                    { text: "⛔ Deny", callback_data: deny! },
+                  ],
           ],
         })
         .then((msg) => {
           waiting.messageId = msg.message_id;
           if (done) void this.outbox.edit(this.ownerId, msg.message_id, `${text}\n\n<b>${escapeHtml(shown)}</b>`);
         })
-        .catch(() => settle({ kind: "no", reason: "The question could not be delivered to the owner." }, "undelivered"));
+        .catch(() =>
+          settle({ kind: "no", reason: "The question could not be delivered to the owner." }, "undelivered"),
+        );
     });
   }
 }

@@ -80,7 +80,15 @@ export class ReviewDesk {
     const batch = largestBatch(id, cs, undecided);
     const owner = this.deps.ownerId;
     const data = this.deps.tokens.issue(
-      batch.flatMap((f) => (["diff", "approve", "reject"] as const).map((action) => ({ action, subject: id, item: f.path, digest: f.digest, owner }))),
+      batch.flatMap((f) =>
+        (["diff", "approve", "reject"] as const).map((action) => ({
+          action,
+          subject: id,
+          item: f.path,
+          digest: f.digest,
+          owner,
+        })),
+      ),
     );
     const files: CardFile[] = batch.map((f, i) => ({
       path: f.path,
@@ -89,7 +97,13 @@ export class ReviewDesk {
     }));
     const allDigest = cardDigest(files);
     const [approveAll, rejectAll] = this.deps.tokens.issue(
-      (["approve-all", "reject-all"] as const).map((action) => ({ action, subject: id, item: "all", digest: allDigest, owner })),
+      (["approve-all", "reject-all"] as const).map((action) => ({
+        action,
+        subject: id,
+        item: "all",
+        digest: allDigest,
+        owner,
+      })),
     );
     const card: ReviewCard = {
       id,
@@ -142,8 +156,11 @@ export class ReviewDesk {
    * prompt it replies to, else the oldest awaited); false when none is awaited.
    */
   async reason(text: string, replyTo?: number): Promise<boolean> {
-    const awaited = this.deps.cards.open().flatMap((card) => card.files.filter((f) => f.awaitingReason).map((file) => ({ card, file })));
-    const pick = awaited.find((a) => replyTo !== undefined && a.file.awaitingReason!.promptId === replyTo) ?? awaited[0];
+    const awaited = this.deps.cards
+      .open()
+      .flatMap((card) => card.files.filter((f) => f.awaitingReason).map((file) => ({ card, file })));
+    const pick =
+      awaited.find((a) => replyTo !== undefined && a.file.awaitingReason!.promptId === replyTo) ?? awaited[0];
     if (!pick) return false;
     const { card, file } = pick;
     const cs = this.pendingChangeset(card);
@@ -155,7 +172,10 @@ export class ReviewDesk {
     delete file.awaitingReason;
     file.reason = text.trim().slice(0, 2000);
     this.deps.cards.put(card);
-    await this.deps.outbox.send(this.deps.ownerId, `Reason noted for <code>${escapeHtml(shortPath(file.path))}</code>.`);
+    await this.deps.outbox.send(
+      this.deps.ownerId,
+      `Reason noted for <code>${escapeHtml(shortPath(file.path))}</code>.`,
+    );
     if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
     return true;
   }
@@ -163,13 +183,29 @@ export class ReviewDesk {
   /** A message offering to review or discard a pending changeset (for a busy /agent, /cancel, a restart). */
   offer(cs: Changeset, lead: string): { html: string; keyboard: Keyboard } {
     const [review, discard] = this.deps.tokens.issue(
-      (["review", "discard"] as const).map((action) => ({ action, subject: cs.id, item: "all", digest: cs.digest, owner: this.deps.ownerId })),
+      (["review", "discard"] as const).map((action) => ({
+        action,
+        subject: cs.id,
+        item: "all",
+        digest: cs.digest,
+        owner: this.deps.ownerId,
+      })),
     );
     const decided = Object.keys(cs.decisions ?? {}).length;
     const html =
       `${lead}\n📝 Changeset <code>${escapeHtml(cs.id)}</code> is waiting for review: <i>${escapeHtml(cs.goal.slice(0, 200))}</i> ` +
       `(${cs.files.length} ${cs.files.length === 1 ? "file" : "files"}${decided ? `, ${decided} decided` : ""}).`;
-    return { html, keyboard: { inline_keyboard: [[{ text: "📝 Review", callback_data: review! }, { text: "🗑 Discard (Reject all)", callback_data: discard! }]] } };
+    return {
+      html,
+      keyboard: {
+        inline_keyboard: [
+          [
+            { text: "📝 Review", callback_data: review! },
+            { text: "🗑 Discard (Reject all)", callback_data: discard! },
+          ],
+        ],
+      },
+    };
   }
 
   private async cardPress(button: ResolvedButton, messageId?: number): Promise<string> {
@@ -187,15 +223,20 @@ export class ReviewDesk {
     }
     if (button.action === "approve-all" || button.action === "reject-all" || button.action === "approve-all-commit") {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
-      if (button.action === "approve-all" && button.token !== tokenOf(card.buttons.approveAll)) return this.pressedTooEarly(card, cs);
+      if (button.action === "approve-all" && button.token !== tokenOf(card.buttons.approveAll))
+        return this.pressedTooEarly(card, cs);
       const pending = card.files.filter((f) => !f.decision && matches(cs, f));
       if (pending.length === 0) return NOT_PENDING;
       // Approve all never covers a binary change: each one needs its own Approve.
       const approving = button.action !== "reject-all";
       const binary = approving ? pending.filter((f) => cs.files.find((c) => c.path === f.path)?.binary) : [];
       const open = pending.filter((f) => !binary.includes(f));
-      const binaryNote = binary.length === 0 ? "" : ` ${binary.length} binary ${binary.length === 1 ? "change is" : "changes are"} not covered by Approve all: press its own Approve.`;
-      if (open.length === 0) return `Approve all does not cover binary changes: press Approve on ${binary.length === 1 ? "it" : "each"} after its Diff.`;
+      const binaryNote =
+        binary.length === 0
+          ? ""
+          : ` ${binary.length} binary ${binary.length === 1 ? "change is" : "changes are"} not covered by Approve all: press its own Approve.`;
+      if (open.length === 0)
+        return `Approve all does not cover binary changes: press Approve on ${binary.length === 1 ? "it" : "each"} after its Diff.`;
       const unseen = approving ? open.filter((f) => !isShown(f)) : [];
       if (unseen.length > 0) {
         await this.sendDiffs(card, cs, unseen);
@@ -224,7 +265,8 @@ export class ReviewDesk {
       case "approve":
       case "reject":
         if (file.decision) return NOT_PENDING;
-        if (button.action === "approve" && button.token !== tokenOf(file.buttons.approve)) return this.pressedTooEarly(card, cs);
+        if (button.action === "approve" && button.token !== tokenOf(file.buttons.approve))
+          return this.pressedTooEarly(card, cs);
         if (button.action === "approve" && !isShown(file)) {
           await this.sendDiffs(card, cs, [file]);
           return DIFF_FIRST;
@@ -238,7 +280,11 @@ export class ReviewDesk {
     this.deps.cards.put(card);
     if (file.awaitingReason && button.action === "reject") await this.promptReason(card, file);
     if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
-    return button.action === "approve" ? "Approved." : button.action === "reject" ? "Rejected." : "Rejected without a reason.";
+    return button.action === "approve"
+      ? "Approved."
+      : button.action === "reject"
+        ? "Rejected."
+        : "Rejected without a reason.";
   }
 
   /** Records a decision and retires the file's Approve/Reject buttons (its Diff stays while the card is open). */
@@ -248,7 +294,9 @@ export class ReviewDesk {
   }
 
   private skipButton(card: ReviewCard, file: CardFile): string {
-    return this.deps.tokens.issue([{ action: "skip-reason", subject: card.id, item: file.path, digest: file.digest, owner: this.deps.ownerId }])[0]!;
+    return this.deps.tokens.issue([
+      { action: "skip-reason", subject: card.id, item: file.path, digest: file.digest, owner: this.deps.ownerId },
+    ])[0]!;
   }
 
   private async promptReason(card: ReviewCard, file: CardFile): Promise<void> {
@@ -272,8 +320,11 @@ export class ReviewDesk {
    */
   private async sendDiffs(card: ReviewCard, cs: Changeset, files: CardFile[]): Promise<void> {
     const changes = files.map((file) => cs.files.find((f) => f.path === file.path)!);
-    const deliveries = changes.map((change, i) => diffDelivery(cs, change, `Diff ${card.files.indexOf(files[i]!) + 1}`));
-    for (const d of deliveries) if (d.kind === "document") await this.deps.outbox.document(this.deps.ownerId, d.filename, d.content, d.caption);
+    const deliveries = changes.map((change, i) =>
+      diffDelivery(cs, change, `Diff ${card.files.indexOf(files[i]!) + 1}`),
+    );
+    for (const d of deliveries)
+      if (d.kind === "document") await this.deps.outbox.document(this.deps.ownerId, d.filename, d.content, d.caption);
     const parts = deliveries.flatMap((d) => (d.kind === "messages" ? d.parts : []));
     for (const message of packDiffMessages(parts)) await this.deps.outbox.send(this.deps.ownerId, message);
     // A binary file's new content goes too, as a document: the owner can open exactly what would be written.
@@ -312,7 +363,9 @@ export class ReviewDesk {
   /** "Approve all & commit", when the owner turned it on (`git.commitButton`) and the workspace is in git. */
   private commitButton(id: string, allDigest: string): { approveAllCommit?: string } {
     if (!this.deps.runtime.settings.gitCommitButton || !gitState(this.deps.runtime.ws.root)) return {};
-    const [token] = this.deps.tokens.issue([{ action: "approve-all-commit", subject: id, item: "all", digest: allDigest, owner: this.deps.ownerId }]);
+    const [token] = this.deps.tokens.issue([
+      { action: "approve-all-commit", subject: id, item: "all", digest: allDigest, owner: this.deps.ownerId },
+    ]);
     return { approveAllCommit: token! };
   }
 
@@ -322,14 +375,18 @@ export class ReviewDesk {
     const unseen = card.files.filter((f) => f.decision === "approved" && !isShown(f));
     if (unseen.length > 0) {
       const names = unseen.map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`).join(", ");
-      this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${names} ${unseen.length === 1 ? "was" : "were"} approved without the whole diff being shown.`]);
+      this.finish(card, "closed", [
+        `⚠️ <b>Nothing was applied</b>: ${names} ${unseen.length === 1 ? "was" : "were"} approved without the whole diff being shown.`,
+      ]);
       await this.refresh(card, cs);
       const offer = this.offer(cs, "Review it again: every diff is shown before anything is approved.");
       await this.deps.outbox.send(this.deps.ownerId, offer.html, offer.keyboard);
       return true;
     }
     const approved = card.files.filter((f) => f.decision === "approved").map((f) => f.path);
-    const rejected: Rejection[] = card.files.filter((f) => f.decision === "rejected").map((f) => ({ path: f.path, reason: f.reason ?? "" }));
+    const rejected: Rejection[] = card.files
+      .filter((f) => f.decision === "rejected")
+      .map((f) => ({ path: f.path, reason: f.reason ?? "" }));
     // The run revises from its own changeset object, so decisions go on that very object when it is the same content.
     const own = this.live.get(cs.id)?.changeset;
     if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
@@ -344,7 +401,9 @@ export class ReviewDesk {
       return true;
     }
     const { result, pending, next } = settled;
-    const committed = card.commitAfter ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, run?.outcome?.text ?? ""))] : [];
+    const committed = card.commitAfter
+      ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, run?.outcome?.text ?? ""))]
+      : [];
     this.finish(card, "settled", [...outcomeLines(result, rejected), ...committed]);
     await this.refresh(card, cs);
     if (pending) {
@@ -383,12 +442,16 @@ export class ReviewDesk {
 
   /** Rejects every undecided file of a pending changeset and closes its cards (Discard, or a goal sent with "discard it"). */
   async discardNow(cs: Changeset): Promise<void> {
-    for (const card of this.deps.cards.openFor(cs.id)) await this.close(card, "Discarded: every undecided file was rejected.");
+    for (const card of this.deps.cards.openFor(cs.id))
+      await this.close(card, "Discarded: every undecided file was rejected.");
     const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
     applyReviewed(this.runtimeOf(cs), cs, [], undecided);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id);
-    await this.deps.outbox.send(this.deps.ownerId, `🗑 Changeset <code>${escapeHtml(cs.id)}</code> discarded: nothing of it was written.`);
+    await this.deps.outbox.send(
+      this.deps.ownerId,
+      `🗑 Changeset <code>${escapeHtml(cs.id)}</code> discarded: nothing of it was written.`,
+    );
   }
 
   /** The runtime to apply `cs` with: its own workspace's. */
@@ -453,7 +516,15 @@ export class ReviewDesk {
 function largestBatch(id: string, cs: Changeset, undecided: Changeset["files"]): Changeset["files"] {
   const none = { diff: "-", approve: "-", reject: "-" };
   const draft = (files: Changeset["files"]): ReviewCard => ({
-    id, changesetId: cs.id, digest: cs.digest, chatId: 0, messageId: null, totalFiles: cs.files.length, state: "open", outcome: [], createdAt: 0,
+    id,
+    changesetId: cs.id,
+    digest: cs.digest,
+    chatId: 0,
+    messageId: null,
+    totalFiles: cs.files.length,
+    state: "open",
+    outcome: [],
+    createdAt: 0,
     files: files.map((f) => ({ path: f.path, digest: f.digest, buttons: none })),
     buttons: { approveAll: "-", rejectAll: "-" },
   });
@@ -480,7 +551,11 @@ function markShown(card: ReviewCard, paths: readonly string[]): void {
 /** True when the changeset still holds this file with the same content and no decision recorded elsewhere. */
 function matches(cs: Changeset, file: CardFile): boolean {
   const change = cs.files.find((f) => f.path === file.path);
-  return change !== undefined && change.digest === file.digest && (cs.decisions?.[file.path] === undefined || cs.decisions[file.path] === file.decision);
+  return (
+    change !== undefined &&
+    change.digest === file.digest &&
+    (cs.decisions?.[file.path] === undefined || cs.decisions[file.path] === file.decision)
+  );
 }
 
 /** The token inside callback data. */

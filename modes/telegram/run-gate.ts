@@ -21,7 +21,13 @@ export class RunGate {
   /** Takes the gate for a new run; null when a run is already active. */
   tryBegin(kind: ActiveRun["kind"], goal: string): ActiveRun | null {
     if (this.current) return null;
-    this.current = { id: randomBytes(6).toString("hex"), kind, goal, startedAt: Date.now(), controller: new AbortController() };
+    this.current = {
+      id: randomBytes(6).toString("hex"),
+      kind,
+      goal,
+      startedAt: Date.now(),
+      controller: new AbortController(),
+    };
     return this.current;
   }
 

@@ -116,7 +116,10 @@ export class RunLauncher {
       // Reloaded from disk every turn: the terminal may have reviewed, rewound or continued the session meanwhile.
       run = AgentRun.continueSession(runtime, id, { ...this.deps.runOptions?.("agent") });
     } catch (error) {
-      await this.deps.outbox.send(this.deps.ownerId, `⚠️ Session <code>${escapeHtml(id)}</code> cannot be continued: ${escapeHtml(error instanceof Error ? error.message : String(error))}\nSend /new to start afresh.`);
+      await this.deps.outbox.send(
+        this.deps.ownerId,
+        `⚠️ Session <code>${escapeHtml(id)}</code> cannot be continued: ${escapeHtml(error instanceof Error ? error.message : String(error))}\nSend /new to start afresh.`,
+      );
       return;
     }
     const begun = gate.tryBegin("agent", text)!;
@@ -134,8 +137,20 @@ export class RunLauncher {
     const cs = this.loadOrNull(held.changesetId);
     if (button.action === "goal-review") {
       if (cs && cs.status === "pending") await this.deps.review.present(cs, this.deps.review.liveRun(cs.id));
-      const [go] = this.deps.tokens.issue([{ action: "goal-continue", subject: button.subject, item: "goal", digest: button.subject, owner: this.deps.ownerId }]);
-      await this.deps.outbox.send(this.deps.ownerId, `Your goal is kept: <i>${escapeHtml(held.goal.slice(0, 300))}</i>\nPress ▶️ when you have reviewed.`, { inline_keyboard: [[{ text: "▶️ Run the goal", callback_data: go! }]] });
+      const [go] = this.deps.tokens.issue([
+        {
+          action: "goal-continue",
+          subject: button.subject,
+          item: "goal",
+          digest: button.subject,
+          owner: this.deps.ownerId,
+        },
+      ]);
+      await this.deps.outbox.send(
+        this.deps.ownerId,
+        `Your goal is kept: <i>${escapeHtml(held.goal.slice(0, 300))}</i>\nPress ▶️ when you have reviewed.`,
+        { inline_keyboard: [[{ text: "▶️ Run the goal", callback_data: go! }]] },
+      );
       return "Card sent.";
     }
     this.heldGoals.delete(button.subject);
@@ -164,14 +179,26 @@ export class RunLauncher {
     const subject = `g-${randomBytes(6).toString("hex")}`;
     this.heldGoals.set(subject, { goal, changesetId: pending.id });
     const [go, review, discard] = this.deps.tokens.issue(
-      (["goal-continue", "goal-review", "goal-discard"] as const).map((action) => ({ action, subject, item: "goal", digest: subject, owner: this.deps.ownerId })),
+      (["goal-continue", "goal-review", "goal-discard"] as const).map((action) => ({
+        action,
+        subject,
+        item: "goal",
+        digest: subject,
+        owner: this.deps.ownerId,
+      })),
     );
     return {
       html:
         `⏸ Changeset <code>${escapeHtml(pending.id)}</code> (${pending.files.length} ${pending.files.length === 1 ? "file" : "files"}) is still pending. Your goal is kept: <i>${escapeHtml(goal.slice(0, 300))}</i>\n` +
         "Continue with it pending (the agent builds on it), review it first, or discard it and start afresh?",
       keyboard: {
-        inline_keyboard: [[{ text: "▶️ Continue with it pending", callback_data: go! }], [{ text: "📝 Review first", callback_data: review! }, { text: "🗑 Discard it", callback_data: discard! }]],
+        inline_keyboard: [
+          [{ text: "▶️ Continue with it pending", callback_data: go! }],
+          [
+            { text: "📝 Review first", callback_data: review! },
+            { text: "🗑 Discard it", callback_data: discard! },
+          ],
+        ],
       },
     };
   }
@@ -188,13 +215,19 @@ export class RunLauncher {
     const gate = this.gateOf(runtime.ws.root);
     const active = gate.tryBegin(mode, goal)!;
     const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
-    this.detach(active, gate, runtime.ws.root, async (hooks, tag) => {
-      const run = AgentRun.open(runtime, mode, goal, options);
-      run.tagRun(tag);
-      this.remember(run);
-      await run.begin(hooks);
-      return run;
-    }, extra.note);
+    this.detach(
+      active,
+      gate,
+      runtime.ws.root,
+      async (hooks, tag) => {
+        const run = AgentRun.open(runtime, mode, goal, options);
+        run.tagRun(tag);
+        this.remember(run);
+        await run.begin(hooks);
+        return run;
+      },
+      extra.note,
+    );
     return true;
   }
 
@@ -221,11 +254,19 @@ export class RunLauncher {
     const active = gate.tryBegin("revise", run.goal);
     if (!active) {
       void this.deps.outbox
-        .send(this.deps.ownerId, "Your reasons were not sent back: another run is going. Run /agent again with them when it ends.")
+        .send(
+          this.deps.ownerId,
+          "Your reasons were not sent back: another run is going. Run /agent again with them when it ends.",
+        )
         .catch((error) => this.deps.report("telling the owner a revision could not start", error));
       return;
     }
-    void this.deps.outbox.send(this.deps.ownerId, `↩️ Sending ${rejections.length} ${rejections.length === 1 ? "reason" : "reasons"} back to the agent…`).catch(() => {});
+    void this.deps.outbox
+      .send(
+        this.deps.ownerId,
+        `↩️ Sending ${rejections.length} ${rejections.length === 1 ? "reason" : "reasons"} back to the agent…`,
+      )
+      .catch(() => {});
     this.detach(active, gate, run.runtime.ws.root, async (hooks, tag) => {
       run.tagRun(tag);
       await run.revise(rejections, hooks, applied);
@@ -248,7 +289,9 @@ export class RunLauncher {
 
   /** A Cancel button for the active run. */
   cancelButton(active: ActiveRun): Keyboard {
-    const [data] = this.deps.tokens.issue([{ action: "cancel-run", subject: active.id, item: "run", digest: active.id, owner: this.deps.ownerId }]);
+    const [data] = this.deps.tokens.issue([
+      { action: "cancel-run", subject: active.id, item: "run", digest: active.id, owner: this.deps.ownerId },
+    ]);
     return { inline_keyboard: [[{ text: "⏹ Cancel run", callback_data: data! }]] };
   }
 
@@ -267,15 +310,34 @@ export class RunLauncher {
     return pending ? this.holdGoal(goal, pending) : null;
   }
 
-  private detach(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>, note?: string): void {
-    void this.execute(active, gate, root, body, note).catch((error) => this.deps.report(`the ${active.kind} run`, error));
+  private detach(
+    active: ActiveRun,
+    gate: RunGate,
+    root: string,
+    body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>,
+    note?: string,
+  ): void {
+    void this.execute(active, gate, root, body, note).catch((error) =>
+      this.deps.report(`the ${active.kind} run`, error),
+    );
   }
 
-  private async execute(active: ActiveRun, gate: RunGate, root: string, body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>, note?: string): Promise<void> {
+  private async execute(
+    active: ActiveRun,
+    gate: RunGate,
+    root: string,
+    body: (hooks: RunHooks, tag: Record<string, number>) => Promise<AgentRun>,
+    note?: string,
+  ): Promise<void> {
     const started = Date.now();
     let typingTimer: ReturnType<typeof setInterval> | undefined;
     const where = this.deps.workspaceName ? ` · 📍 ${this.deps.workspaceName(root)}` : "";
-    const progress = new ProgressMessage(this.deps.outbox, this.deps.ownerId, `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}${note ? `\n${note}` : ""}`, this.deps.progressIntervalMs);
+    const progress = new ProgressMessage(
+      this.deps.outbox,
+      this.deps.ownerId,
+      `${KIND_LABEL[active.kind]}: ${active.goal.slice(0, 300)}${where}${note ? `\n${note}` : ""}`,
+      this.deps.progressIntervalMs,
+    );
     try {
       await progress.start();
       // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.
@@ -297,7 +359,9 @@ export class RunLauncher {
         run = await body(hooks, { chat: this.deps.ownerId, message: progress.id ?? 0 });
       } catch (error) {
         this.deps.costs?.add(meter.usage);
-        await progress.finish(`<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`);
+        await progress.finish(
+          `<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`,
+        );
         throw error;
       }
       this.deps.costs?.add(meter.usage);
@@ -326,7 +390,9 @@ export class RunLauncher {
     const text = run.outcome?.text.trim() ?? "";
     if (active.kind === "plan") {
       if (plan) return this.deps.plans.present(plan);
-      await this.sendText(text ? `The model finished without a plan. Its last words:\n\n${text}` : "The model finished without a plan.");
+      await this.sendText(
+        text ? `The model finished without a plan. Its last words:\n\n${text}` : "The model finished without a plan.",
+      );
       return;
     }
     if (text) await this.sendText(text);

@@ -16,7 +16,13 @@ export function summaryLine(run: AgentRun, ms: number): string {
   const seconds = `${(ms / 1000).toFixed(1)} s`;
   if (!o) return `⚠️ The run produced no outcome (${seconds}).`;
   const head =
-    o.stopped === "done" ? "✅ Done" : o.stopped === "aborted" ? "⏹ Cancelled" : o.stopped === "step-limit" ? "⚠️ Stopped at the step limit" : "⚠️ Failed";
+    o.stopped === "done"
+      ? "✅ Done"
+      : o.stopped === "aborted"
+        ? "⏹ Cancelled"
+        : o.stopped === "step-limit"
+          ? "⚠️ Stopped at the step limit"
+          : "⚠️ Failed";
   const files = run.changeset ? run.changeset.files.length : 0;
   const parts = [
     seconds,

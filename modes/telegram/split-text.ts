@@ -48,7 +48,12 @@ function linesWithBreaks(text: string): string[] {
  * As many whole lines as fit in `max` visible characters (measured by `measure`),
  * then a line from `more` saying how many were left out: a list is cut, never silently.
  */
-export function takeLines(lines: string[], max: number, more: (left: number) => string, measure: (text: string) => number = (t) => t.length): string[] {
+export function takeLines(
+  lines: string[],
+  max: number,
+  more: (left: number) => string,
+  measure: (text: string) => number = (t) => t.length,
+): string[] {
   const kept: string[] = [];
   for (const [i, line] of lines.entries()) {
     const left = lines.length - i;

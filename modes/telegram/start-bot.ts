@@ -78,18 +78,28 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   // A missing model key is a configuration error now, not a surprise at the first /agent.
   if (!options.runOptions?.("agent").models) chooseModels(runtime, { emit: () => {} });
   for (const warning of runtime.settings.warnings) log(`warning: ${warning}`);
-  for (const interrupted of findInterruptedApplies(runtime.journalDir)) log(`interrupted apply ${interrupted.applyId}: ${interrupted.message}`);
+  for (const interrupted of findInterruptedApplies(runtime.journalDir))
+    log(`interrupted apply ${interrupted.applyId}: ${interrupted.message}`);
 
-  const timeouts: ApiTimeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts, ...(options.pollTimeoutSeconds !== undefined ? { pollSeconds: options.pollTimeoutSeconds } : {}) };
+  const timeouts: ApiTimeouts = {
+    ...DEFAULT_TIMEOUTS,
+    ...options.timeouts,
+    ...(options.pollTimeoutSeconds !== undefined ? { pollSeconds: options.pollTimeoutSeconds } : {}),
+  };
   const bot = createBot(config, timeouts);
   try {
     // One getMe, not bot.init(): init retries a network failure forever, and startup must fail fast instead.
     bot.botInfo = await bot.api.getMe();
   } catch (error) {
     if (error instanceof GrammyError && error.error_code === 401) {
-      throw new TelegramConfigError("Telegram refused TELEGRAM_BOT_TOKEN (401 Unauthorized): copy the token again from @BotFather (/mybots → API Token).", "TELEGRAM_BOT_TOKEN");
+      throw new TelegramConfigError(
+        "Telegram refused TELEGRAM_BOT_TOKEN (401 Unauthorized): copy the token again from @BotFather (/mybots → API Token).",
+        "TELEGRAM_BOT_TOKEN",
+      );
     }
-    throw new Error(`Cannot reach the Telegram Bot API at ${config.apiRoot}: ${errorText(error, config.token)}. Check the network, or TELEGRAM_API_ROOT.`);
+    throw new Error(
+      `Cannot reach the Telegram Bot API at ${config.apiRoot}: ${errorText(error, config.token)}. Check the network, or TELEGRAM_API_ROOT.`,
+    );
   }
   hardenApi(bot, log, timeouts);
 
@@ -98,12 +108,18 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   const report = errorReporter(deps);
   const { lanes } = installFeatures(bot, deps);
 
-  await bot.api.setMyCommands(deps.commandList).catch((error) => log(`could not set the command menu: ${errorText(error, config.token)}`));
+  await bot.api
+    .setMyCommands(deps.commandList)
+    .catch((error) => log(`could not set the command menu: ${errorText(error, config.token)}`));
 
   let polling: Promise<void> = Promise.resolve();
   let stopping = false;
   await new Promise<void>((resolve, reject) => {
-    polling = bot.start({ timeout: timeouts.pollSeconds, allowed_updates: ["message", "callback_query"], onStart: () => resolve() });
+    polling = bot.start({
+      timeout: timeouts.pollSeconds,
+      allowed_updates: ["message", "callback_query"],
+      onStart: () => resolve(),
+    });
     polling.catch((error) => {
       log(`polling stopped: ${errorText(error, config.token)}`);
       reject(new Error(`The bot stopped polling: ${errorText(error, config.token)}`));
@@ -122,7 +138,9 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   const pending = runtime.store.latestPending(runtime.ws.root);
   if (pending && !presented.includes(pending.id)) {
     const offer = review.offer(pending, "✏️ Pencil is back.");
-    await outbox.send(config.ownerId, offer.html, offer.keyboard).catch((error) => report("announcing a pending changeset", error));
+    await outbox
+      .send(config.ownerId, offer.html, offer.keyboard)
+      .catch((error) => report("announcing a pending changeset", error));
   }
 
   return {

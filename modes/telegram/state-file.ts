@@ -8,7 +8,8 @@ export function readState<T>(file: string, fallback: T, onBad?: (message: string
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") onBad?.(`cannot read ${file}: ${(error as Error).message}; starting from empty state`);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      onBad?.(`cannot read ${file}: ${(error as Error).message}; starting from empty state`);
     return fallback;
   }
   try {

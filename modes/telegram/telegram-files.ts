@@ -20,20 +20,32 @@ export function formatBytes(bytes: number): string {
  * Downloads a file the owner sent (getFile, then the file endpoint), refusing more
  * than `maxBytes` both from what Telegram declares and from what actually arrives.
  */
-export async function downloadTelegramFile(api: Api, config: TelegramConfig, fileId: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+export async function downloadTelegramFile(
+  api: Api,
+  config: TelegramConfig,
+  fileId: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   const file = await api.getFile(fileId).catch((error: unknown) => {
-    throw new TelegramFileError(`Telegram would not hand the file over (${error instanceof Error ? error.message.replaceAll(config.token, "…") : String(error)}).`);
+    throw new TelegramFileError(
+      `Telegram would not hand the file over (${error instanceof Error ? error.message.replaceAll(config.token, "…") : String(error)}).`,
+    );
   });
   if (!file.file_path) throw new TelegramFileError("Telegram gave no path for the file; send it again.");
-  if (file.file_size !== undefined && file.file_size > maxBytes) throw new TelegramFileError(`The file is ${formatBytes(file.file_size)}; the limit is ${formatBytes(maxBytes)}.`);
+  if (file.file_size !== undefined && file.file_size > maxBytes)
+    throw new TelegramFileError(`The file is ${formatBytes(file.file_size)}; the limit is ${formatBytes(maxBytes)}.`);
   const url = `${config.apiRoot}/file/bot${config.token}/${file.file_path}`;
   let response: Response;
   try {
     response = await fetch(url, signal ? { signal } : {});
   } catch (error) {
-    throw new TelegramFileError(`The file could not be downloaded (${error instanceof Error ? error.message.replaceAll(config.token, "…") : "network error"}).`);
+    throw new TelegramFileError(
+      `The file could not be downloaded (${error instanceof Error ? error.message.replaceAll(config.token, "…") : "network error"}).`,
+    );
   }
-  if (!response.ok || !response.body) throw new TelegramFileError(`The file could not be downloaded (HTTP ${response.status}).`);
+  if (!response.ok || !response.body)
+    throw new TelegramFileError(`The file could not be downloaded (HTTP ${response.status}).`);
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = response.body.getReader();

@@ -3,7 +3,17 @@ import type { ButtonAction, ButtonTokens } from "./button-tokens.ts";
 import type { PencilContext } from "./context.ts";
 
 /** Presses that decide changesets or write the workspace (review cards, offers, undo): one lane, so they never interleave. */
-const REVIEW_ACTIONS: ReadonlySet<ButtonAction> = new Set(["diff", "approve", "reject", "approve-all", "reject-all", "skip-reason", "review", "discard", "undo"]);
+const REVIEW_ACTIONS: ReadonlySet<ButtonAction> = new Set([
+  "diff",
+  "approve",
+  "reject",
+  "approve-all",
+  "reject-all",
+  "skip-reason",
+  "review",
+  "discard",
+  "undo",
+]);
 
 /**
  * Handles updates off grammY's polling loop, each in its lane and in order within it:

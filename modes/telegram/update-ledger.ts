@@ -33,8 +33,10 @@ export class UpdateLedger {
   ) {
     if (!file) return;
     const saved = readState<SavedLedger>(file, { version: 1, updates: [], callbacks: [] }, onBad);
-    for (const id of Array.isArray(saved.updates) ? saved.updates : []) if (typeof id === "number") this.updates.add(id);
-    for (const id of Array.isArray(saved.callbacks) ? saved.callbacks : []) if (typeof id === "string") this.callbacks.add(id);
+    for (const id of Array.isArray(saved.updates) ? saved.updates : [])
+      if (typeof id === "number") this.updates.add(id);
+    for (const id of Array.isArray(saved.callbacks) ? saved.callbacks : [])
+      if (typeof id === "string") this.callbacks.add(id);
   }
 
   /**
@@ -47,7 +49,12 @@ export class UpdateLedger {
     if (this.updates.has(update.update_id) || (callback !== undefined && this.callbacks.has(callback))) return false;
     remember(this.updates, update.update_id, this.size);
     if (callback !== undefined) remember(this.callbacks, callback, this.size);
-    if (this.file) writeState(this.file, { version: 1, updates: [...this.updates], callbacks: [...this.callbacks] } satisfies SavedLedger);
+    if (this.file)
+      writeState(this.file, {
+        version: 1,
+        updates: [...this.updates],
+        callbacks: [...this.callbacks],
+      } satisfies SavedLedger);
     return true;
   }
 }

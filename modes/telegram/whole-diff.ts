@@ -23,7 +23,10 @@ export function wholeDiffText(change: FileChange): string {
   if (view !== null) return view;
   const before = change.kind === "delete" && change.before ? decodeText(change.before) : null;
   // Only a long deletion's preview leaves lines out at an unlimited cap; anything else is a broken promise, so refuse.
-  if (!before) throw new Error(`The whole diff of ${change.path} cannot be shown; review it in a terminal with \`pencil review\`.`);
+  if (!before)
+    throw new Error(
+      `The whole diff of ${change.path} cannot be shown; review it in a terminal with \`pencil review\`.`,
+    );
   const header = renderFileDiff(change, { color: false, lineNumbers: false, maxLines: 1 }).text.split("\n")[0]!;
   const lines = splitLines(before.text).map((line) => `-${visible(line)}`);
   return [header, `deleted: all ${lines.length.toLocaleString("en-US")} lines follow`, ...lines].join("\n") + "\n";

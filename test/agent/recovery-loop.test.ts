@@ -18,7 +18,8 @@ describe("a weak model recovers: each failure mode ends with the right file or a
       if (mode.goal === "file") expect(r.verdict).toBe("correct");
       // The answer carries the actual nearby text, line numbers or paths (an applied edit's answer is "Staged edit").
       else for (const needle of mode.needles) expect(r.answer).toContain(needle);
-      if (mode.goal === "file" && mode.turns.some((t) => "name" in t && t.name === "edit_file")) expect(r.answer).toContain("Staged edit:");
+      if (mode.goal === "file" && mode.turns.some((t) => "name" in t && t.name === "edit_file"))
+        expect(r.answer).toContain("Staged edit:");
     });
   }
 
@@ -33,15 +34,25 @@ describe("a weak model recovers: each failure mode ends with the right file or a
     await ready;
     for (const mode of MODES.filter((m) => m.item === 3 || m.item === 4)) {
       if (mode.id === "tolerant-crlf") continue; // line endings are normalised before matching: an exact match
-      expect(`${mode.id}: ${results.get(mode.id)!.answer}`).toMatch(/Note: .*(tolerant match|prefixes removed|escaped)/);
+      expect(`${mode.id}: ${results.get(mode.id)!.answer}`).toMatch(
+        /Note: .*(tolerant match|prefixes removed|escaped)/,
+      );
     }
   });
 
   test("ambiguity and refusals stage nothing", async () => {
     await ready;
-    for (const id of ["edit-several-matches", "elision-rest-unchanged", "elision-existing-code", "repair-truncated", "path-write-typo", "edit-already-applied"]) {
+    for (const id of [
+      "edit-several-matches",
+      "elision-rest-unchanged",
+      "elision-existing-code",
+      "repair-truncated",
+      "path-write-typo",
+      "edit-already-applied",
+    ]) {
       const r = results.get(id)!;
-      for (const [path, content] of Object.entries(r.files)) expect(content).toBe(path in FIXTURE ? FIXTURE[path]! : null);
+      for (const [path, content] of Object.entries(r.files))
+        expect(content).toBe(path in FIXTURE ? FIXTURE[path]! : null);
     }
   });
 

@@ -15,7 +15,10 @@ import { openWorkspace } from "../../core/workspace.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
 test("a failure is the provider's error output with the very text the model read before; a success is plain text", () => {
-  expect(toModelOutput(toolFailure("permission denied."))).toEqual({ type: "error-text", value: "Error: permission denied." });
+  expect(toModelOutput(toolFailure("permission denied."))).toEqual({
+    type: "error-text",
+    value: "Error: permission denied.",
+  });
   expect(toModelOutput(toolSuccess("alpha"))).toEqual({ type: "text", value: "alpha" });
 });
 
@@ -23,13 +26,29 @@ test("through the real loop, a denied read reaches the model marked as an error,
   const dir = tempDir();
   writeTree(dir, { "a.txt": "alpha\n", ".env": "API_TOKEN=hunter2\n" });
   const ws = openWorkspace(dir);
-  const policy = compilePolicy({ workspaceRoot: ws.root, home: tempDir(), pencilHome: join(tempDir(), "ph"), rules: [] });
+  const policy = compilePolicy({
+    workspaceRoot: ws.root,
+    home: tempDir(),
+    pencilHome: join(tempDir(), "ph"),
+    rules: [],
+  });
   const tools = guardTools([createReadFileTool()], {
-    ws, policy, approver: nobodyApprover, fs: new Overlay(new DiskFileOps()), reads: new ReadLedger(), limits: DEFAULT_LIMITS,
-    currentModel: () => "test:model", emit: () => {},
+    ws,
+    policy,
+    approver: nobodyApprover,
+    fs: new Overlay(new DiskFileOps()),
+    reads: new ReadLedger(),
+    limits: DEFAULT_LIMITS,
+    currentModel: () => "test:model",
+    emit: () => {},
   });
   const model = new ScriptedModel([
-    { toolCalls: [{ name: "read_file", input: { path: ".env" } }, { name: "read_file", input: { path: "a.txt" } }] },
+    {
+      toolCalls: [
+        { name: "read_file", input: { path: ".env" } },
+        { name: "read_file", input: { path: "a.txt" } },
+      ],
+    },
     { text: "done" },
   ]);
   await streamText({ model, tools, prompt: "read", stopWhen: stepCountIs(3) }).consumeStream();

@@ -10,15 +10,30 @@ import { modelLabelOf } from "../../ai/model-label.ts";
 
 type Part = LanguageModelV4StreamPart;
 
-const usage = { inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: 2, reasoning: undefined } };
+const usage = {
+  inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 2, text: 2, reasoning: undefined },
+};
 const start: Part = { type: "stream-start", warnings: [] };
-const text = (id: string, delta: string): Part[] => [{ type: "text-start", id }, { type: "text-delta", id, delta }, { type: "text-end", id }];
-const finish = (unified: "stop" | "error" = "stop"): Part => ({ type: "finish", finishReason: { unified, raw: unified }, usage });
+const text = (id: string, delta: string): Part[] => [
+  { type: "text-start", id },
+  { type: "text-delta", id, delta },
+  { type: "text-end", id },
+];
+const finish = (unified: "stop" | "error" = "stop"): Part => ({
+  type: "finish",
+  finishReason: { unified, raw: unified },
+  usage,
+});
 const httpError = (status: number, message: string) => Object.assign(new Error(message), { statusCode: status });
 
 /** A mock model that streams `parts` (simulated, no delay); `calls` counts its requests. */
 function streaming(parts: Part[]) {
-  return new MockLanguageModelV4({ doStream: async () => ({ stream: simulateReadableStream({ chunks: parts, initialDelayInMs: null, chunkDelayInMs: null }) }) });
+  return new MockLanguageModelV4({
+    doStream: async () => ({
+      stream: simulateReadableStream({ chunks: parts, initialDelayInMs: null, chunkDelayInMs: null }),
+    }),
+  });
 }
 
 /** A chain of mock models, with what it reported. */
@@ -48,7 +63,11 @@ const errors = (parts: Part[]) => parts.flatMap((p) => (p.type === "error" ? [p.
 
 describe("FallbackModel holds a step back while a fallback remains", () => {
   test("a stream that breaks after text: none of its text is passed on, the fallback's whole step is", async () => {
-    const first = streaming([start, ...text("t1", "half an ans"), { type: "error", error: httpError(503, "overloaded") }]);
+    const first = streaming([
+      start,
+      ...text("t1", "half an ans"),
+      { type: "error", error: httpError(503, "overloaded") },
+    ]);
     const second = streaming([start, ...text("t1", "the whole answer"), finish()]);
     const { model, used, fallbacks } = chain(first, second);
     const parts = await readAll(model);
@@ -105,7 +124,9 @@ describe("FallbackModel commits on the last model", () => {
     const stream = new ReadableStream<Part>({ start: (c) => void (feed = c) });
     const only = new MockLanguageModelV4({ doStream: async () => ({ stream }) });
     const { model, used } = chain(only);
-    const { stream: relayed } = await model.doStream({ prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+    const { stream: relayed } = await model.doStream({
+      prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    });
     const reader = relayed.getReader();
     feed.enqueue(start);
     for (const p of text("t1", "early")) feed.enqueue(p);
@@ -126,12 +147,20 @@ describe("FallbackModel commits on the last model", () => {
     expect(deltas(parts)).toEqual(["partial"]);
     const [error] = errors(parts);
     expect(error).toBeInstanceOf(ModelCallError);
-    expect((error as ModelCallError).attempts.map((a) => a.reason)).toEqual(["HTTP 429: slow down", "HTTP 502: gateway"]);
+    expect((error as ModelCallError).attempts.map((a) => a.reason)).toEqual([
+      "HTTP 429: slow down",
+      "HTTP 502: gateway",
+    ]);
     expect(used).toEqual(["mock:m2"]);
   });
 
   test("every model failing to open ends in one ModelCallError naming each", async () => {
-    const failing = (status: number) => new MockLanguageModelV4({ doStream: async () => { throw httpError(status, `down ${status}`); } });
+    const failing = (status: number) =>
+      new MockLanguageModelV4({
+        doStream: async () => {
+          throw httpError(status, `down ${status}`);
+        },
+      });
     const { model } = chain(failing(500), failing(503));
     const error = await model.doStream({ prompt: [] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelCallError);
@@ -141,9 +170,18 @@ describe("FallbackModel commits on the last model", () => {
 
 describe("FallbackModel.doGenerate", () => {
   test("a 5xx moves to the next model; the result carries the label of the model that answered", async () => {
-    const down = new MockLanguageModelV4({ doGenerate: async () => { throw httpError(500, "down"); } });
+    const down = new MockLanguageModelV4({
+      doGenerate: async () => {
+        throw httpError(500, "down");
+      },
+    });
     const up = new MockLanguageModelV4({
-      doGenerate: { content: [{ type: "text", text: "ok" }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] },
+      doGenerate: {
+        content: [{ type: "text", text: "ok" }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage,
+        warnings: [],
+      },
     });
     const { model, used, fallbacks } = chain(down, up);
     const result = await model.doGenerate({ prompt: [] });

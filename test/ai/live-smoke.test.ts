@@ -12,7 +12,9 @@ function gate(name: string, keys: string[]): boolean {
   const missing = keys.filter((k) => !env[k]?.trim());
   const on = live && missing.length === 0;
   if (!on) {
-    console.log(`live smoke: ${name} skipped — ${live ? `set ${missing.join(", ")}` : "set PENCIL_LIVE=1 and the service's key"} to run it against the real service.`);
+    console.log(
+      `live smoke: ${name} skipped — ${live ? `set ${missing.join(", ")}` : "set PENCIL_LIVE=1 and the service's key"} to run it against the real service.`,
+    );
   }
   return on;
 }
@@ -27,7 +29,10 @@ describe("live smoke", () => {
 
   const openrouter = gate("OpenRouter", ["OPENROUTER_API_KEY"]);
   test.skipIf(!openrouter)("OpenRouter answers a one-word prompt", async () => {
-    const { model } = resolveModels({ OPENROUTER_API_KEY: env.OPENROUTER_API_KEY, OPENROUTER_DEFAULT_MODEL: env.OPENROUTER_DEFAULT_MODEL });
+    const { model } = resolveModels({
+      OPENROUTER_API_KEY: env.OPENROUTER_API_KEY,
+      OPENROUTER_DEFAULT_MODEL: env.OPENROUTER_DEFAULT_MODEL,
+    });
     const result = await generateText({ model, prompt: "Reply with the single word: pencil", maxRetries: 0 });
     expect(result.text.toLowerCase()).toContain("pencil");
   });

@@ -33,8 +33,16 @@ function setup(extra: Record<string, string>) {
 
 test("a local server that stalls mid-answer: pencil ask stops after PENCIL_TIMEOUT_IDLE_MS and says why (exit 1)", async () => {
   const { workspace, env } = setup({ PENCIL_TIMEOUT_IDLE_MS: "400" });
-  local.enqueue({ kind: "reply", text: "Let me think about alpha for a very long while.", fail: { afterEvents: 3, mode: "stall" } });
-  const result = await runCli(["ask", "what is in a.txt?", "-w", workspace], { cwd: workspace, env, timeoutMs: 25_000 });
+  local.enqueue({
+    kind: "reply",
+    text: "Let me think about alpha for a very long while.",
+    fail: { afterEvents: 3, mode: "stall" },
+  });
+  const result = await runCli(["ask", "what is in a.txt?", "-w", workspace], {
+    cwd: workspace,
+    env,
+    timeoutMs: 25_000,
+  });
   expect(result.code).toBe(1);
   expect(plain(result.stderr + result.stdout)).toContain("local:stalling-model sent nothing for 400 ms");
 });

@@ -8,7 +8,14 @@ import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { FallbackModel, type FallbackOptions } from "../../ai/fallback-model.ts";
 import { createModel, resolveModels, type ResolveModelsOptions } from "../../ai/resolve-models.ts";
 import type { ModelSpec, ProviderName } from "../../ai/model-specs.ts";
-import { errorReply, hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
+import {
+  errorReply,
+  hangReply,
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../support/fake-openai-server.ts";
 
 const GROQ = `groq:${DEFAULT_GROQ_MODEL}`;
 const OPENROUTER = `openrouter:${DEFAULT_OPENROUTER_MODEL}`;
@@ -74,14 +81,23 @@ async function runModel(make: (watch: FallbackOptions) => LanguageModelV4) {
   }
   // When the first call already failed there is no step, and `steps` rejects.
   const steps = errors.length > 0 ? await Promise.resolve(result.steps).catch(() => []) : await result.steps;
-  return { used, fallbacks, toolInputs, toolCalls, errors, steps, labels: steps.map((s) => modelLabelOf(s.providerMetadata)) };
+  return {
+    used,
+    fallbacks,
+    toolInputs,
+    toolCalls,
+    errors,
+    steps,
+    labels: steps.map((s) => modelLabelOf(s.providerMetadata)),
+  };
 }
 
 const lookupCall = (word: string) => toolCallReply([{ name: "lookup", arguments: { word } }]);
 
 /** A model spec of `provider`'s own client, pointed at a fake server. */
 function specOn(provider: ProviderName, origin: string): ModelSpec {
-  const baseURL = provider === "groq" ? `${origin}/openai/v1` : provider === "openrouter" ? `${origin}/api/v1` : `${origin}/v1`;
+  const baseURL =
+    provider === "groq" ? `${origin}/openai/v1` : provider === "openrouter" ? `${origin}/api/v1` : `${origin}/v1`;
   return { provider, modelId: "test-model", baseURL, apiKey: `${provider}-key`, label: `${provider}:test-model` };
 }
 
@@ -131,7 +147,10 @@ describe("resolveModels through streamText with the real clients", () => {
       toolCalls: [{ name: "lookup", arguments: { word: "from-groq" } }],
       fail: { afterEvents: 2, mode: "error-event", type: "internal_server_error", message: "Internal server error" },
     });
-    openrouter.enqueue(toolCallReply([{ name: "lookup", arguments: { word: "pencil" } }], "Looking it up."), textReply("A pencil writes."));
+    openrouter.enqueue(
+      toolCallReply([{ name: "lookup", arguments: { word: "pencil" } }], "Looking it up."),
+      textReply("A pencil writes."),
+    );
     const run = await runLoop(cloudEnv(), { cooldownMs: 60_000 });
     expect(run.errors).toEqual([]);
     expect(run.fallbacks).toEqual([`${GROQ} -> ${OPENROUTER}: HTTP 500: Internal server error`]);
@@ -146,7 +165,11 @@ describe("resolveModels through streamText with the real clients", () => {
   });
 
   test("a connection cut mid-stream before any tool call also falls back", async () => {
-    groq.enqueue({ kind: "reply", text: "Partial answer that never ends", fail: { afterEvents: 2, mode: "disconnect" } });
+    groq.enqueue({
+      kind: "reply",
+      text: "Partial answer that never ends",
+      fail: { afterEvents: 2, mode: "disconnect" },
+    });
     openrouter.enqueue(textReply("Complete answer."));
     const run = await runLoop(cloudEnv());
     expect(run.errors).toEqual([]);
@@ -170,7 +193,13 @@ describe("resolveModels through streamText with the real clients", () => {
       openrouter.enqueue(lookupCall("from-fallback"), textReply("Done."));
       const fallback: ProviderName = primary === "openrouter" ? "groq" : "openrouter";
       const chain = [specOn(primary, groq.url), specOn(fallback, openrouter.url)];
-      const run = await runModel((watch) => new FallbackModel(chain.map((spec) => ({ label: spec.label, model: createModel(spec) })), { cooldownMs: 60_000, ...watch }));
+      const run = await runModel(
+        (watch) =>
+          new FallbackModel(
+            chain.map((spec) => ({ label: spec.label, model: createModel(spec) })),
+            { cooldownMs: 60_000, ...watch },
+          ),
+      );
       expect(run.errors).toEqual([]);
       expect(run.toolInputs).toEqual(["from-fallback"]);
       expect(run.toolCalls).toEqual([{ word: "from-fallback" }]);
@@ -262,10 +291,17 @@ describe("resolveModels through streamText with the real clients", () => {
     const local = await startFakeOpenAIServer();
     try {
       local.enqueue(lookupCall("pencil"), textReply("Local answer."));
-      const env = { ...cloudEnv(), LOCAL_LLM_BASE_URL: `${local.url}/some/prefix/v1`, LOCAL_LLM_MODEL: "qwen2.5-coder:7b" };
+      const env = {
+        ...cloudEnv(),
+        LOCAL_LLM_BASE_URL: `${local.url}/some/prefix/v1`,
+        LOCAL_LLM_MODEL: "qwen2.5-coder:7b",
+      };
       const run = await runLoop(env);
       expect(run.labels).toEqual(["local:qwen2.5-coder:7b", "local:qwen2.5-coder:7b"]);
-      expect(local.requests.map((r) => r.path)).toEqual(["/some/prefix/v1/chat/completions", "/some/prefix/v1/chat/completions"]);
+      expect(local.requests.map((r) => r.path)).toEqual([
+        "/some/prefix/v1/chat/completions",
+        "/some/prefix/v1/chat/completions",
+      ]);
       expect(local.requests[0]!.body.model).toBe("qwen2.5-coder:7b");
       expect(local.requests.map((r) => r.raw + JSON.stringify(r.headers)).join("")).not.toContain("test-key");
       expect(groq.requests).toEqual([]);
@@ -277,17 +313,27 @@ describe("resolveModels through streamText with the real clients", () => {
 });
 
 describe("Pencil's own timeouts against a server that stalls", () => {
-  const localEnv = (extra: Record<string, string>) => ({ LOCAL_LLM_BASE_URL: `${groq.url}/v1`, LOCAL_LLM_MODEL: "qwen-local", ...extra });
+  const localEnv = (extra: Record<string, string>) => ({
+    LOCAL_LLM_BASE_URL: `${groq.url}/v1`,
+    LOCAL_LLM_MODEL: "qwen-local",
+    ...extra,
+  });
 
   test("a local server that never sends its first byte fails after PENCIL_TIMEOUT_FIRST_BYTE_MS", async () => {
     groq.enqueue(hangReply());
     const run = await runLoop(localEnv({ PENCIL_TIMEOUT_FIRST_BYTE_MS: "300" }));
     expect(run.errors).toHaveLength(1);
-    expect((run.errors[0] as Error).message).toContain("local:qwen-local (local:qwen-local sent no first byte within 300 ms)");
+    expect((run.errors[0] as Error).message).toContain(
+      "local:qwen-local (local:qwen-local sent no first byte within 300 ms)",
+    );
   });
 
   test("a local server that stalls mid-stream fails after PENCIL_TIMEOUT_IDLE_MS of silence", async () => {
-    groq.enqueue({ kind: "reply", text: "I will now think for a very long time about pencils.", fail: { afterEvents: 3, mode: "stall" } });
+    groq.enqueue({
+      kind: "reply",
+      text: "I will now think for a very long time about pencils.",
+      fail: { afterEvents: 3, mode: "stall" },
+    });
     const run = await runLoop(localEnv({ PENCIL_TIMEOUT_IDLE_MS: "300" }));
     expect(run.errors).toHaveLength(1);
     expect((run.errors[0] as Error).message).toContain("sent nothing for 300 ms");
@@ -311,7 +357,9 @@ describe("Pencil's own timeouts against a server that stalls", () => {
 
   test("a timeout that is not a positive whole number of milliseconds is a configuration error naming the variable", () => {
     expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_STEP_MS: "10m" })).toThrow(ModelConfigError);
-    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_IDLE_MS: "0" })).toThrow(/PENCIL_TIMEOUT_IDLE_MS=0 is not a number of milliseconds/);
+    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_IDLE_MS: "0" })).toThrow(
+      /PENCIL_TIMEOUT_IDLE_MS=0 is not a number of milliseconds/,
+    );
   });
 });
 
@@ -326,13 +374,19 @@ describe("modelSpecs from the environment", () => {
     expect(caught).toBeInstanceOf(MissingModelKeyError);
     expect(caught).toBeInstanceOf(ModelConfigError);
     const message = (caught as Error).message;
-    for (const name of ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_URL", "LOCAL_LLM_MODEL", "pencil demo"]) expect(message).toContain(name);
+    for (const name of ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_URL", "LOCAL_LLM_MODEL", "pencil demo"])
+      expect(message).toContain(name);
     // Blank values count as unset.
     expect(() => modelSpecs({ GROQ_API_KEY: "  ", OPENROUTER_API_KEY: "" })).toThrow(MissingModelKeyError);
   });
 
   test("Groq first, OpenRouter as fallback; OpenRouter is primary without a Groq key; defaults and base URLs", () => {
-    const both = modelSpecs({ GROQ_API_KEY: "g", OPENROUTER_API_KEY: "o", GROQ_DEFAULT_MODEL: "llama-3.3-70b-versatile", OPENROUTER_BASE_URL: "http://127.0.0.1:9/x" });
+    const both = modelSpecs({
+      GROQ_API_KEY: "g",
+      OPENROUTER_API_KEY: "o",
+      GROQ_DEFAULT_MODEL: "llama-3.3-70b-versatile",
+      OPENROUTER_BASE_URL: "http://127.0.0.1:9/x",
+    });
     expect(both.map((s) => s.label)).toEqual(["groq:llama-3.3-70b-versatile", OPENROUTER]);
     expect(both.map((s) => s.baseURL)).toEqual([undefined, "http://127.0.0.1:9/x"]);
     const onlyOpenRouter = modelSpecs({ OPENROUTER_API_KEY: "o", OPENROUTER_DEFAULT_MODEL: "qwen/qwen3-coder" });
@@ -342,9 +396,14 @@ describe("modelSpecs from the environment", () => {
   test("--model overrides: plain name, provider prefix, local, and names with colons", () => {
     const env = { GROQ_API_KEY: "g", OPENROUTER_API_KEY: "o" };
     expect(modelSpecs(env, "moonshotai/kimi-k2").map((s) => s.label)).toEqual(["groq:moonshotai/kimi-k2", OPENROUTER]);
-    expect(modelSpecs(env, "openrouter:anthropic/claude-sonnet-4").map((s) => s.label)).toEqual(["openrouter:anthropic/claude-sonnet-4", GROQ]);
+    expect(modelSpecs(env, "openrouter:anthropic/claude-sonnet-4").map((s) => s.label)).toEqual([
+      "openrouter:anthropic/claude-sonnet-4",
+      GROQ,
+    ]);
     expect(modelSpecs(env, "some-model:free").map((s) => s.label)).toEqual(["groq:some-model:free", OPENROUTER]);
-    expect(modelSpecs({ ...env, LOCAL_LLM_BASE_URL: "http://127.0.0.1:11434/v1" }, "local:llama3.2:3b").map((s) => s.label)).toEqual(["local:llama3.2:3b"]);
+    expect(
+      modelSpecs({ ...env, LOCAL_LLM_BASE_URL: "http://127.0.0.1:11434/v1" }, "local:llama3.2:3b").map((s) => s.label),
+    ).toEqual(["local:llama3.2:3b"]);
     expect(() => modelSpecs({ GROQ_API_KEY: "g" }, "openrouter:x")).toThrow(/OPENROUTER_API_KEY/);
     expect(() => modelSpecs(env, "local:x")).toThrow(/LOCAL_LLM_BASE_URL/);
     expect(() => modelSpecs(env, "groq:")).toThrow(ModelConfigError);

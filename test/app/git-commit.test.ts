@@ -3,7 +3,12 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitApplied, commitMessage, gitState } from "../../app/git-commit.ts";
-import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
+import {
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
@@ -26,7 +31,13 @@ function repo(files: Record<string, string>): string {
 
 describe("git-aware apply: the commit", () => {
   test("one commit of exactly the applied files; the owner's other changes, staged or not, stay as they were", () => {
-    const dir = repo({ "a.txt": "a\n", "c.txt": "c\n", "mine.txt": "mine\n", "staged.txt": "s\n", ".gitignore": "ignored.log\n" });
+    const dir = repo({
+      "a.txt": "a\n",
+      "c.txt": "c\n",
+      "mine.txt": "mine\n",
+      "staged.txt": "s\n",
+      ".gitignore": "ignored.log\n",
+    });
     expect(gitState(dir)).toEqual({ branch: "main", clean: true, changes: 0 });
     // The owner's own work in progress.
     writeFileSync(join(dir, "mine.txt"), "mine, edited\n");
@@ -39,12 +50,18 @@ describe("git-aware apply: the commit", () => {
     writeTree(dir, { "new/b.txt": "b\n", "ignored.log": "log\n" });
     rmSync(join(dir, "c.txt"));
     const before = git(dir, "rev-parse", "HEAD").trim();
-    const result = commitApplied(dir, ["a.txt", "new/b.txt", "c.txt", "ignored.log"], commitMessage("shout a", "Changed a to A.", "cs-1"));
+    const result = commitApplied(
+      dir,
+      ["a.txt", "new/b.txt", "c.txt", "ignored.log"],
+      commitMessage("shout a", "Changed a to A.", "cs-1"),
+    );
     if (!result.ok) throw new Error(result.reason);
     expect(result.skipped).toEqual([{ path: "ignored.log", reason: "ignored by .gitignore" }]);
     expect(git(dir, "rev-list", "--count", `${before}..HEAD`).trim()).toBe("1");
     expect(git(dir, "rev-parse", "HEAD^").trim()).toBe(before);
-    expect(git(dir, "show", "--name-status", "--format=", "HEAD").trim().split("\n").sort()).toEqual(["D\tc.txt", "A\tnew/b.txt", "M\ta.txt"].sort());
+    expect(git(dir, "show", "--name-status", "--format=", "HEAD").trim().split("\n").sort()).toEqual(
+      ["D\tc.txt", "A\tnew/b.txt", "M\ta.txt"].sort(),
+    );
     expect(git(dir, "log", "-1", "--format=%an <%ae>").trim()).toBe("Owner Person <owner@example.com>");
     expect(git(dir, "log", "-1", "--format=%B")).toBe("shout a\n\nChanged a to A.\n\nPencil-Changeset: cs-1\n\n");
     // The owner's changes are untouched: staged stays staged, unstaged stays unstaged, untracked stays untracked.
@@ -93,7 +110,10 @@ describe("agent --commit, end to end", () => {
       GIT_CONFIG_NOSYSTEM: "1",
     };
     groq.enqueue(
-      toolCallReply([{ name: "read_file", arguments: { path: "a.txt" } }, { name: "read_file", arguments: { path: "b.txt" } }]),
+      toolCallReply([
+        { name: "read_file", arguments: { path: "a.txt" } },
+        { name: "read_file", arguments: { path: "b.txt" } },
+      ]),
       toolCallReply([
         { name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } },
         { name: "edit_file", arguments: { path: "b.txt", old_string: "beta", new_string: "BETA" } },
@@ -131,7 +151,13 @@ describe("agent --commit, end to end", () => {
     const home = tempDir("pencil-home-");
     const result = await runCli(["agent", "x", "--commit", "-w", workspace], {
       cwd: workspace,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), GROQ_API_KEY: "k", GROQ_BASE_URL: "http://127.0.0.1:9/v1" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home,
+        PENCIL_HOME: join(home, ".pencil"),
+        GROQ_API_KEY: "k",
+        GROQ_BASE_URL: "http://127.0.0.1:9/v1",
+      },
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--commit needs a git repository");

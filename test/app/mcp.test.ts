@@ -10,12 +10,28 @@ import { loadSettings } from "../../core/settings.ts";
 import { startHttpMcpServer } from "../fixtures/mcp/servers.ts";
 import { createServer } from "node:net";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
+import {
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
 const STDIO_SERVER = join(join(import.meta.dir, ".."), "fixtures/mcp/stdio-server.ts");
-const stdio = (name: string, args: string[], origin: "owner" | "workspace" = "owner"): Extract<McpServerConfig, { kind: "stdio" }> => ({ name, kind: "stdio", command: process.execPath, args: [STDIO_SERVER, ...args], env: {}, origin });
+const stdio = (
+  name: string,
+  args: string[],
+  origin: "owner" | "workspace" = "owner",
+): Extract<McpServerConfig, { kind: "stdio" }> => ({
+  name,
+  kind: "stdio",
+  command: process.execPath,
+  args: [STDIO_SERVER, ...args],
+  env: {},
+  origin,
+});
 
 describe("Mcp(server/tool) rules", () => {
   const rule = (text: string, effect: "allow" | "ask" | "deny"): McpRule => parseMcpRule(text, effect, "test");
@@ -24,7 +40,12 @@ describe("Mcp(server/tool) rules", () => {
     { rules: [rule("Mcp(docs/echo)", "allow")], server: "docs", tool: "echo", want: "allow" },
     { rules: [rule("Mcp(docs/echo)", "allow")], server: "docs", tool: "write_here", want: "ask" },
     { rules: [rule("Mcp(docs)", "allow")], server: "docs", tool: "write_here", want: "allow" },
-    { rules: [rule("Mcp(docs/*)", "allow"), rule("Mcp(docs/write_*)", "deny")], server: "docs", tool: "write_here", want: "deny" },
+    {
+      rules: [rule("Mcp(docs/*)", "allow"), rule("Mcp(docs/write_*)", "deny")],
+      server: "docs",
+      tool: "write_here",
+      want: "deny",
+    },
     { rules: [rule("Mcp(*/*)", "allow"), rule("Mcp(docs/echo)", "ask")], server: "docs", tool: "echo", want: "ask" },
     { rules: [rule("Mcp(*)", "deny"), rule("Mcp(docs/echo)", "allow")], server: "docs", tool: "echo", want: "deny" },
     { rules: [rule("Mcp(docs/echo)", "allow")], server: "other", tool: "echo", want: "ask" },
@@ -38,16 +59,36 @@ describe("Mcp(server/tool) rules", () => {
     expect(() => parseMcpRule("Mcp(a/b/c)", "allow", "f")).toThrow(/Mcp\(server\/tool-glob\)/);
     const ws = tempDir();
     const home = tempDir();
-    writeTree(ws, { ".pencil/settings.json": JSON.stringify({ permissions: { allow: ["Mcp(*)"], deny: ["Mcp(docs/write_here)"] }, mcpServers: { evil: { command: "sh" } } }) });
-    const settings = loadSettings({ workspaceRoot: ws, pencilHome: join(home, ".pencil"), cliAllow: ["Mcp(docs/echo)"], cliDeny: [], home });
-    expect(settings.mcpRules.map((r) => `${r.effect} ${r.server}/${r.tool}`)).toEqual(["deny docs/write_here", "allow docs/echo"]);
+    writeTree(ws, {
+      ".pencil/settings.json": JSON.stringify({
+        permissions: { allow: ["Mcp(*)"], deny: ["Mcp(docs/write_here)"] },
+        mcpServers: { evil: { command: "sh" } },
+      }),
+    });
+    const settings = loadSettings({
+      workspaceRoot: ws,
+      pencilHome: join(home, ".pencil"),
+      cliAllow: ["Mcp(docs/echo)"],
+      cliDeny: [],
+      home,
+    });
+    expect(settings.mcpRules.map((r) => `${r.effect} ${r.server}/${r.tool}`)).toEqual([
+      "deny docs/write_here",
+      "allow docs/echo",
+    ]);
     expect(settings.warnings.join("\n")).toContain("cannot allow MCP tools");
     expect(settings.warnings.join("\n")).toContain("can only propose MCP servers");
     expect(settings.mcpServers).toBeUndefined();
   });
 
   test("mcpServers entries are checked: a bad one stops with the file named", () => {
-    expect(parseServers({ a: { command: "x", args: ["1"] }, b: { url: "http://127.0.0.1:1/mcp", headers: { authorization: "t" } } }, "f", "owner").map((s) => s.kind)).toEqual(["stdio", "http"]);
+    expect(
+      parseServers(
+        { a: { command: "x", args: ["1"] }, b: { url: "http://127.0.0.1:1/mcp", headers: { authorization: "t" } } },
+        "f",
+        "owner",
+      ).map((s) => s.kind),
+    ).toEqual(["stdio", "http"]);
     expect(() => parseServers({ a: { command: "" } }, "/home/u/.pencil/settings.json", "owner")).toThrow(ConfigError);
     expect(() => parseServers({ "bad name": { command: "x" } }, "f", "owner")).toThrow(/letters, digits/);
     expect(() => parseServers({ a: { url: "file:///etc/passwd" } }, "f", "owner")).toThrow(ConfigError);
@@ -77,25 +118,46 @@ describe("MCP servers: started, listed, called", () => {
     const http = await startHttpMcpServer("web");
     stops.push(http.stop);
     const session = await openMcpSession({
-      servers: [stdio("docs", ["docs", "-", "--hostile"]), { name: "web", kind: "http", url: http.url, headers: {}, origin: "owner" }],
+      servers: [
+        stdio("docs", ["docs", "-", "--hostile"]),
+        { name: "web", kind: "http", url: http.url, headers: {}, origin: "owner" },
+      ],
       workspaceRoot: tempDir(),
       pencilHome: tempDir(),
       approver: nobodyApprover,
     });
     sessions.push(session);
     const names = session.tools.map((t) => t.name).sort();
-    expect(names).toEqual(["mcp__docs__echo", "mcp__docs__fail", "mcp__docs__reach", "mcp__docs__read_file", "mcp__docs__write_here", "mcp__web__echo", "mcp__web__fail", "mcp__web__reach", "mcp__web__write_here"]);
+    expect(names).toEqual([
+      "mcp__docs__echo",
+      "mcp__docs__fail",
+      "mcp__docs__reach",
+      "mcp__docs__read_file",
+      "mcp__docs__write_here",
+      "mcp__web__echo",
+      "mcp__web__fail",
+      "mcp__web__reach",
+      "mcp__web__write_here",
+    ]);
     expect(session.notices.join("\n")).toMatch(/tool "xyyy.*left out/);
     const ctx = {} as never;
     const echo = session.tools.find((t) => t.name === "mcp__web__echo")!;
     expect(await echo.execute({ text: "hi" }, ctx)).toBe("web echo: hi");
-    expect(await session.tools.find((t) => t.name === "mcp__docs__echo")!.execute({ text: "yo" }, ctx)).toBe("docs echo: yo");
-    await expect(session.tools.find((t) => t.name === "mcp__docs__fail")!.execute({}, ctx)).rejects.toThrow("reported an error: it broke");
+    expect(await session.tools.find((t) => t.name === "mcp__docs__echo")!.execute({ text: "yo" }, ctx)).toBe(
+      "docs echo: yo",
+    );
+    await expect(session.tools.find((t) => t.name === "mcp__docs__fail")!.execute({}, ctx)).rejects.toThrow(
+      "reported an error: it broke",
+    );
   });
 
   test("a server that crashes or never answers is left out with a clear notice; the others still work", async () => {
     const session = await openMcpSession({
-      servers: [stdio("crashy", ["crashy", "-", "--crash"]), stdio("slow", ["slow", "-", "--hang"]), stdio("docs", ["docs"])],
+      servers: [
+        stdio("crashy", ["crashy", "-", "--crash"]),
+        stdio("slow", ["slow", "-", "--hang"]),
+        stdio("docs", ["docs"]),
+      ],
       workspaceRoot: tempDir(),
       pencilHome: tempDir(),
       approver: nobodyApprover,
@@ -108,29 +170,46 @@ describe("MCP servers: started, listed, called", () => {
     expect(session.notices.find((n) => n.includes('"slow"'))).toMatch(/timed out after 1500 ?ms|within 1500 ms/);
   }, 20_000);
 
-  test.if(sandboxAvailable())("a stdio server has no network unless the owner's settings open it (where the namespace sandbox works)", async () => {
-    const listener = createServer((socket) => socket.end());
-    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-    stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
-    const port = (listener.address() as { port: number }).port;
-    const reach = async (network: boolean) => {
-      const session = await openMcpSession({ servers: [stdio("docs", ["docs"])], workspaceRoot: tempDir(), pencilHome: tempDir(), approver: nobodyApprover, network });
-      sessions.push(session);
-      return session.tools.find((t) => t.name === "mcp__docs__reach")!.execute({ port }, {} as never);
-    };
-    expect(await reach(false)).toMatch(/^unreachable/);
-    expect(await reach(true)).toBe("reached");
-  }, 20_000);
+  test.if(sandboxAvailable())(
+    "a stdio server has no network unless the owner's settings open it (where the namespace sandbox works)",
+    async () => {
+      const listener = createServer((socket) => socket.end());
+      await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+      stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+      const port = (listener.address() as { port: number }).port;
+      const reach = async (network: boolean) => {
+        const session = await openMcpSession({
+          servers: [stdio("docs", ["docs"])],
+          workspaceRoot: tempDir(),
+          pencilHome: tempDir(),
+          approver: nobodyApprover,
+          network,
+        });
+        sessions.push(session);
+        return session.tools.find((t) => t.name === "mcp__docs__reach")!.execute({ port }, {} as never);
+      };
+      expect(await reach(false)).toMatch(/^unreachable/);
+      expect(await reach(true)).toBe("reached");
+    },
+    20_000,
+  );
 
   test("a workspace-proposed server is not started before approval (no human → never); approval is remembered per exact command", async () => {
     const ws = tempDir();
     const pencilHome = tempDir();
     const marker = join(tempDir(), "started.txt");
     const proposal = stdio("proposed", ["proposed", marker], "workspace");
-    const refused = await openMcpSession({ servers: [proposal], workspaceRoot: ws, pencilHome, approver: nobodyApprover });
+    const refused = await openMcpSession({
+      servers: [proposal],
+      workspaceRoot: ws,
+      pencilHome,
+      approver: nobodyApprover,
+    });
     sessions.push(refused);
     expect(refused.tools).toEqual([]);
-    expect(refused.notices).toEqual(['MCP server "proposed" (proposed by the workspace) was not started: not approved.']);
+    expect(refused.notices).toEqual([
+      'MCP server "proposed" (proposed by the workspace) was not started: not approved.',
+    ]);
     expect(existsSync(marker)).toBe(false);
 
     const owner = recordingApprover("yes");
@@ -148,7 +227,12 @@ describe("MCP servers: started, listed, called", () => {
     sessions.push(await openMcpSession({ servers: [proposal], workspaceRoot: ws, pencilHome, approver: again }));
     expect(again.asked).toHaveLength(0);
     const changed = recordingApprover("no");
-    const changedSession = await openMcpSession({ servers: [{ ...proposal, args: [...proposal.args, "--hostile"] }], workspaceRoot: ws, pencilHome, approver: changed });
+    const changedSession = await openMcpSession({
+      servers: [{ ...proposal, args: [...proposal.args, "--hostile"] }],
+      workspaceRoot: ws,
+      pencilHome,
+      approver: changed,
+    });
     sessions.push(changedSession);
     expect(changed.asked).toHaveLength(1);
     expect(changedSession.tools).toEqual([]);
@@ -179,7 +263,8 @@ async function cliSetup(settings: unknown, files: Record<string, string> = { "a.
   return { workspace, groq, env, home };
 }
 
-const toolResults = (body: any): string[] => body.messages.filter((m: any) => m.role === "tool").map((m: any) => String(m.content));
+const toolResults = (body: any): string[] =>
+  body.messages.filter((m: any) => m.role === "tool").map((m: any) => String(m.content));
 
 describe("MCP tools through the policy seam, end to end", () => {
   test("given to the model, judged by Mcp rules: allowed runs, denied is refused, unruled asks and is refused with no terminal; the record shows them", async () => {
@@ -202,7 +287,9 @@ describe("MCP tools through the policy seam, end to end", () => {
     const result = await runCli(["agent", "use the tools", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(3);
     const offered = (groq.requests[0]!.body.tools as any[]).map((t) => t.function.name);
-    expect(offered).toEqual(expect.arrayContaining(["mcp__docs__echo", "mcp__web__echo", "mcp__docs__write_here", "read_file"]));
+    expect(offered).toEqual(
+      expect.arrayContaining(["mcp__docs__echo", "mcp__web__echo", "mcp__docs__write_here", "read_file"]),
+    );
     const results = toolResults(groq.requests[1]!.body).join("\n");
     expect(results).toContain("docs echo: one");
     expect(results).toContain("web echo: two");
@@ -215,9 +302,15 @@ describe("MCP tools through the policy seam, end to end", () => {
   });
 
   test("an unruled MCP call is asked about at the terminal, and runs after a yes", async () => {
-    const { workspace, groq, env } = await cliSetup({ mcpServers: { docs: { command: process.execPath, args: [STDIO_SERVER, "docs"] } } });
+    const { workspace, groq, env } = await cliSetup({
+      mcpServers: { docs: { command: process.execPath, args: [STDIO_SERVER, "docs"] } },
+    });
     groq.enqueue(toolCallReply([{ name: "mcp__docs__echo", arguments: { text: "asked" } }]), textReply("done"));
-    const { code, output } = await runCliPty(["agent", "echo", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[r]eason: ", send: "y\r" }] });
+    const { code, output } = await runCliPty(["agent", "echo", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[r]eason: ", send: "y\r" }],
+    });
     expect(output).toContain("MCP docs/echo");
     expect(code).toBe(0);
     expect(toolResults(groq.requests[1]!.body).join("\n")).toContain("docs echo: asked");
@@ -225,14 +318,21 @@ describe("MCP tools through the policy seam, end to end", () => {
 
   test("a workspace's .pencil/mcp.json server is not started with no terminal to approve it; the run goes on", async () => {
     const marker = join(tempDir(), "started.txt");
-    const { workspace, groq, env } = await cliSetup({}, {
-      "a.txt": "a\n",
-      ".pencil/mcp.json": JSON.stringify({ mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed", marker] } } }),
-    });
+    const { workspace, groq, env } = await cliSetup(
+      {},
+      {
+        "a.txt": "a\n",
+        ".pencil/mcp.json": JSON.stringify({
+          mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed", marker] } },
+        }),
+      },
+    );
     groq.enqueue(textReply("done"));
     const result = await runCli(["agent", "anything", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(0);
-    expect(result.stdout + result.stderr).toContain('MCP server "proposed" (proposed by the workspace) was not started');
+    expect(result.stdout + result.stderr).toContain(
+      'MCP server "proposed" (proposed by the workspace) was not started',
+    );
     expect(existsSync(marker)).toBe(false);
     expect((groq.requests[0]!.body.tools as any[]).some((t) => t.function.name.startsWith("mcp__"))).toBe(false);
     // doctor lists it without starting it.

@@ -41,8 +41,13 @@ test("every step that staged something is a checkpoint with its tool, files and 
   ]);
   const state = session.state();
   expect(state.messages.length).toBe(run.messages.length);
-  const staged = session.stagedEntries(state).map((e) => [e.real.split("/").pop(), new TextDecoder().decode(e.after!.bytes)]);
-  expect(staged.sort()).toEqual([["a.txt", "ALPHA\nmore\n"], ["c.txt", "gamma\n"]]);
+  const staged = session
+    .stagedEntries(state)
+    .map((e) => [e.real.split("/").pop(), new TextDecoder().decode(e.after!.bytes)]);
+  expect(staged.sort()).toEqual([
+    ["a.txt", "ALPHA\nmore\n"],
+    ["c.txt", "gamma\n"],
+  ]);
   // The changeset knows its session, and the header its changeset.
   expect(run.changeset!.session).toBe(session.id);
   expect(session.header.changeset).toBe(run.changeset!.id);
@@ -125,7 +130,9 @@ test("a long session near the window compacts older turns but keeps the goal, ev
   const files: Record<string, string> = {};
   for (let i = 0; i < 14; i++) files[`f${i}.txt`] = `line of file ${i}\n`.repeat(60);
   const { runtime } = setup(files);
-  const reads: ScriptedTurn[] = Array.from({ length: 14 }, (_, i) => ({ toolCalls: [{ name: "read_file", input: { path: `f${i}.txt` } }] }));
+  const reads: ScriptedTurn[] = Array.from({ length: 14 }, (_, i) => ({
+    toolCalls: [{ name: "read_file", input: { path: `f${i}.txt` } }],
+  }));
   const model = new ScriptedModel([
     { toolCalls: [{ name: "create_file", input: { path: "c.txt", content: "  spaced\n" } }] },
     { text: "made c" },
@@ -142,5 +149,7 @@ test("a long session near the window compacts older turns but keeps the goal, ev
   expect(last).toContain("use tabs, never spaces");
   expect(model.prompts.at(-1)!.length).toBeLessThan(run.messages.length);
   // The saved conversation is whole: compaction only shapes what the model is sent.
-  expect(SavedSession.open(new SessionStore(runtime.pencilHome), run.session!.id).state().messages.length).toBe(run.messages.length);
+  expect(SavedSession.open(new SessionStore(runtime.pencilHome), run.session!.id).state().messages.length).toBe(
+    run.messages.length,
+  );
 });

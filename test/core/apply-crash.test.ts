@@ -26,12 +26,15 @@ function cases(): Case[] {
   const out: Case[] = [];
   for (let i = 0; i < 150; i++) {
     const path = `src/m${String(i).padStart(3, "0")}.txt`;
-    if (i % 10 === 0) out.push({ path, old: new Uint8Array([0, i, 255, 0, 1]), new: new Uint8Array([0, i, 254, 0, 2, 3]) });
+    if (i % 10 === 0)
+      out.push({ path, old: new Uint8Array([0, i, 255, 0, 1]), new: new Uint8Array([0, i, 254, 0, 2, 3]) });
     else if (i % 10 === 1) out.push({ path, old: enc(`old ${i}\r\nline\r\n`), new: enc(`new ${i}\r\nline\r\n`) });
     else out.push({ path, old: enc(`old ${i}\n`.repeat(20)), new: enc(`new ${i}\n`.repeat(21)) });
   }
-  for (let i = 0; i < 30; i++) out.push({ path: `new/d${i % 3}/c${i}.txt`, old: null, new: new TextEncoder().encode(`created ${i}\n`) });
-  for (let i = 0; i < 20; i++) out.push({ path: `del/d${i}.txt`, old: new TextEncoder().encode(`doomed ${i}\n`), new: null });
+  for (let i = 0; i < 30; i++)
+    out.push({ path: `new/d${i % 3}/c${i}.txt`, old: null, new: new TextEncoder().encode(`created ${i}\n`) });
+  for (let i = 0; i < 20; i++)
+    out.push({ path: `del/d${i}.txt`, old: new TextEncoder().encode(`doomed ${i}\n`), new: null });
   return out;
 }
 
@@ -63,7 +66,10 @@ async function killMidApply() {
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`child never paused; stdout=${stdout} stderr=${stderr}`)), 15_000);
+      const timer = setTimeout(
+        () => reject(new Error(`child never paused; stdout=${stdout} stderr=${stderr}`)),
+        15_000,
+      );
       child.stdout.on("data", (d) => {
         stdout += d;
         if (stdout.includes("paused")) {
@@ -86,7 +92,8 @@ function states(root: string, all: Case[]): Record<"old" | "new" | "neither", st
   for (const c of all) {
     const real = join(root, c.path);
     const disk = existsSync(real) ? new Uint8Array(readFileSync(real)) : null;
-    const same = (want: Uint8Array | null) => (want === null ? disk === null : disk !== null && Buffer.compare(disk, want) === 0);
+    const same = (want: Uint8Array | null) =>
+      want === null ? disk === null : disk !== null && Buffer.compare(disk, want) === 0;
     out[same(c.new) ? "new" : same(c.old) ? "old" : "neither"].push(c.path);
   }
   return out;
@@ -94,7 +101,9 @@ function states(root: string, all: Case[]): Record<"old" | "new" | "neither", st
 
 /** Temporary files of atomic writes anywhere under `dir`. */
 function tempFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => p.includes(".pencil-") && p.endsWith(".tmp"));
+  return readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
+    (p) => p.includes(".pencil-") && p.endsWith(".tmp"),
+  );
 }
 
 describe("kill -9 mid-apply", () => {
@@ -111,9 +120,16 @@ describe("kill -9 mid-apply", () => {
     const [interrupted, ...more] = findInterruptedApplies(journalDir);
     expect(more).toEqual([]);
     expect(interrupted!.counts).toEqual({ old: 200 - PAUSE_AFTER, new: PAUSE_AFTER, other: 0 });
-    expect(interrupted!.files.filter((f) => f.state === "new").map((f) => f.path).sort()).toEqual(before.new.sort());
+    expect(
+      interrupted!.files
+        .filter((f) => f.state === "new")
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(before.new.sort());
     expect(interrupted!.leftovers).toEqual([join(root, "src", ".m140.txt.pencil-0badf00d.tmp")]);
-    expect(interrupted!.message).toMatch(/100 of 200 files have the new content, 100 still the old one\. Finish it .* or roll it back/);
+    expect(interrupted!.message).toMatch(
+      /100 of 200 files have the new content, 100 still the old one\. Finish it .* or roll it back/,
+    );
 
     const result = finishInterrupted(journalDir, interrupted!.applyId);
     expect(result.state).toBe("applied");

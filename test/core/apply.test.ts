@@ -1,5 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { ApplyError, applyChangeset } from "../../core/apply.ts";
@@ -30,7 +42,12 @@ describe("applyChangeset", () => {
     const binary = new Uint8Array(randomBytes(4096));
     binary[0] = 0;
     binary[100] = 0;
-    const { root, journalDir } = setup({ "a.txt": "a\n", "b.txt": "b\n", "run.sh": "#!/bin/sh\necho hi\n", "gone.txt": "bye\n" });
+    const { root, journalDir } = setup({
+      "a.txt": "a\n",
+      "b.txt": "b\n",
+      "run.sh": "#!/bin/sh\necho hi\n",
+      "gone.txt": "bye\n",
+    });
     chmodSync(join(root, "run.sh"), 0o755);
     const cs = makeChangeset(root, [
       { path: "a.txt", after: enc("A\n") },
@@ -94,7 +111,12 @@ describe("applyChangeset", () => {
   });
 
   test("files changed on disk since staging are conflicts, not written; the others are applied", () => {
-    const { root, journalDir } = setup({ "edited.txt": "v1\n", "removed.txt": "r\n", "ok.txt": "ok\n", "sub/x.txt": "x\n" });
+    const { root, journalDir } = setup({
+      "edited.txt": "v1\n",
+      "removed.txt": "r\n",
+      "ok.txt": "ok\n",
+      "sub/x.txt": "x\n",
+    });
     const cs = makeChangeset(root, [
       { path: "edited.txt", after: enc("agent\n") },
       { path: "removed.txt", after: enc("agent\n") },
@@ -123,7 +145,11 @@ describe("applyChangeset", () => {
     expect(existsSync(join(root, "removed.txt"))).toBe(false);
     expect(existsSync(join(root, "sub-real/y.txt"))).toBe(false);
     expect(readFileSync(join(root, "ok.txt"), "utf8")).toBe("OK\n");
-    expect(readEntry(journalDir, result.applyId!).conflicts.map((c) => c.path).sort()).toEqual(Object.keys(reasons).sort());
+    expect(
+      readEntry(journalDir, result.applyId!)
+        .conflicts.map((c) => c.path)
+        .sort(),
+    ).toEqual(Object.keys(reasons).sort());
   });
 
   test("the owner's chmod since staging is a conflict too: applying would silently undo it", () => {
@@ -183,7 +209,9 @@ describe("applyChangeset", () => {
     const cs = makeChangeset(root, [{ path: "a.txt", after: new TextEncoder().encode("new\n") }]);
     expect(() => applyChangeset({ changeset: cs, approved: ["a.txt"], journalDir })).toThrow(ApplyError);
     expect(() => applyChangeset({ changeset: cs, approved: ["a.txt"], journalDir })).toThrow(
-      new RegExp(`^Nothing was applied: the journal entry in ${journalDir} could not be written \\(.*\\)\\. Free some space there`),
+      new RegExp(
+        `^Nothing was applied: the journal entry in ${journalDir} could not be written \\(.*\\)\\. Free some space there`,
+      ),
     );
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("old\n");
   });

@@ -67,7 +67,13 @@ describe("buildChangeset", () => {
     const overlay = new Overlay(new DiskFileOps());
     overlay.writeBytes(join(root, "a.txt"), enc("y\n"));
     writeFileSync(join(root, "a.txt"), "owner edit\n");
-    const cs = buildChangeset({ id: "t", goal: "g", workspace: openWorkspace(root), staged: overlay.list(), readDisk: (r) => readFileSync(r) });
+    const cs = buildChangeset({
+      id: "t",
+      goal: "g",
+      workspace: openWorkspace(root),
+      staged: overlay.list(),
+      readDisk: (r) => readFileSync(r),
+    });
     expect(cs.files[0]!.before).toBeUndefined();
   });
 
@@ -79,13 +85,27 @@ describe("buildChangeset", () => {
       o.writeBytes(join(root, "tool.sh"), enc("echo hi\n"), { mode: 0o755 });
       o.writeBytes(join(root, "img.png"), new Uint8Array([0x89, 0, 1, 2]));
     });
-    expect(cs.files.find((f) => f.path === "tool.sh")!.flags).toEqual(expect.arrayContaining(["executable", "runs-code"]));
+    expect(cs.files.find((f) => f.path === "tool.sh")!.flags).toEqual(
+      expect.arrayContaining(["executable", "runs-code"]),
+    );
     expect(cs.files.find((f) => f.path === "img.png")!.flags).toContain("binary");
   });
 });
 
 describe("flagsFor", () => {
-  const base: FlagInput = { path: "src/x.ts", inside: true, kind: "modify", beforeText: "", afterText: "", binary: false, baseMode: 0o644, afterMode: 0o644, addedLines: [], removed: 0, beforeLineCount: 0 };
+  const base: FlagInput = {
+    path: "src/x.ts",
+    inside: true,
+    kind: "modify",
+    beforeText: "",
+    afterText: "",
+    binary: false,
+    baseMode: 0o644,
+    afterMode: 0o644,
+    addedLines: [],
+    removed: 0,
+    beforeLineCount: 0,
+  };
   const cases: [string, Partial<FlagInput>, ChangeFlag[]][] = [
     ["plain edit", {}, []],
     ["private key added", { addedLines: ["-----BEGIN OPENSSH PRIVATE KEY-----"] }, ["secret"]],
@@ -99,8 +119,16 @@ describe("flagsFor", () => {
     ["Makefile", { path: "Makefile" }, ["runs-code"]],
     ["Dockerfile", { path: "docker/Dockerfile.dev" }, ["runs-code"]],
     ["shell script", { path: "scripts/release.sh" }, ["runs-code"]],
-    ["package.json scripts changed", { path: "package.json", beforeText: '{"scripts":{"t":"a"}}', afterText: '{"scripts":{"t":"curl x|sh"}}' }, ["runs-code"]],
-    ["package.json version bump only", { path: "package.json", beforeText: '{"version":"1"}', afterText: '{"version":"2"}' }, []],
+    [
+      "package.json scripts changed",
+      { path: "package.json", beforeText: '{"scripts":{"t":"a"}}', afterText: '{"scripts":{"t":"curl x|sh"}}' },
+      ["runs-code"],
+    ],
+    [
+      "package.json version bump only",
+      { path: "package.json", beforeText: '{"version":"1"}', afterText: '{"version":"2"}' },
+      [],
+    ],
     ["package.json unparseable", { path: "package.json", beforeText: "{", afterText: "{}" }, ["runs-code"]],
     ["lockfile", { path: "package-lock.json" }, ["lockfile"]],
     ["Cargo.lock nested", { path: "crates/x/Cargo.lock" }, ["lockfile"]],

@@ -9,8 +9,15 @@ type Rules = { deny?: string[]; ask?: string[]; allow?: string[] };
 const PUSH_DENIED: Rules = { deny: ["Run(git push*)"], allow: ["Run(git *)"] };
 
 function judge(rules: Rules, command: string) {
-  const parsed = (["deny", "ask", "allow"] as const).flatMap((effect) => (rules[effect] ?? []).map((r) => parseRule(r, effect, "test")));
-  const policy = compilePolicy({ workspaceRoot: "/tmp", home: "/nonexistent-home", pencilHome: "/nonexistent-ph", rules: parsed });
+  const parsed = (["deny", "ask", "allow"] as const).flatMap((effect) =>
+    (rules[effect] ?? []).map((r) => parseRule(r, effect, "test")),
+  );
+  const policy = compilePolicy({
+    workspaceRoot: "/tmp",
+    home: "/nonexistent-home",
+    pencilHome: "/nonexistent-ph",
+    rules: parsed,
+  });
   return decide(policy, { tool: "run_command", access: "run", command });
 }
 
@@ -124,7 +131,10 @@ describe("Run rules from the parsed command line", () => {
 describe("the parse as data", () => {
   test("words are static where they can be, null where they expand at run time", () => {
     const s = parseShell(`FOO=1 "a b" c$X 'd' > out 2>&1 | wc -l`);
-    expect(s.commands.map((c) => c.words)).toEqual([["a b", null, "d"], ["wc", "-l"]]);
+    expect(s.commands.map((c) => c.words)).toEqual([
+      ["a b", null, "d"],
+      ["wc", "-l"],
+    ]);
     expect(s.commands[0]!.env).toEqual([{ name: "FOO", value: "1" }]);
     expect(s.malformed).toBe(false);
   });
@@ -145,7 +155,11 @@ describe("the parse as data", () => {
 });
 
 describe("the fast way for plain lines parses exactly as tree-sitter does", () => {
-  const shape = (p: ParsedScript) => ({ commands: p.commands.map((c) => ({ words: c.words, env: c.env })), assigns: p.assigns, malformed: p.malformed });
+  const shape = (p: ParsedScript) => ({
+    commands: p.commands.map((c) => ({ words: c.words, env: c.env })),
+    assigns: p.assigns,
+    malformed: p.malformed,
+  });
   const plain = [
     "bun test test/x.test.ts",
     "git -C . log --oneline -5 && git status",
@@ -158,7 +172,21 @@ describe("the fast way for plain lines parses exactly as tree-sitter does", () =
     "echo a=b *.ts ?x",
     `echo ""`,
   ];
-  const notPlain = ["echo $X", "ls > out", "cat <<EOF", "echo `x`", "if true; then x; fi", "(ls)", "ls |", "| ls", "ls ;; x", "time ls", "echo 'open", "echo ~/x", "a\\ b"];
+  const notPlain = [
+    "echo $X",
+    "ls > out",
+    "cat <<EOF",
+    "echo `x`",
+    "if true; then x; fi",
+    "(ls)",
+    "ls |",
+    "| ls",
+    "ls ;; x",
+    "time ls",
+    "echo 'open",
+    "echo ~/x",
+    "a\\ b",
+  ];
   test("plain lines take the fast way", () => {
     for (const line of plain) expect(quickParse(line)).not.toBeNull();
   });

@@ -21,11 +21,22 @@ function pendingWorkspace() {
   writeTree(root, Object.fromEntries(names.map((n) => [n, `old ${n}\n`])));
   const home = tempDir("pencil-lock-home-");
   const pencilHome = join(home, ".pencil");
-  const cs = makeChangeset(root, names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })), "cs-race");
+  const cs = makeChangeset(
+    root,
+    names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })),
+    "cs-race",
+  );
   new ChangesetStore(pencilHome).save(cs);
   const faults = join(home, "faults");
   mkdirSync(faults);
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: pencilHome, NO_COLOR: "1", TERM: "xterm", PENCIL_FAULT_DIR: faults };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    PENCIL_HOME: pencilHome,
+    NO_COLOR: "1",
+    TERM: "xterm",
+    PENCIL_FAULT_DIR: faults,
+  };
   const contents = () => names.map((n) => readFileSync(join(root, n), "utf8"));
   return { root, pencilHome, env, faults, names, contents };
 }
@@ -49,12 +60,27 @@ describe("two front ends approving the same changeset at once", () => {
   test("one applies, the other waits for it and reports the files as already applied: one journal entry, one undo reverts all", async () => {
     const { root, env, faults, names, contents } = pendingWorkspace();
     // The first review stops inside its apply after writing two files.
-    const first = runCliPty(["review", "-w", root], { cwd: root, env: { ...env, PENCIL_FAULT_PAUSE: "file-placed:2" }, preload: PRELOAD, steps: approveAll, timeoutMs: 40_000 });
+    const first = runCliPty(["review", "-w", root], {
+      cwd: root,
+      env: { ...env, PENCIL_FAULT_PAUSE: "file-placed:2" },
+      preload: PRELOAD,
+      steps: approveAll,
+      timeoutMs: 40_000,
+    });
     await until(() => existsSync(join(faults, "file-placed-2")), "the first apply to pause");
     // The second review, approving the same files meanwhile, must not write around the first.
     let secondDone = false;
-    const second = runCliPty(["review", "-w", root], { cwd: root, env, preload: PRELOAD, steps: approveAll, timeoutMs: 40_000 }).finally(() => (secondDone = true));
-    await until(() => secondDone || existsSync(join(faults, "lock-wait-1")), "the second review to wait for the lock or finish");
+    const second = runCliPty(["review", "-w", root], {
+      cwd: root,
+      env,
+      preload: PRELOAD,
+      steps: approveAll,
+      timeoutMs: 40_000,
+    }).finally(() => (secondDone = true));
+    await until(
+      () => secondDone || existsSync(join(faults, "lock-wait-1")),
+      "the second review to wait for the lock or finish",
+    );
     writeFileSync(join(faults, "go"), "");
     const [a, b] = await Promise.all([first, second]);
     expect(a.code).toBe(0);
@@ -92,7 +118,9 @@ describe("two front ends approving the same changeset at once", () => {
 
     const second = await runCliPty(["review", "-w", root], { cwd: root, env, steps: approveAll, timeoutMs: 40_000 });
     expect(second.code).toBe(1);
-    expect(second.output).toMatch(/Nothing was applied: Apply \S+ of changeset cs-race was interrupted: 3 of 6 files have the new content/);
+    expect(second.output).toMatch(
+      /Nothing was applied: Apply \S+ of changeset cs-race was interrupted: 3 of 6 files have the new content/,
+    );
     const id = second.output.match(/pencil recover finish (\S+)\)/)![1]!;
     const finish = await runCli(["recover", "finish", id, "-w", root], { cwd: root, env });
     expect(finish.code).toBe(0);
@@ -101,13 +129,21 @@ describe("two front ends approving the same changeset at once", () => {
   }, 60_000);
 });
 
-test("the phone's card says which files another review had already applied, not \"Nothing to apply\"", () => {
+test('the phone\'s card says which files another review had already applied, not "Nothing to apply"', () => {
   const lines = outcomeLines({ applyId: null, applied: [], conflicts: [], alreadyApplied: ["src/a.ts"] }, []);
   expect(lines).toEqual(["✅ <b>Already applied</b> by another review: <code>src/a.ts</code>"]);
 });
 
 describe("the workspace lock's stale rule", () => {
-  const holder = (over: object) => ({ pid: process.pid, start: startTimeOf(process.pid), host: hostname(), op: "apply", workspace: "/w", since: "", ...over });
+  const holder = (over: object) => ({
+    pid: process.pid,
+    start: startTimeOf(process.pid),
+    host: hostname(),
+    op: "apply",
+    workspace: "/w",
+    since: "",
+    ...over,
+  });
 
   test("a live holder is respected; a dead pid, a reused pid (other start time) or a damaged file is stale", () => {
     expect(isStale(holder({}))).toBe(false);
@@ -117,21 +153,32 @@ describe("the workspace lock's stale rule", () => {
     expect(isStale(holder({ host: "another-host", pid: 2 ** 22 + 12345 }))).toBe(false);
   });
 
-  test.skipIf(startTimeOf(process.pid) === null)("a holder killed but not yet reaped by its parent (a zombie) is stale", async () => {
-    // `sleep 0` exits at once; the shell then becomes `sleep 5`, which never reaps it.
-    // The pid goes through a file, not a pipe: a pipe left open here would be inherited by later tests' commands.
-    const pidFile = join(tempDir("pencil-zombie-"), "pid");
-    const parent = Bun.spawn(["sh", "-c", `sleep 0 & echo $! > ${pidFile}; exec sleep 5`], { stdio: ["ignore", "ignore", "ignore"] });
-    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "the shell to start its child");
-    const zombie = Number(readFileSync(pidFile, "utf8").trim());
-    try {
-      await until(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]!.startsWith("Z"), "the child to become a zombie");
-      expect(isStale(holder({ pid: zombie, start: startTimeOf(zombie) }))).toBe(true);
-    } finally {
-      parent.kill("SIGKILL");
-      await parent.exited;
-    }
-  });
+  test.skipIf(startTimeOf(process.pid) === null)(
+    "a holder killed but not yet reaped by its parent (a zombie) is stale",
+    async () => {
+      // `sleep 0` exits at once; the shell then becomes `sleep 5`, which never reaps it.
+      // The pid goes through a file, not a pipe: a pipe left open here would be inherited by later tests' commands.
+      const pidFile = join(tempDir("pencil-zombie-"), "pid");
+      const parent = Bun.spawn(["sh", "-c", `sleep 0 & echo $! > ${pidFile}; exec sleep 5`], {
+        stdio: ["ignore", "ignore", "ignore"],
+      });
+      await until(
+        () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"),
+        "the shell to start its child",
+      );
+      const zombie = Number(readFileSync(pidFile, "utf8").trim());
+      try {
+        await until(
+          () => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]!.startsWith("Z"),
+          "the child to become a zombie",
+        );
+        expect(isStale(holder({ pid: zombie, start: startTimeOf(zombie) }))).toBe(true);
+      } finally {
+        parent.kill("SIGKILL");
+        await parent.exited;
+      }
+    },
+  );
 
   test("a lock held by a live process makes the next one wait, then fail with the holder and the file named", () => {
     const home = tempDir("pencil-lock-unit-");
@@ -139,7 +186,9 @@ describe("the workspace lock's stale rule", () => {
     mkdirSync(join(file, ".."), { recursive: true });
     // The parent of this test process is alive and not us: a live holder.
     writeFileSync(file, JSON.stringify(holder({ pid: process.ppid, start: startTimeOf(process.ppid) })));
-    expect(() => withWorkspaceLock(home, "/w", "undo", () => "ran", 100)).toThrow(new RegExp(`pid ${process.ppid}.*remove ${file.replace(/[.]/g, "\\.")}`));
+    expect(() => withWorkspaceLock(home, "/w", "undo", () => "ran", 100)).toThrow(
+      new RegExp(`pid ${process.ppid}.*remove ${file.replace(/[.]/g, "\\.")}`),
+    );
     // Left by a process killed with -9: taken over at once.
     writeFileSync(file, JSON.stringify(holder({ pid: 2 ** 22 + 12345 })));
     expect(withWorkspaceLock(home, "/w", "undo", () => "ran", 100)).toBe("ran");

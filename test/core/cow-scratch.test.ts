@@ -27,7 +27,10 @@ function tempDir(prefix?: string): string {
 }
 const RUNTIME_ENV = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8" };
 const hasOverlay = sandboxAvailable() && overlayWorks(tempDir("pencil-cow-lower-"), tempDir("pencil-cow-probe-"));
-if (!hasOverlay) console.warn("cow-scratch.test: unprivileged overlayfs is not available here; the overlay tests are SKIPPED (the copy is tested).");
+if (!hasOverlay)
+  console.warn(
+    "cow-scratch.test: unprivileged overlayfs is not available here; the overlay tests are SKIPPED (the copy is tested).",
+  );
 
 function setup(extra: RunCommandOptions) {
   const root = tempDir("pencil-cow-ws-");
@@ -45,9 +48,19 @@ function setup(extra: RunCommandOptions) {
   });
   symlinkSync(".env", join(root, "envlink"));
   const t = toolContext(root);
-  const policy = compilePolicy({ workspaceRoot: t.ws.root, home: t.ws.home, pencilHome: join(tempDir(), "ph"), rules: [parseRule("Read(private/**)", "deny", "test")] });
+  const policy = compilePolicy({
+    workspaceRoot: t.ws.root,
+    home: t.ws.home,
+    pencilHome: join(tempDir(), "ph"),
+    rules: [parseRule("Read(private/**)", "deny", "test")],
+  });
   t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
-  const tool = createRunCommandTool({ sandbox: "namespace", scratchParent: tempDir("pencil-cow-parent-"), parentEnv: RUNTIME_ENV, ...extra });
+  const tool = createRunCommandTool({
+    sandbox: "namespace",
+    scratchParent: tempDir("pencil-cow-parent-"),
+    parentEnv: RUNTIME_ENV,
+    ...extra,
+  });
   return { root: t.ws.root, overlay: t.overlay, run: (command: string) => t.run(tool, { command }) };
 }
 
@@ -63,28 +76,30 @@ describe.skipIf(!sandboxAvailable()).each(both)("namespace scratch: %s", (kind) 
     overlay.writeBytes(join(root, "src/app.ts"), new TextEncoder().encode("export const a = 'staged';\n"));
     overlay.writeBytes(join(root, "newdir/deep/n.txt"), new TextEncoder().encode("n\n"));
     overlay.remove(join(root, "gone.txt"));
-    const out = after(await run(
-      [
-        FSTYPE,
-        "cat src/staged.ts src/app.ts newdir/deep/n.txt",
-        "test -e gone.txt || echo gone-is-gone",
-        "test -e .env || echo env-absent",
-        "test -e private || echo private-absent",
-        "test -L envlink || echo link-to-secret-absent",
-        "echo made > src/made.ts",
-        "echo more >> src/app.ts",
-        "rm README.md",
-        "rm -r old",
-        "rm -r redo && mkdir redo && echo z > redo/z.txt",
-        "rm src/staged.ts",
-        "rm -r newdir",
-        "touch src/keep.ts",
-        "echo again > gone.txt",
-        // The overlay's own layers are out of reach: only the overlay leads into them.
-        'ls -A "$HOME/../upper" "$HOME/../work" 2>/dev/null | grep -v : | grep . && echo layers-visible',
-        'touch "$HOME/../upper/evil" 2>/dev/null && echo layer-writable',
-      ].join("; "),
-    ));
+    const out = after(
+      await run(
+        [
+          FSTYPE,
+          "cat src/staged.ts src/app.ts newdir/deep/n.txt",
+          "test -e gone.txt || echo gone-is-gone",
+          "test -e .env || echo env-absent",
+          "test -e private || echo private-absent",
+          "test -L envlink || echo link-to-secret-absent",
+          "echo made > src/made.ts",
+          "echo more >> src/app.ts",
+          "rm README.md",
+          "rm -r old",
+          "rm -r redo && mkdir redo && echo z > redo/z.txt",
+          "rm src/staged.ts",
+          "rm -r newdir",
+          "touch src/keep.ts",
+          "echo again > gone.txt",
+          // The overlay's own layers are out of reach: only the overlay leads into them.
+          'ls -A "$HOME/../upper" "$HOME/../work" 2>/dev/null | grep -v : | grep . && echo layers-visible',
+          'touch "$HOME/../upper/evil" 2>/dev/null && echo layer-writable',
+        ].join("; "),
+      ),
+    );
     expect(out).toContain(kind === "overlay" ? "fstype=overlay" : "fstype=");
     if (kind === "copy") expect(out).not.toContain("fstype=overlay");
     expect(out).toContain("staged\nexport const a = 'staged';\nn\n");
@@ -154,7 +169,13 @@ describe.skipIf(!hasOverlay)("choosing the scratch", () => {
     const overlay = new Overlay(new DiskFileOps());
     overlay.writeBytes(join(root, "src/c.txt"), new TextEncoder().encode("c\n"));
     overlay.remove(join(root, "a.txt"));
-    const s = await makeScratch(openWorkspace(root), { fs: overlay, visible: () => true, share: "namespace", parent: tempDir(), overlay: true });
+    const s = await makeScratch(openWorkspace(root), {
+      fs: overlay,
+      visible: () => true,
+      share: "namespace",
+      parent: tempDir(),
+      overlay: true,
+    });
     try {
       expect(s.overlay!.placed).toEqual(["src/c.txt"]);
       expect(s.overlay!.deletions).toEqual(["a.txt"]);

@@ -15,9 +15,18 @@ function workspace() {
   const root = realpathSync(tempDir("pencil-damaged-ws-"));
   writeTree(root, Object.fromEntries(names.map((n) => [n, `old ${n}\n`])));
   const home = tempDir("pencil-damaged-home-");
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    PENCIL_HOME: join(home, ".pencil"),
+    NO_COLOR: "1",
+  };
   const runtime = createRuntime({ env, workspace: root });
-  const cs = makeChangeset(root, names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })), "cs-damaged");
+  const cs = makeChangeset(
+    root,
+    names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })),
+    "cs-damaged",
+  );
   runtime.store.save(cs);
   const contents = () => names.map((n) => readFileSync(join(root, n), "utf8"));
   return { root, env, runtime, cs, contents };
@@ -37,7 +46,9 @@ test("a truncated pending changeset is named by review (exit 1, nothing applied)
   expect(review.stdout).not.toContain("No pending changeset");
   expect(contents()).toEqual(names.map((n) => `old ${n}\n`));
   const doctor = await runCli(["doctor", "-w", root], { cwd: root, env });
-  expect(unwrap(doctor.stdout)).toMatch(new RegExp(`✗ damaged state: 1 file\\(s\\) under .* cannot be read: ${file.replace(/[.]/g, "\\.")}`));
+  expect(unwrap(doctor.stdout)).toMatch(
+    new RegExp(`✗ damaged state: 1 file\\(s\\) under .* cannot be read: ${file.replace(/[.]/g, "\\.")}`),
+  );
   expect(doctor.code).toBe(2);
 });
 

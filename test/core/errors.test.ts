@@ -32,6 +32,10 @@ test("isInstance knows the marker, not the prototype chain; plain errors and non
 
 test("a configuration error names its file and rule in the person's message", () => {
   const error = new ConfigError("unknown key", "/w/.pencil/settings.json", "Read(**)");
-  expect(`${error.label} ${error.userMessage}`).toBe("configuration error in /w/.pencil/settings.json (rule Read(**)): unknown key");
-  expect(`${new UsageError("no such flag").label} ${new UsageError("no such flag").userMessage}`).toBe("error: no such flag");
+  expect(`${error.label} ${error.userMessage}`).toBe(
+    "configuration error in /w/.pencil/settings.json (rule Read(**)): unknown key",
+  );
+  expect(`${new UsageError("no such flag").label} ${new UsageError("no such flag").userMessage}`).toBe(
+    "error: no such flag",
+  );
 });

@@ -15,7 +15,10 @@ const mounts: string[] = [];
 function mountTmpfs(size: string): string | null {
   const dir = join(tempDir("pencil-full-disk-"), "fs");
   mkdirSync(dir);
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "ignore", stdout: "ignore" });
+  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], {
+    stderr: "ignore",
+    stdout: "ignore",
+  });
   if (mounted.exitCode !== 0) return null;
   mounts.push(dir);
   return dir;
@@ -38,7 +41,8 @@ function fillUntil(dir: string, leave: number, name = "filler.bin"): void {
   writeFileSync(join(dir, name), new Uint8Array(Math.max(0, free - leave)));
 }
 
-const temps = (dir: string) => readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((n) => n.endsWith(".tmp"));
+const temps = (dir: string) =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((n) => n.endsWith(".tmp"));
 
 describe.skipIf(!canMount)("a full disk", () => {
   test("an apply that cannot fit is refused before its first write: every file old, no temp file, no journal entry left applying", () => {
@@ -47,9 +51,14 @@ describe.skipIf(!canMount)("a full disk", () => {
     writeTree(root, Object.fromEntries(names.map((n) => [n, "o".repeat(8192)])));
     fillUntil(root, 40 * 1024);
     const journalDir = join(tempDir("pencil-full-journal-"), "journal");
-    const cs = makeChangeset(root, names.map((n) => ({ path: n, after: new TextEncoder().encode("n".repeat(32 * 1024)) })));
+    const cs = makeChangeset(
+      root,
+      names.map((n) => ({ path: n, after: new TextEncoder().encode("n".repeat(32 * 1024)) })),
+    );
     expect(() => applyChangeset({ changeset: cs, approved: names, journalDir })).toThrow(ApplyError);
-    expect(() => applyChangeset({ changeset: cs, approved: names, journalDir })).toThrow(/Nothing was applied: the file system of .* free and the apply needs about/);
+    expect(() => applyChangeset({ changeset: cs, approved: names, journalDir })).toThrow(
+      /Nothing was applied: the file system of .* free and the apply needs about/,
+    );
     for (const n of names) expect(readFileSync(join(root, n), "utf8")).toBe("o".repeat(8192));
     expect(temps(root)).toEqual([]);
     expect(listJournal(journalDir)).toEqual([]);
@@ -68,7 +77,9 @@ describe.skipIf(!canMount)("a full disk", () => {
       if (point === "file-placed") fillUntil(root, 12 * 1024, "someone-else.bin");
     });
     try {
-      expect(() => applyChangeset({ changeset: cs, approved: ["a.txt", "b.bin"], journalDir })).toThrow(/ENOSPC|no space/i);
+      expect(() => applyChangeset({ changeset: cs, approved: ["a.txt", "b.bin"], journalDir })).toThrow(
+        /ENOSPC|no space/i,
+      );
     } finally {
       setFaultHandler(null);
     }
@@ -116,9 +127,14 @@ describe.skipIf(!canMount)("a full disk", () => {
       { path: "b.txt", after: new Uint8Array(64 * 1024).fill(66) },
     ]);
     const written: string[] = [];
-    expect(() => applyChangeset({ changeset: cs, approved: ["a.txt", "b.txt"], journalDir, onFileWritten: (p) => written.push(p) })).toThrow(
-      /^Nothing was applied: the file system of .* free and the apply needs about/,
-    );
+    expect(() =>
+      applyChangeset({
+        changeset: cs,
+        approved: ["a.txt", "b.txt"],
+        journalDir,
+        onFileWritten: (p) => written.push(p),
+      }),
+    ).toThrow(/^Nothing was applied: the file system of .* free and the apply needs about/);
     expect(written).toEqual([]);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a".repeat(4096));
     expect(temps(root)).toEqual([]);
@@ -130,7 +146,10 @@ describe.skipIf(!canMount)("a full disk", () => {
     const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
     writeTree(root, Object.fromEntries(names.map((n) => [n, "o".repeat(32 * 1024)])));
     const journalDir = join(tempDir("pencil-full-journal-"), "journal");
-    const cs = makeChangeset(root, names.map((n) => ({ path: n, after: new TextEncoder().encode("n".repeat(4096)) })));
+    const cs = makeChangeset(
+      root,
+      names.map((n) => ({ path: n, after: new TextEncoder().encode("n".repeat(4096)) })),
+    );
     const { applyId } = applyChangeset({ changeset: cs, approved: names, journalDir });
     fillUntil(root, 20 * 1024);
     expect(() => undoApply(journalDir, applyId!)).toThrow(/Nothing was undone: the file system of .* free/);

@@ -17,19 +17,31 @@ async function killMidUndo() {
   const root = realpathSync(tempDir("pencil-undo-kill-ws-"));
   writeTree(root, Object.fromEntries(names.map((n) => [n, `old ${n}\n`])));
   const home = tempDir("pencil-undo-kill-home-");
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    PENCIL_HOME: join(home, ".pencil"),
+    NO_COLOR: "1",
+  };
   const runtime = createRuntime({ env, workspace: root });
-  const cs = makeChangeset(root, names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })), "cs-undo");
+  const cs = makeChangeset(
+    root,
+    names.map((n) => ({ path: n, after: enc(`new ${n}\n`) })),
+    "cs-undo",
+  );
   runtime.store.save(cs);
   applyReviewed(runtime, cs, names, []);
   const faults = join(home, "faults");
   mkdirSync(faults);
   // atomic-write 1 is the journal entry saying `undoing`; 2 and 3 are the first two files; 4 is paused before its rename.
-  const undo = Bun.spawn([process.execPath, "--preload", PRELOAD, join(join(import.meta.dir, ".."), "../index.ts"), "undo", "-w", root], {
-    cwd: root,
-    env: { ...env, PENCIL_FAULT_DIR: faults, PENCIL_FAULT_PAUSE: "atomic-write:4" },
-    stdio: ["ignore", "ignore", "ignore"],
-  });
+  const undo = Bun.spawn(
+    [process.execPath, "--preload", PRELOAD, join(join(import.meta.dir, ".."), "../index.ts"), "undo", "-w", root],
+    {
+      cwd: root,
+      env: { ...env, PENCIL_FAULT_DIR: faults, PENCIL_FAULT_PAUSE: "atomic-write:4" },
+      stdio: ["ignore", "ignore", "ignore"],
+    },
+  );
   const deadline = Date.now() + 20_000;
   while (!existsSync(join(faults, "atomic-write-4"))) {
     if (Date.now() > deadline) throw new Error("the undo never paused");
@@ -46,7 +58,9 @@ test("kill -9 during undo: recover reports the undo with its temp file, and fini
   const { root, env, runtime, contents, temps } = await killMidUndo();
   expect(temps()).toHaveLength(1);
   const list = await runCli(["recover", "-w", root], { cwd: root, env });
-  expect(list.stdout).toMatch(/Undo of apply \S+ \(changeset cs-undo\) was interrupted: 2 of 6 files are back to their old content, 4 still have the applied one/);
+  expect(list.stdout).toMatch(
+    /Undo of apply \S+ \(changeset cs-undo\) was interrupted: 2 of 6 files are back to their old content, 4 still have the applied one/,
+  );
   expect(list.stdout).toContain(`temporary file left by the interrupted write: ${join(root, temps()[0]!)}`);
   const id = list.stdout.split(" ")[0]!;
   const finish = await runCli(["recover", "finish", id, "-w", root], { cwd: root, env });

@@ -9,7 +9,13 @@ import { tempDir, writeTree } from "../support/temp.ts";
 
 const hiding: Hiding = {
   covers: [
-    { path: "/home/me", with: "dir", writable: false, keeps: ["/home/me/.nvm", "/home/me/proj"], mountPoints: ["/home/me/.nvm", "/home/me/proj"] },
+    {
+      path: "/home/me",
+      with: "dir",
+      writable: false,
+      keeps: ["/home/me/.nvm", "/home/me/proj"],
+      mountPoints: ["/home/me/.nvm", "/home/me/proj"],
+    },
     { path: "/srv", with: "dir", writable: false, keeps: [], mountPoints: [] },
     { path: "/tmp", with: "dir", writable: true, keeps: ["/tmp/pencil-run-x"], mountPoints: ["/tmp/pencil-run-x"] },
     { path: "/dev/shm", with: "tmpfs", writable: true, keeps: [], mountPoints: ["/dev/shm/inner"] },
@@ -19,7 +25,13 @@ const hiding: Hiding = {
 const scratch = {
   root: "/tmp/pencil-run-x",
   mounts: [{ source: "/home/me/proj/node_modules", target: "/tmp/pencil-run-x/ws/node_modules" }],
-  shared: [{ rel: "node_modules", real: "/home/me/proj/node_modules", masks: [{ path: "/tmp/pencil-run-x/ws/node_modules/pkg/.env", dir: false }] }],
+  shared: [
+    {
+      rel: "node_modules",
+      real: "/home/me/proj/node_modules",
+      masks: [{ path: "/tmp/pencil-run-x/ws/node_modules/pkg/.env", dir: false }],
+    },
+  ],
 };
 
 describe("planMounts", () => {
@@ -33,7 +45,10 @@ describe("planMounts", () => {
     // Each keep follows its own cover.
     plan.steps.forEach((s, i) => {
       if (s.op !== "keep") return;
-      const cover = plan.steps.slice(0, i).reverse().find((x) => x.op === "cover");
+      const cover = plan.steps
+        .slice(0, i)
+        .reverse()
+        .find((x) => x.op === "cover");
       expect(cover && cover.op === "cover" && cover.index).toBe(s.cover);
     });
   });
@@ -56,14 +71,27 @@ describe("planMounts", () => {
       { dir: "/tmp/pencil-run-x/cover-1", mode: 0o755, mountPoints: [] },
       { dir: "/tmp/pencil-run-x/cover-2", mode: 0o1777, mountPoints: ["pencil-run-x"] },
     ]);
-    expect(plan.steps.filter((s) => s.op === "mount-point")).toEqual([{ op: "mount-point", path: "/dev/shm/inner", cover: 3 }]);
-    expect(plan.steps.find((s) => s.op === "cover" && s.path === "/dev/shm")).toMatchObject({ source: "tmpfs", tmpfs: true, writable: true });
+    expect(plan.steps.filter((s) => s.op === "mount-point")).toEqual([
+      { op: "mount-point", path: "/dev/shm/inner", cover: 3 },
+    ]);
+    expect(plan.steps.find((s) => s.op === "cover" && s.path === "/dev/shm")).toMatchObject({
+      source: "tmpfs",
+      tmpfs: true,
+      writable: true,
+    });
   });
 
   test("the runner's triples", () => {
     const args = stepArguments(planMounts(scratch, hiding).steps);
     expect(args.length % 3).toBe(0);
-    expect(args.slice(0, 6)).toEqual(["bind", "/home/me/proj/node_modules", "/tmp/pencil-run-x/ws/node_modules", "maskf", "/tmp/pencil-run-x/ws/node_modules/pkg/.env", "-"]);
+    expect(args.slice(0, 6)).toEqual([
+      "bind",
+      "/home/me/proj/node_modules",
+      "/tmp/pencil-run-x/ws/node_modules",
+      "maskf",
+      "/tmp/pencil-run-x/ws/node_modules/pkg/.env",
+      "-",
+    ]);
     expect(args.slice(6, 9)).toEqual(["cover", "/home/me", "/tmp/pencil-run-x/cover-0"]);
     expect(args).toContain("wcover");
     expect(args.slice(-3)).toEqual(["secret", "/home/me/.nvm/.env", "-"]);
@@ -106,7 +134,15 @@ describe("a workspace's ancestors and sibling projects", () => {
     const main = join(root, wsRel, "../main");
     writeTree(root, { "usr/bin/sh": "", "usr/local/bin/tool": "", "etc/hosts": "" });
     writeTree(ws, { "README.md": "hi\n" });
-    writeTree(main, { "bin/tool": "", ".env": "x", "app/.env.local": "x", "app/.envrc": "x", "keys/id_ed25519": "x", ".git/config": "x", ".git/HEAD": "x" });
+    writeTree(main, {
+      "bin/tool": "",
+      ".env": "x",
+      "app/.env.local": "x",
+      "app/.envrc": "x",
+      "keys/id_ed25519": "x",
+      ".git/config": "x",
+      ".git/HEAD": "x",
+    });
     writeFileSync(join(ws, "../.env"), "x");
     const home = tempDir("pencil-plan-home-");
     const scratchRoot = join(tempDir("pencil-plan-scratch-"), "s");
@@ -145,7 +181,8 @@ describe("a workspace's ancestors and sibling projects", () => {
   test("a sibling checkout kept for the toolchain on PATH: every denied entry in it is hidden at any depth, the rest shown", () => {
     const { main, seen } = plan("srv/x/ws", ["srv/x/main/bin"]);
     expect(seen.kept).toContain(main);
-    for (const p of [".env", "app/.env.local", "app/.envrc", "keys/id_ed25519", ".git/config"]) expect(seen.hidden).toContain(join(main, p));
+    for (const p of [".env", "app/.env.local", "app/.envrc", "keys/id_ed25519", ".git/config"])
+      expect(seen.hidden).toContain(join(main, p));
     expect(seen.hidden).not.toContain(join(main, ".git/HEAD"));
     expect(seen.hidden).not.toContain(join(main, "bin/tool"));
   });
@@ -157,21 +194,51 @@ describe("planMounts: the copy-on-write scratch", () => {
     dir: "/tmp/pencil-run-x/ws",
     mounts: [],
     shared: [],
-    overlay: { lower: "/home/me/proj", upper: "/tmp/pencil-run-x/upper", work: "/tmp/pencil-run-x/work", placed: ["src/a.ts"], deletions: ["old.ts"], hidden: [".env"] },
+    overlay: {
+      lower: "/home/me/proj",
+      upper: "/tmp/pencil-run-x/upper",
+      work: "/tmp/pencil-run-x/work",
+      placed: ["src/a.ts"],
+      deletions: ["old.ts"],
+      hidden: [".env"],
+    },
   };
 
   test("the overlay is mounted first, then the staged deletions and hidden entries removed through it; covers and secrets as before", () => {
     const plan = planMounts(cow, hiding);
     expect(plan.steps.slice(0, 3)).toEqual([
-      { op: "overlay", lower: "/home/me/proj", upper: "/tmp/pencil-run-x/upper", work: "/tmp/pencil-run-x/work", target: "/tmp/pencil-run-x/ws" },
+      {
+        op: "overlay",
+        lower: "/home/me/proj",
+        upper: "/tmp/pencil-run-x/upper",
+        work: "/tmp/pencil-run-x/work",
+        target: "/tmp/pencil-run-x/ws",
+      },
       { op: "whiteout", path: "/tmp/pencil-run-x/ws/old.ts" },
       { op: "whiteout", path: "/tmp/pencil-run-x/ws/.env" },
     ]);
     expect(describePlan(plan).scratch).toBe("overlay of /home/me/proj");
-    expect(stepArguments(plan.steps).slice(0, 12)).toEqual(["ovwork", "/tmp/pencil-run-x/work", "-", "overlay", "/home/me/proj", "/tmp/pencil-run-x/upper", "unlink", "/tmp/pencil-run-x/ws/old.ts", "-", "unlink", "/tmp/pencil-run-x/ws/.env", "-"]);
+    expect(stepArguments(plan.steps).slice(0, 12)).toEqual([
+      "ovwork",
+      "/tmp/pencil-run-x/work",
+      "-",
+      "overlay",
+      "/home/me/proj",
+      "/tmp/pencil-run-x/upper",
+      "unlink",
+      "/tmp/pencil-run-x/ws/old.ts",
+      "-",
+      "unlink",
+      "/tmp/pencil-run-x/ws/.env",
+      "-",
+    ]);
   });
 
   test("a copy has no overlay step", () => {
-    expect(planMounts({ ...scratch, dir: "/tmp/pencil-run-x/ws" }, hiding).steps.some((s) => s.op === "overlay" || s.op === "whiteout")).toBe(false);
+    expect(
+      planMounts({ ...scratch, dir: "/tmp/pencil-run-x/ws" }, hiding).steps.some(
+        (s) => s.op === "overlay" || s.op === "whiteout",
+      ),
+    ).toBe(false);
   });
 });

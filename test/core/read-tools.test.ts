@@ -29,9 +29,13 @@ describe("read_file", () => {
   test("offset and limit select a window, and say how to read on", async () => {
     const root = tree({ "a.txt": Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n") });
     const { run } = toolContext(root);
-    expect(await run(read, { path: "a.txt", offset: 3, limit: 2 })).toBe("     3\tline 3\n     4\tline 4\n[Lines 3-4 of 10 shown. Read on with offset=5.]");
+    expect(await run(read, { path: "a.txt", offset: 3, limit: 2 })).toBe(
+      "     3\tline 3\n     4\tline 4\n[Lines 3-4 of 10 shown. Read on with offset=5.]",
+    );
     expect(await run(read, { path: "a.txt", offset: 9 })).toBe("     9\tline 9\n    10\tline 10");
-    expect((await failure(run(read, { path: "a.txt", offset: 11 }))).message).toBe("a.txt has 10 lines; offset 11 is past the end. Use an offset from 1 to 10.");
+    expect((await failure(run(read, { path: "a.txt", offset: 11 }))).message).toBe(
+      "a.txt has 10 lines; offset 11 is past the end. Use an offset from 1 to 10.",
+    );
   });
 
   test("the line cap applies without a limit, and bounds a larger one", async () => {
@@ -41,7 +45,9 @@ describe("read_file", () => {
     expect(out.length).toBe(6);
     expect(out[4]).toBe("     5\tl5");
     expect(out[5]).toBe("[Lines 1-5 of 12 shown. Read on with offset=6.]");
-    expect((await run(read, { path: "a.txt", offset: 6, limit: 100 })).split("\n").at(-1)).toBe("[Lines 6-10 of 12 shown (at most 5 lines per read). Read on with offset=11.]");
+    expect((await run(read, { path: "a.txt", offset: 6, limit: 100 })).split("\n").at(-1)).toBe(
+      "[Lines 6-10 of 12 shown (at most 5 lines per read). Read on with offset=11.]",
+    );
   });
 
   test("long lines are cut with a marker giving their length", async () => {
@@ -57,7 +63,11 @@ describe("read_file", () => {
   });
 
   test("binary files are described, never decoded; empty files say so", async () => {
-    const root = tree({ "img.png": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]), "latin.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9]), "empty.txt": "" });
+    const root = tree({
+      "img.png": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]),
+      "latin.txt": new Uint8Array([0x63, 0x61, 0x66, 0xe9]),
+      "empty.txt": "",
+    });
     const { run } = toolContext(root);
     expect(await run(read, { path: "img.png" })).toBe("(img.png is binary, 8 bytes; not shown)");
     expect(await run(read, { path: "latin.txt" })).toBe("(latin.txt is binary, 4 bytes; not shown)");
@@ -88,10 +98,18 @@ describe("read_file", () => {
   test("a directory, a missing file (with near misses) and a staged deletion are clear errors", async () => {
     const root = tree({ "src/Config.ts": "x\n", "lib/util/helpers.ts": "x\n", "gone.ts": "x\n" });
     const t = toolContext(root);
-    expect((await failure(t.run(read, { path: "src" }))).message).toBe('src is a directory, not a file. Use list_files with path "src" to see what is in it.');
-    expect((await failure(t.run(read, { path: "src/config.ts" }))).message).toBe("src/config.ts does not exist. Did you mean: src/Config.ts?");
-    expect((await failure(t.run(read, { path: "helpers.ts" }))).message).toBe("helpers.ts does not exist. Did you mean: lib/util/helpers.ts?");
-    expect((await failure(t.run(read, { path: "nothing.ts" }))).message).toBe("nothing.ts does not exist. Use list_files or search to find the right path.");
+    expect((await failure(t.run(read, { path: "src" }))).message).toBe(
+      'src is a directory, not a file. Use list_files with path "src" to see what is in it.',
+    );
+    expect((await failure(t.run(read, { path: "src/config.ts" }))).message).toBe(
+      "src/config.ts does not exist. Did you mean: src/Config.ts?",
+    );
+    expect((await failure(t.run(read, { path: "helpers.ts" }))).message).toBe(
+      "helpers.ts does not exist. Did you mean: lib/util/helpers.ts?",
+    );
+    expect((await failure(t.run(read, { path: "nothing.ts" }))).message).toBe(
+      "nothing.ts does not exist. Use list_files or search to find the right path.",
+    );
     t.overlay.remove(join(t.ws.root, "gone.ts"));
     expect((await failure(t.run(read, { path: "gone.ts" }))).message).toContain("gone.ts is staged for deletion");
   });
@@ -102,7 +120,9 @@ describe("read_file", () => {
     const err = await failure(run(read, { path: "big.log" }));
     expect(err.message).toContain("big.log is 3,891 bytes, over the 1,000-byte limit for reading it whole.");
     expect(err.message).toContain("Read a slice with offset and limit");
-    expect(await run(read, { path: "big.log", offset: 200, limit: 2 })).toBe("   200\tentry 200\n   201\tentry 201\n[Lines 200-201 of 400 shown. Read on with offset=202.]");
+    expect(await run(read, { path: "big.log", offset: 200, limit: 2 })).toBe(
+      "   200\tentry 200\n   201\tentry 201\n[Lines 200-201 of 400 shown. Read on with offset=202.]",
+    );
   });
 });
 
@@ -114,7 +134,7 @@ describe("list_files", () => {
   });
 
   test("a .gitignore that is a symbolic link is not read (it could point at anything)", async () => {
-    const outside = tree({ "id_ed25519": "secret.txt\n" });
+    const outside = tree({ id_ed25519: "secret.txt\n" });
     const root = tree({ "secret.txt": "", "b.txt": "" });
     symlinkSync(join(outside, "id_ed25519"), join(root, ".gitignore"));
     const { run } = toolContext(root);
@@ -134,12 +154,19 @@ describe("list_files", () => {
       "src/main.ts": "",
     });
     const { run } = toolContext(root);
-    expect(await run(list, {})).toBe([".gitignore", "src/", "src/.gitignore", "src/keep.log", "src/main.ts"].join("\n"));
+    expect(await run(list, {})).toBe(
+      [".gitignore", "src/", "src/.gitignore", "src/keep.log", "src/main.ts"].join("\n"),
+    );
     expect(await run(list, { path: "src" })).toBe(["src/.gitignore", "src/keep.log", "src/main.ts"].join("\n"));
   });
 
   test("a directory asked for explicitly is listed even when ignored", async () => {
-    const root = tree({ ".gitignore": "node_modules/\n*.log\n", "node_modules/pkg/index.js": "", "node_modules/pkg/debug.log": "", "src/a.ts": "" });
+    const root = tree({
+      ".gitignore": "node_modules/\n*.log\n",
+      "node_modules/pkg/index.js": "",
+      "node_modules/pkg/debug.log": "",
+      "src/a.ts": "",
+    });
     const { run } = toolContext(root);
     expect(await run(list, {})).toBe(".gitignore\nsrc/\nsrc/a.ts");
     expect(await run(list, { path: "node_modules/pkg" })).toBe("node_modules/pkg/debug.log\nnode_modules/pkg/index.js");
@@ -189,7 +216,9 @@ describe("list_files", () => {
   test("a file or a missing path is a clear error", async () => {
     const root = tree({ "a.ts": "" });
     const { run } = toolContext(root);
-    expect((await failure(run(list, { path: "a.ts" }))).message).toBe("a.ts is a file, not a directory. Use read_file to read it, or list its directory.");
+    expect((await failure(run(list, { path: "a.ts" }))).message).toBe(
+      "a.ts is a file, not a directory. Use read_file to read it, or list its directory.",
+    );
     expect((await failure(run(list, { path: "nope" }))).message).toContain("nope does not exist");
   });
 });

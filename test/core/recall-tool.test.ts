@@ -14,7 +14,11 @@ let store: PgliteStore;
 beforeAll(async () => {
   store = await PgliteStore.inMemory();
   const brain = new Brain({ store, embedder: null, chat: null });
-  await brain.dump({ kind: "text", source: null, content: "Deploy checklist. Run migrations, bump the version, tag the release, then announce in #ops." });
+  await brain.dump({
+    kind: "text",
+    source: null,
+    content: "Deploy checklist. Run migrations, bump the version, tag the release, then announce in #ops.",
+  });
   await brain.dump({ kind: "text", source: null, content: "Lunch ideas: ramen place on 5th street." });
 });
 afterAll(async () => {
@@ -38,9 +42,13 @@ describe("recall", () => {
 
   test("nothing found, and notes that cannot be searched, are results the model reads", async () => {
     const { run } = toolContext(tempDir());
-    expect(await run(createRecallTool(searchStore), { query: "kubernetes quotas" })).toContain('No note of the owner\'s matches "kubernetes quotas"');
+    expect(await run(createRecallTool(searchStore), { query: "kubernetes quotas" })).toContain(
+      'No note of the owner\'s matches "kubernetes quotas"',
+    );
     const broken = createRecallTool({ search: async () => Promise.reject(new Error("database locked")) });
-    expect((await failure(run(broken, { query: "x" }))).message).toMatch(/could not be searched \(database locked\)\. Continue without them/);
+    expect((await failure(run(broken, { query: "x" }))).message).toMatch(
+      /could not be searched \(database locked\)\. Continue without them/,
+    );
   });
 
   test("with no brain yet, recall finds nothing and creates nothing", async () => {
@@ -50,7 +58,12 @@ describe("recall", () => {
   });
 
   test("every mode has recall", () => {
-    const runtime = { env: {}, pencilHome: tempDir(), settings: { sandbox: { network: false } } } as unknown as Parameters<typeof toolsFor>[1];
-    for (const mode of ["agent", "plan", "ask"] as const) expect(toolsFor(mode, runtime).map((t) => t.name)).toContain("recall");
+    const runtime = {
+      env: {},
+      pencilHome: tempDir(),
+      settings: { sandbox: { network: false } },
+    } as unknown as Parameters<typeof toolsFor>[1];
+    for (const mode of ["agent", "plan", "ask"] as const)
+      expect(toolsFor(mode, runtime).map((t) => t.name)).toContain("recall");
   });
 });

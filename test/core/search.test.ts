@@ -18,18 +18,33 @@ function tree(files: Record<string, string | Uint8Array>): string {
 }
 
 const rg = findRipgrep();
-if (!rg) console.log("search.test: ripgrep (rg) is not on PATH; the tests run the JS search only and the rg-vs-JS comparison is skipped.");
+if (!rg)
+  console.log(
+    "search.test: ripgrep (rg) is not on PATH; the tests run the JS search only and the rg-vs-JS comparison is skipped.",
+  );
 /** Every test runs once per engine: the JS search always, rg when installed. */
-const engines: { name: string; rgPath: string | null }[] = [{ name: "js", rgPath: null }, ...(rg ? [{ name: "rg", rgPath: rg }] : [])];
+const engines: { name: string; rgPath: string | null }[] = [
+  { name: "js", rgPath: null },
+  ...(rg ? [{ name: "rg", rgPath: rg }] : []),
+];
 
-async function search(root: string, rgPath: string | null, input: { pattern: string; path?: string; glob?: string }, limits: Partial<ToolLimits> = {}) {
+async function search(
+  root: string,
+  rgPath: string | null,
+  input: { pattern: string; path?: string; glob?: string },
+  limits: Partial<ToolLimits> = {},
+) {
   const t = toolContext(root, { limits });
   return t.run(createSearchTool({ rgPath }), input);
 }
 
 for (const engine of engines) {
   describe(`search (${engine.name})`, () => {
-    const run = (root: string, input: { pattern: string; path?: string; glob?: string }, limits: Partial<ToolLimits> = {}) => search(root, engine.rgPath, input, limits);
+    const run = (
+      root: string,
+      input: { pattern: string; path?: string; glob?: string },
+      limits: Partial<ToolLimits> = {},
+    ) => search(root, engine.rgPath, input, limits);
 
     test("matching lines as path:line:text, sorted by path then line", async () => {
       const root = tree({
@@ -38,12 +53,16 @@ for (const engine of engines) {
         "a-b.ts": "needle in a-b\n",
         "c.md": "no match here\n",
       });
-      expect(await run(root, { pattern: "needle" })).toBe(["a/x.ts:1:x needle", "a-b.ts:1:needle in a-b", "b.ts:1:const needle = 1;", "b.ts:3:needle again"].join("\n"));
+      expect(await run(root, { pattern: "needle" })).toBe(
+        ["a/x.ts:1:x needle", "a-b.ts:1:needle in a-b", "b.ts:1:const needle = 1;", "b.ts:3:needle again"].join("\n"),
+      );
     });
 
     test("glob: a bare name glob matches at any depth, one with / is relative to path", async () => {
       const root = tree({ "src/a.ts": "hit\n", "src/deep/b.ts": "hit\n", "src/c.js": "hit\n", "top.ts": "hit\n" });
-      expect(await run(root, { pattern: "hit", glob: "*.ts" })).toBe("src/a.ts:1:hit\nsrc/deep/b.ts:1:hit\ntop.ts:1:hit");
+      expect(await run(root, { pattern: "hit", glob: "*.ts" })).toBe(
+        "src/a.ts:1:hit\nsrc/deep/b.ts:1:hit\ntop.ts:1:hit",
+      );
       expect(await run(root, { pattern: "hit", glob: "src/*.ts" })).toBe("src/a.ts:1:hit");
       expect(await run(root, { pattern: "hit", path: "src", glob: "deep/*.ts" })).toBe("src/deep/b.ts:1:hit");
       expect(await run(root, { pattern: "hit", glob: "*.{js,md}" })).toBe("src/c.js:1:hit");
@@ -72,7 +91,12 @@ for (const engine of engines) {
         ".hidden/h.ts": "hit\n",
         ".git/config": "hit\n",
       });
-      const expected = [".hidden/h.ts:1:hit", "sub/deep/node.ts:1:hit", "sub/keep.log:1:hit", "sub/only-root.txt:1:hit"];
+      const expected = [
+        ".hidden/h.ts:1:hit",
+        "sub/deep/node.ts:1:hit",
+        "sub/keep.log:1:hit",
+        "sub/only-root.txt:1:hit",
+      ];
       expect(await run(root, { pattern: "hit" })).toBe(expected.join("\n"));
       expect(await run(root, { pattern: "hit", path: "sub" })).toBe(expected.slice(1).join("\n"));
       expect(await run(root, { pattern: "hit", path: "sub/deep" })).toBe("sub/deep/node.ts:1:hit");
@@ -88,7 +112,9 @@ for (const engine of engines) {
         "src/a.ts": "hit\n",
       });
       expect(await run(root, { pattern: "hit" })).toBe("src/a.ts:1:hit");
-      expect(await run(root, { pattern: "hit", path: "node_modules/pkg" })).toBe("node_modules/pkg/index.js:1:hit\nnode_modules/pkg/lib/util.js:1:hit");
+      expect(await run(root, { pattern: "hit", path: "node_modules/pkg" })).toBe(
+        "node_modules/pkg/index.js:1:hit\nnode_modules/pkg/lib/util.js:1:hit",
+      );
     });
 
     test(".env files never appear, even when they match; .env.example does", async () => {
@@ -123,26 +149,41 @@ for (const engine of engines) {
     });
 
     test("staged content is searched: created and edited files from the overlay, deleted ones gone", async () => {
-      const root = tree({ "a.ts": "old hit\n", "b.ts": "hit\n", "c.ts": "nothing\n", ".gitignore": "*.md\n", "doc.md": "hit in docs\n" });
+      const root = tree({
+        "a.ts": "old hit\n",
+        "b.ts": "hit\n",
+        "c.ts": "nothing\n",
+        ".gitignore": "*.md\n",
+        "doc.md": "hit in docs\n",
+      });
       const t = toolContext(root);
       const enc = new TextEncoder();
       t.overlay.writeBytes(join(root, "a.ts"), enc.encode("first\nnew hit\n"));
       t.overlay.remove(join(root, "b.ts"));
       t.overlay.writeBytes(join(root, "new/d.ts"), enc.encode("hit in a new dir\n"));
-      expect(await t.run(createSearchTool({ rgPath: engine.rgPath }), { pattern: "hit" })).toBe("a.ts:2:new hit\nnew/d.ts:1:hit in a new dir");
+      expect(await t.run(createSearchTool({ rgPath: engine.rgPath }), { pattern: "hit" })).toBe(
+        "a.ts:2:new hit\nnew/d.ts:1:hit in a new dir",
+      );
       // A staged .gitignore is obeyed too, both what it adds and what it no longer ignores.
       t.overlay.writeBytes(join(root, ".gitignore"), enc.encode("new/\n"));
-      expect(await t.run(createSearchTool({ rgPath: engine.rgPath }), { pattern: "hit" })).toBe("a.ts:2:new hit\ndoc.md:1:hit in docs");
+      expect(await t.run(createSearchTool({ rgPath: engine.rgPath }), { pattern: "hit" })).toBe(
+        "a.ts:2:new hit\ndoc.md:1:hit in docs",
+      );
     });
 
     test("results are capped, with how many more and how to narrow", async () => {
-      const root = tree({ "a.txt": Array.from({ length: 150 }, (_, i) => `hit ${i}`).join("\n"), "b.txt": "hit\n".repeat(100) });
+      const root = tree({
+        "a.txt": Array.from({ length: 150 }, (_, i) => `hit ${i}`).join("\n"),
+        "b.txt": "hit\n".repeat(100),
+      });
       const out = await run(root, { pattern: "hit" }, { searchMaxMatches: 200 });
       const lines = out.split("\n");
       expect(lines.length).toBe(201);
       expect(lines[149]).toBe("a.txt:150:hit 149");
       expect(lines[199]).toBe("b.txt:50:hit");
-      expect(lines[200]).toBe("[200 of 250 matching lines shown; 50 more. Narrow the search with path, glob or a more specific pattern.]");
+      expect(lines[200]).toBe(
+        "[200 of 250 matching lines shown; 50 more. Narrow the search with path, glob or a more specific pattern.]",
+      );
     });
 
     test("long lines are cut with a marker", async () => {
@@ -163,7 +204,9 @@ for (const engine of engines) {
       const lit = await run(root, { pattern: "parseConfig(input)" });
       expect(lit).toContain("Taken literally (regex characters escaped), it matches 1 line");
       const none = await run(root, { pattern: "zebra" });
-      expect(none).toBe("No matches for /zebra/ in the workspace. Check the spelling, search for a shorter part of it, or widen path or glob.");
+      expect(none).toBe(
+        "No matches for /zebra/ in the workspace. Check the spelling, search for a shorter part of it, or widen path or glob.",
+      );
     });
 
     test("an invalid or unsupported regex is a ToolError that says so", async () => {
@@ -171,7 +214,9 @@ for (const engine of engines) {
       const bad = await failure(run(root, { pattern: "foo(" }));
       expect(bad.message).toContain("Invalid regex /foo(/: unclosed (");
       expect(bad.message).toContain("escape it: foo\\(");
-      expect((await failure(run(root, { pattern: "(?<=a)b" }))).message).toContain("lookahead and lookbehind are not supported");
+      expect((await failure(run(root, { pattern: "(?<=a)b" }))).message).toContain(
+        "lookahead and lookbehind are not supported",
+      );
       expect((await failure(run(root, { pattern: "(a)\\1" }))).message).toContain("backreferences are not supported");
     });
 
@@ -189,7 +234,13 @@ for (const engine of engines) {
         "latin.txt": new Uint8Array([0x68, 0x69, 0x74, 0x20, 0x63, 0x61, 0x66, 0xe9, 0x0a]),
       });
       expect(await run(root, { pattern: "hit" })).toBe(
-        ["bom.txt:1:hit bom", "crlf.txt:1:hit crlf", "crlf.txt:2:second hit", "latin.txt:1:hit caf\ufffd", "u16.txt:1:hit utf16"].join("\n"),
+        [
+          "bom.txt:1:hit bom",
+          "crlf.txt:1:hit crlf",
+          "crlf.txt:2:second hit",
+          "latin.txt:1:hit caf\ufffd",
+          "u16.txt:1:hit utf16",
+        ].join("\n"),
       );
       expect(await run(root, { pattern: "crlf$" })).toBe("crlf.txt:1:hit crlf");
       // An invalid byte is matched by nothing, as in Rust: not by `.`, not by a negated class.
@@ -217,8 +268,29 @@ for (const engine of engines) {
 
 describe("ripgrep arguments", () => {
   test.skipIf(!rg)("rg never opens secret env files (only .env.example/.sample/.template), nor .git", async () => {
-    const names = [".env", ".env.", ".env.local", ".env.e", ".env.ex", ".env.examplex", ".env.sampl", ".env.t", ".env.example", ".env.sample", ".env.template", ".envrc", "x.env", ".ENV", ".Env.Local", ".ENV.EXAMPLE"];
-    const files: Record<string, string> = { ".git/config": "SECRET\n", "sub/.env": "SECRET\n", "sub/.env.production/f": "SECRET\n" };
+    const names = [
+      ".env",
+      ".env.",
+      ".env.local",
+      ".env.e",
+      ".env.ex",
+      ".env.examplex",
+      ".env.sampl",
+      ".env.t",
+      ".env.example",
+      ".env.sample",
+      ".env.template",
+      ".envrc",
+      "x.env",
+      ".ENV",
+      ".Env.Local",
+      ".ENV.EXAMPLE",
+    ];
+    const files: Record<string, string> = {
+      ".git/config": "SECRET\n",
+      "sub/.env": "SECRET\n",
+      "sub/.env.production/f": "SECRET\n",
+    };
     for (const n of names) files[n] = "SECRET\n";
     const root = tree(files);
     const args = ripgrepArgs({ pattern: "SECRET", target: null, maxFileBytes: 1 << 20, glob: null, ignoreFile: null });
@@ -248,8 +320,28 @@ describe("search: rg and JS agree", () => {
     const root = generatedTree();
     const limits = { maxFileBytes: 150_000, searchMaxMatches: 100_000, maxLineChars: 300 };
     const patterns = [
-      "hit", "(?i)HIT", "\\bword\\b", "\\d+", "^\\s*import", "end$", "[[:upper:]]{3}", "caf.", "\\p{Greek}+", "TODO|FIXME",
-      "[^a-z ]x", "é", "\\W\\W\\W", "^$", "^.{0,3}$", "(?i)straße", "\\w+\\s+\\w+\\s*;$", "a.c", "secret", "[\\x{0}-\\x{1F}]", "\\bnaïve\\b", "٣",
+      "hit",
+      "(?i)HIT",
+      "\\bword\\b",
+      "\\d+",
+      "^\\s*import",
+      "end$",
+      "[[:upper:]]{3}",
+      "caf.",
+      "\\p{Greek}+",
+      "TODO|FIXME",
+      "[^a-z ]x",
+      "é",
+      "\\W\\W\\W",
+      "^$",
+      "^.{0,3}$",
+      "(?i)straße",
+      "\\w+\\s+\\w+\\s*;$",
+      "a.c",
+      "secret",
+      "[\\x{0}-\\x{1F}]",
+      "\\bnaïve\\b",
+      "٣",
     ];
     const queries: { pattern: string; path?: string; glob?: string }[] = [
       ...patterns.map((pattern) => ({ pattern })),
@@ -270,7 +362,9 @@ describe("search: rg and JS agree", () => {
         const b = viaRg.split("\n");
         const onlyJs = a.filter((l) => !b.includes(l)).slice(0, 5);
         const onlyRg = b.filter((l) => !a.includes(l)).slice(0, 5);
-        throw new Error(`rg and JS differ for ${JSON.stringify(q)}:\nonly JS: ${JSON.stringify(onlyJs)}\nonly rg: ${JSON.stringify(onlyRg)}`);
+        throw new Error(
+          `rg and JS differ for ${JSON.stringify(q)}:\nonly JS: ${JSON.stringify(onlyJs)}\nonly rg: ${JSON.stringify(onlyRg)}`,
+        );
       }
       if (!viaJs.startsWith("No matches")) compared++;
     }
@@ -285,9 +379,32 @@ function generatedTree(): string {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed % n;
   };
-  const words = ["hit", "word", "import", "end", "TODO", "FIXME", "café", "naïve", "straße", "STRASSE", "λόγος", "٣٤", "abc", "a.c", "x", "secret", "ABC", "Hit", "  "];
-  const line = () => Array.from({ length: 1 + rand(8) }, () => words[rand(words.length)]).join(rand(4) === 0 ? "  " : " ") + (rand(5) === 0 ? ";" : "");
-  const text = (lines: number, eol = "\n") => Array.from({ length: lines }, () => (rand(10) === 0 ? "" : line())).join(eol) + eol;
+  const words = [
+    "hit",
+    "word",
+    "import",
+    "end",
+    "TODO",
+    "FIXME",
+    "café",
+    "naïve",
+    "straße",
+    "STRASSE",
+    "λόγος",
+    "٣٤",
+    "abc",
+    "a.c",
+    "x",
+    "secret",
+    "ABC",
+    "Hit",
+    "  ",
+  ];
+  const line = () =>
+    Array.from({ length: 1 + rand(8) }, () => words[rand(words.length)]).join(rand(4) === 0 ? "  " : " ") +
+    (rand(5) === 0 ? ";" : "");
+  const text = (lines: number, eol = "\n") =>
+    Array.from({ length: lines }, () => (rand(10) === 0 ? "" : line())).join(eol) + eol;
   const files: Record<string, string | Uint8Array> = {
     ".gitignore": "*.log\n/build/\nsrc/**/gen/\n!src/mod1/keep.log\n# comment\n\\#hash.txt\n",
     "src/.gitignore": "*.tmp\n!important.tmp\nmod3/\n",

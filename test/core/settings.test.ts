@@ -145,7 +145,14 @@ describe("loadSettings", () => {
     const l = layout({
       ws: {
         permissions: {
-          allow: ["Read(../shared-lib/**)", "Read(~/notes/**)", "Read(/etc/**)", "Read(escape/**)", "Edit(src/**)", "Read(docs/**)"],
+          allow: [
+            "Read(../shared-lib/**)",
+            "Read(~/notes/**)",
+            "Read(/etc/**)",
+            "Read(escape/**)",
+            "Edit(src/**)",
+            "Read(docs/**)",
+          ],
         },
       },
     });
@@ -155,7 +162,9 @@ describe("loadSettings", () => {
     expect(kept).toEqual(["Edit(src/**)", "Read(docs/**)"]);
     expect(s.warnings).toHaveLength(4);
     for (const rule of ["Read(../shared-lib/**)", "Read(~/notes/**)", "Read(/etc/**)", "Read(escape/**)"]) {
-      expect(s.warnings.some((w) => w.includes(rule) && w.includes("cannot allow access outside the workspace"))).toBe(true);
+      expect(s.warnings.some((w) => w.includes(rule) && w.includes("cannot allow access outside the workspace"))).toBe(
+        true,
+      );
     }
     const policy = compilePolicy({ workspaceRoot: l.ws, home: l.home, pencilHome: l.pencilHome, rules: s.rules });
     expect(decide(policy, { tool: "t", access: "read", real: join(l.root, "shared-lib/a.ts") }).decision).toBe("ask");
@@ -181,10 +190,18 @@ describe("loadSettings", () => {
     });
     const s = loadSettings(l.input());
     expect(s.rules.map(ruleText).sort()).toEqual(["Net(*.tracker.example)", "Net(registry.npmjs.org)"]);
-    expect(s.warnings.some((w) => w.includes("Ignored Net(evil.example)") && w.includes("cannot let data leave the machine unasked"))).toBe(true);
+    expect(
+      s.warnings.some(
+        (w) => w.includes("Ignored Net(evil.example)") && w.includes("cannot let data leave the machine unasked"),
+      ),
+    ).toBe(true);
     const policy = compilePolicy({ workspaceRoot: l.ws, home: l.home, pencilHome: l.pencilHome, rules: s.rules });
     const net = (host: string) => decide(policy, { tool: "t", access: "net", host }).decision;
-    expect([net("evil.example"), net("a.tracker.example"), net("registry.npmjs.org")]).toEqual(["ask", "deny", "allow"]);
+    expect([net("evil.example"), net("a.tracker.example"), net("registry.npmjs.org")]).toEqual([
+      "ask",
+      "deny",
+      "allow",
+    ]);
   });
 
   test("workspace mode switches are ignored with a warning each", () => {
@@ -220,7 +237,13 @@ describe("loadSettings", () => {
   });
 
   test("allows of built-in denied paths are dropped with a 'no effect' warning", () => {
-    const l = layout({ user: { permissions: { allow: ["Read(**/.env)", "Read(~/.ssh/**)", "Edit(../shared-lib/**)", "Edit(.git/**)", "Read(.env.example)"] } } });
+    const l = layout({
+      user: {
+        permissions: {
+          allow: ["Read(**/.env)", "Read(~/.ssh/**)", "Edit(../shared-lib/**)", "Edit(.git/**)", "Read(.env.example)"],
+        },
+      },
+    });
     const s = loadSettings(l.input({ cliAllow: ["Run(make && make test)"] }));
     expect(s.rules.map(ruleText)).toEqual(["Read(.env.example)"]);
     expect(s.warnings).toHaveLength(5);
@@ -228,7 +251,10 @@ describe("loadSettings", () => {
   });
 
   test("limits: the user file raises, the workspace file may only lower", () => {
-    const raised = layout({ user: { limits: { maxFileBytes: 10_000_000 } }, ws: { limits: { maxFileBytes: 20_000_000 } } });
+    const raised = layout({
+      user: { limits: { maxFileBytes: 10_000_000 } },
+      ws: { limits: { maxFileBytes: 20_000_000 } },
+    });
     const a = loadSettings(raised.input());
     expect(a.limits.maxFileBytes).toBe(10_000_000);
     expect(a.warnings).toHaveLength(1);
@@ -246,14 +272,22 @@ describe("loadSettings", () => {
     const hostile = loadSettings(layout({ ws: { sandbox: { network: true } } }).input());
     expect(hostile.sandbox).toEqual({ network: false });
     expect(hostile.warnings[0]).toContain("cannot open the network");
-    const closed = loadSettings(layout({ user: { sandbox: { network: true } }, ws: { sandbox: { network: false } } }).input());
+    const closed = loadSettings(
+      layout({ user: { sandbox: { network: true } }, ws: { sandbox: { network: false } } }).input(),
+    );
     expect(closed.sandbox).toEqual({ network: false });
   });
 
   test("a workspace whose .pencil/settings.json is the user file is read once, as the user's", () => {
     const l = layout({ user: { permissions: { allow: ["Read(../shared-lib/**)"] } } });
     // The home directory used as workspace, with PENCIL_HOME = ~/.pencil: both paths name one file.
-    const s = loadSettings({ workspaceRoot: l.home, pencilHome: l.pencilHome, home: l.home, cliAllow: [], cliDeny: [] });
+    const s = loadSettings({
+      workspaceRoot: l.home,
+      pencilHome: l.pencilHome,
+      home: l.home,
+      cliAllow: [],
+      cliDeny: [],
+    });
     expect(s.files).toEqual([l.userFile]);
     expect(s.rules.map(ruleText)).toEqual(["Read(../shared-lib/**)"]);
   });

@@ -1,5 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { applyChangeset } from "../../core/apply.ts";
@@ -37,7 +48,12 @@ describe("undoApply", () => {
     const binary = new Uint8Array(randomBytes(2048));
     binary[7] = 0;
     const crlf = new Uint8Array([0xef, 0xbb, 0xbf, ...enc("x\r\ny\r\n")]);
-    const { root, journalDir } = setup({ "a.txt": crlf, "tool.sh": "echo 1\n", "bin.dat": binary, "gone.txt": "keep me\n" });
+    const { root, journalDir } = setup({
+      "a.txt": crlf,
+      "tool.sh": "echo 1\n",
+      "bin.dat": binary,
+      "gone.txt": "keep me\n",
+    });
     chmodSync(join(root, "tool.sh"), 0o700);
     chmodSync(join(root, "gone.txt"), 0o640);
     const applyId = applyAll(root, journalDir, [
@@ -161,10 +177,15 @@ describe("undoApply", () => {
   test("a damaged journal blob stops the undo before its first write: nothing changes and the entry's directory is named", () => {
     const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
     const { root, journalDir } = setup(Object.fromEntries(names.map((n) => [n, `original ${n}\n`])));
-    const applyId = applyAll(root, journalDir, names.map((n) => ({ path: n, after: enc(`applied ${n}\n`) })));
+    const applyId = applyAll(
+      root,
+      journalDir,
+      names.map((n) => ({ path: n, after: enc(`applied ${n}\n`) })),
+    );
     // The pack holds each file's before then after; damage the last file's before-image only.
     const entry = readEntry(journalDir, applyId);
-    const [offset] = entry.blobs[entry.files.at(-1)!.before.exists ? (entry.files.at(-1)!.before as { hash: string }).hash : ""]!;
+    const [offset] =
+      entry.blobs[entry.files.at(-1)!.before.exists ? (entry.files.at(-1)!.before as { hash: string }).hash : ""]!;
     const pack = join(journalDir, applyId, "blobs.pack");
     const bytes = readFileSync(pack);
     bytes[offset] = bytes[offset]! ^ 0xff;

@@ -18,12 +18,21 @@ function setup() {
 describe("resolveInWorkspace", () => {
   test("relative, dot-dot and absolute paths resolve lexically when nothing is linked", () => {
     const { ws, root, outside } = setup();
-    expect(resolveInWorkspace(ws, "src/a.ts")).toMatchObject({ real: join(root, "src/a.ts"), inside: true, relative: "src/a.ts", exists: true });
+    expect(resolveInWorkspace(ws, "src/a.ts")).toMatchObject({
+      real: join(root, "src/a.ts"),
+      inside: true,
+      relative: "src/a.ts",
+      exists: true,
+    });
     expect(resolveInWorkspace(ws, "src/../README.md").relative).toBe("README.md");
     const escaped = resolveInWorkspace(ws, "../outside/secret.txt");
     expect(escaped).toMatchObject({ real: join(outside, "secret.txt"), inside: false, relative: null });
     expect(resolveInWorkspace(ws, join(root, "src/a.ts")).inside).toBe(true);
-    expect(resolveInWorkspace(ws, "new/dir/file.ts")).toMatchObject({ inside: true, exists: false, relative: "new/dir/file.ts" });
+    expect(resolveInWorkspace(ws, "new/dir/file.ts")).toMatchObject({
+      inside: true,
+      exists: false,
+      relative: "new/dir/file.ts",
+    });
   });
 
   test("~ expands to the home directory", () => {
@@ -42,7 +51,11 @@ describe("resolveInWorkspace", () => {
     const { ws, root, outside } = setup();
     symlinkSync(outside, join(root, "lib"));
     expect(resolveInWorkspace(ws, "lib/dir/x.txt")).toMatchObject({ real: join(outside, "dir/x.txt"), inside: false });
-    expect(resolveInWorkspace(ws, "lib/new.txt")).toMatchObject({ real: join(outside, "new.txt"), inside: false, exists: false });
+    expect(resolveInWorkspace(ws, "lib/new.txt")).toMatchObject({
+      real: join(outside, "new.txt"),
+      inside: false,
+      exists: false,
+    });
     // `..` after a linked directory climbs from the link's target, as the kernel does.
     expect(resolveInWorkspace(ws, "lib/dir/../secret.txt").real).toBe(join(outside, "secret.txt"));
   });
@@ -50,7 +63,11 @@ describe("resolveInWorkspace", () => {
   test("a dangling symlink is judged by the target a write would create", () => {
     const { ws, root, outside } = setup();
     symlinkSync(join(outside, "not-yet.txt"), join(root, "dangling.txt"));
-    expect(resolveInWorkspace(ws, "dangling.txt")).toMatchObject({ real: join(outside, "not-yet.txt"), inside: false, exists: false });
+    expect(resolveInWorkspace(ws, "dangling.txt")).toMatchObject({
+      real: join(outside, "not-yet.txt"),
+      inside: false,
+      exists: false,
+    });
     symlinkSync("../outside/rel-target.txt", join(root, "relative-dangling"));
     expect(resolveInWorkspace(ws, "relative-dangling").real).toBe(join(outside, "rel-target.txt"));
   });

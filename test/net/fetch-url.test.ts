@@ -12,25 +12,84 @@ import { toolContext } from "../support/tool-context.ts";
 
 const REFUSED = [
   // IPv4
-  "127.0.0.1", "127.255.255.254", "10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.255",
-  "192.168.1.1", "169.254.169.254", "100.64.0.1", "100.127.255.255", "0.0.0.0", "0.1.2.3",
-  "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", "192.0.0.8", "192.0.2.1",
-  "198.18.0.1", "198.51.100.7", "203.0.113.9",
+  "127.0.0.1",
+  "127.255.255.254",
+  "10.0.0.1",
+  "10.255.255.255",
+  "172.16.0.1",
+  "172.31.255.255",
+  "192.168.1.1",
+  "169.254.169.254",
+  "100.64.0.1",
+  "100.127.255.255",
+  "0.0.0.0",
+  "0.1.2.3",
+  "224.0.0.1",
+  "239.255.255.250",
+  "240.0.0.1",
+  "255.255.255.255",
+  "192.0.0.8",
+  "192.0.2.1",
+  "198.18.0.1",
+  "198.51.100.7",
+  "203.0.113.9",
   // IPv4 in other spellings (all 127.0.0.1 or 10.0.0.1)
-  "2130706433", "0x7f.1", "0177.0.0.1", "0x7f000001", "127.1", "0x7f.0.0.1", "012.0.0.1", "167772161",
+  "2130706433",
+  "0x7f.1",
+  "0177.0.0.1",
+  "0x7f000001",
+  "127.1",
+  "0x7f.0.0.1",
+  "012.0.0.1",
+  "167772161",
   // IPv6
-  "::1", "::", "[::1]", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:10.0.0.1", "::ffff:192.168.0.1",
-  "::ffff:169.254.169.254", "::127.0.0.1", "fe80::1", "febf:ffff::1", "fc00::1", "fd12:3456::1",
-  "fec0::1", "ff02::1", "ff05::1:3", "2001:db8::1", "64:ff9b::7f00:1", "64:ff9b::10.1.2.3",
-  "64:ff9b:1::1", "2002:7f00:1::1", "2002:c0a8:101::1", "100::1", "3fff::1", "2001::1",
-  "0:0:0:0:0:0:0:1", "0000:0000:0000:0000:0000:ffff:7f00:0001",
+  "::1",
+  "::",
+  "[::1]",
+  "::ffff:127.0.0.1",
+  "::ffff:7f00:1",
+  "::ffff:10.0.0.1",
+  "::ffff:192.168.0.1",
+  "::ffff:169.254.169.254",
+  "::127.0.0.1",
+  "fe80::1",
+  "febf:ffff::1",
+  "fc00::1",
+  "fd12:3456::1",
+  "fec0::1",
+  "ff02::1",
+  "ff05::1:3",
+  "2001:db8::1",
+  "64:ff9b::7f00:1",
+  "64:ff9b::10.1.2.3",
+  "64:ff9b:1::1",
+  "2002:7f00:1::1",
+  "2002:c0a8:101::1",
+  "100::1",
+  "3fff::1",
+  "2001::1",
+  "0:0:0:0:0:0:0:1",
+  "0000:0000:0000:0000:0000:ffff:7f00:0001",
 ];
 
 const PUBLIC = [
-  "1.1.1.1", "8.8.8.8", "93.184.216.34", "172.15.255.255", "172.32.0.1", "100.63.255.255",
-  "100.128.0.1", "192.169.0.1", "11.0.0.1", "223.255.255.254", "198.20.0.1",
-  "2606:4700:4700::1111", "2001:4860:4860::8888", "2a00:1450:4001:81c::200e", "::ffff:8.8.8.8",
-  "64:ff9b::8.8.8.8", "2002:808:808::1",
+  "1.1.1.1",
+  "8.8.8.8",
+  "93.184.216.34",
+  "172.15.255.255",
+  "172.32.0.1",
+  "100.63.255.255",
+  "100.128.0.1",
+  "192.169.0.1",
+  "11.0.0.1",
+  "223.255.255.254",
+  "198.20.0.1",
+  "2606:4700:4700::1111",
+  "2001:4860:4860::8888",
+  "2a00:1450:4001:81c::200e",
+  "::ffff:8.8.8.8",
+  "64:ff9b::8.8.8.8",
+  "2002:808:808::1",
 ];
 
 describe("address guard", () => {
@@ -62,10 +121,30 @@ describe("address guard", () => {
 
   test("parses every IPv4 spelling inet_aton accepts, and nothing else", () => {
     const loopback = 0x7f000001;
-    for (const s of ["127.0.0.1", "2130706433", "0x7f.1", "0177.0.0.1", "0x7f000001", "127.1", "127.0.1", "0x7F.0x0.0x0.0x1", "127.0.0.1."]) {
+    for (const s of [
+      "127.0.0.1",
+      "2130706433",
+      "0x7f.1",
+      "0177.0.0.1",
+      "0x7f000001",
+      "127.1",
+      "127.0.1",
+      "0x7F.0x0.0x0.0x1",
+      "127.0.0.1.",
+    ]) {
       expect(parseIPv4(s)).toBe(loopback);
     }
-    for (const s of ["256.0.0.1", "1.2.3.4.5", "1..2.3", "", "example.com", "08.0.0.1", "127.0.0.1.1", "1.2.3.256", "4294967296"]) {
+    for (const s of [
+      "256.0.0.1",
+      "1.2.3.4.5",
+      "1..2.3",
+      "",
+      "example.com",
+      "08.0.0.1",
+      "127.0.0.1.1",
+      "1.2.3.256",
+      "4294967296",
+    ]) {
       expect(parseIPv4(s)).toBeNull();
     }
   });
@@ -81,8 +160,10 @@ describe("address guard", () => {
   });
 
   test("localhost names are refused before any lookup", () => {
-    for (const name of ["localhost", "LOCALHOST", "localhost.", "app.localhost", "a.b.localhost"]) expect(refusedHostName(name)).not.toBeNull();
-    for (const name of ["localhost.example.com", "mylocalhost.com", "example.com"]) expect(refusedHostName(name)).toBeNull();
+    for (const name of ["localhost", "LOCALHOST", "localhost.", "app.localhost", "a.b.localhost"])
+      expect(refusedHostName(name)).not.toBeNull();
+    for (const name of ["localhost.example.com", "mylocalhost.com", "example.com"])
+      expect(refusedHostName(name)).toBeNull();
   });
 });
 
@@ -159,7 +240,11 @@ const port = server.port;
 const testResolver: Resolver = async (name) => {
   if (name === "site.test") return [{ address: "127.0.0.1", family: 4 }];
   if (name === "intranet.test") return [{ address: "192.168.1.10", family: 4 }];
-  if (name === "mixed.test") return [{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.7", family: 4 }];
+  if (name === "mixed.test")
+    return [
+      { address: "93.184.216.34", family: 4 },
+      { address: "10.0.0.7", family: 4 },
+    ];
   if (name === "v6private.test") return [{ address: "fd00::5", family: 6 }];
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: "ENOTFOUND" });
 };
@@ -190,7 +275,9 @@ describe("fetch_url refuses what is not public", () => {
   });
 
   test("the test allowance is what lets the local server through (and only for its host)", async () => {
-    await expect(runTool(`http://site.test:${port}/text`)).rejects.toThrow(/site\.test resolves to 127\.0\.0\.1, which is loopback/);
+    await expect(runTool(`http://site.test:${port}/text`)).rejects.toThrow(
+      /site\.test resolves to 127\.0\.0\.1, which is loopback/,
+    );
     const out = await runTool(`http://site.test:${port}/text`, { allowAddress: onlySiteTest });
     expect(out).toContain("plain body");
     await expect(runTool(`http://127.0.0.1:${port}/text`, { allowAddress: onlySiteTest })).rejects.toThrow(/loopback/);
@@ -198,9 +285,16 @@ describe("fetch_url refuses what is not public", () => {
 
   test("a redirect from the allowed server to 127.0.0.1/secret is refused and never requested", async () => {
     const before = hits.get("/secret") ?? 0;
-    for (const target of [`http://127.0.0.1:${port}/secret`, `http://localhost:${port}/secret`, `http://[::1]:${port}/secret`, `http://intranet.test/secret`]) {
+    for (const target of [
+      `http://127.0.0.1:${port}/secret`,
+      `http://localhost:${port}/secret`,
+      `http://[::1]:${port}/secret`,
+      `http://intranet.test/secret`,
+    ]) {
       const url = `http://site.test:${port}/to?l=${encodeURIComponent(target)}`;
-      await expect(runTool(url, { allowAddress: onlySiteTest })).rejects.toThrow(/Refused .*\(redirect from http:\/\/site\.test/);
+      await expect(runTool(url, { allowAddress: onlySiteTest })).rejects.toThrow(
+        /Refused .*\(redirect from http:\/\/site\.test/,
+      );
     }
     expect(hits.get("/secret") ?? 0).toBe(before);
   });
@@ -216,8 +310,12 @@ describe("fetch_url refuses what is not public", () => {
       calls.push(url);
       return new Response("should not happen");
     };
-    await expect(runTool("http://intranet.test/", { fetch: spy })).rejects.toThrow(/intranet\.test resolves to 192\.168\.1\.10, which is private/);
-    await expect(runTool("https://mixed.test/", { fetch: spy })).rejects.toThrow(/mixed\.test resolves to 10\.0\.0\.7, which is private/);
+    await expect(runTool("http://intranet.test/", { fetch: spy })).rejects.toThrow(
+      /intranet\.test resolves to 192\.168\.1\.10, which is private/,
+    );
+    await expect(runTool("https://mixed.test/", { fetch: spy })).rejects.toThrow(
+      /mixed\.test resolves to 10\.0\.0\.7, which is private/,
+    );
     await expect(runTool("http://v6private.test/", { fetch: spy })).rejects.toThrow(/fd00::5, which is unique-local/);
     expect(calls).toEqual([]);
   });
@@ -227,7 +325,13 @@ describe("fetch_url refuses what is not public", () => {
   });
 
   test("non-http schemes, credentials and malformed URLs are refused", async () => {
-    for (const url of ["file:///etc/passwd", "ftp://example.com/x", "data:text/plain,hi", "javascript:alert(1)", "gopher://example.com/"]) {
+    for (const url of [
+      "file:///etc/passwd",
+      "ftp://example.com/x",
+      "data:text/plain,hi",
+      "javascript:alert(1)",
+      "gopher://example.com/",
+    ]) {
       await expect(runTool(url)).rejects.toThrow(/only http:\/\/ and https:\/\//);
     }
     await expect(runTool("https://user:pw@example.com/")).rejects.toThrow(/user name or password/);
@@ -266,7 +370,10 @@ describe("fetch_url reads public pages", () => {
       if (url.includes("[")) return new Response("v6 ok", { headers: { "content-type": "text/plain" } });
       throw Object.assign(new Error("connect failed"), { code: "ECONNREFUSED" });
     };
-    const resolve: Resolver = async () => [{ address: "2606:4700:4700::1111", family: 6 }, { address: "1.1.1.1", family: 4 }];
+    const resolve: Resolver = async () => [
+      { address: "2606:4700:4700::1111", family: 6 },
+      { address: "1.1.1.1", family: 4 },
+    ];
     const out = await runTool("http://dual.test:8080/x", { fetch: fake, resolve });
     expect(urls).toEqual(["http://1.1.1.1:8080/x", "http://[2606:4700:4700::1111]:8080/x"]);
     expect(out).toContain("v6 ok");
@@ -291,13 +398,19 @@ describe("fetch_url reads public pages", () => {
     expect(out).toContain(`Redirected from: http://site.test:${port}/chain?n=4 -> `);
     expect(out).toContain("plain body");
     const before = hits.get("/loop") ?? 0;
-    await expect(runTool(`http://site.test:${port}/loop`, { allowAddress: onlySiteTest })).rejects.toThrow(/redirected more than 5 times/);
+    await expect(runTool(`http://site.test:${port}/loop`, { allowAddress: onlySiteTest })).rejects.toThrow(
+      /redirected more than 5 times/,
+    );
     expect((hits.get("/loop") ?? 0) - before).toBe(6);
   });
 
   test("the body is read only up to the size cap, and the output says it was truncated", async () => {
     const started = performance.now();
-    const out = await runTool(`http://site.test:${port}/endless`, { allowAddress: onlySiteTest, maxBytes: 100_000, maxChars: 1_000 });
+    const out = await runTool(`http://site.test:${port}/endless`, {
+      allowAddress: onlySiteTest,
+      maxBytes: 100_000,
+      maxChars: 1_000,
+    });
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(out).toContain("only its first 97.7 KB were read (truncated)");
     expect(out).toContain("[cut: showing the first 1000 of 100000 characters]");
@@ -306,14 +419,20 @@ describe("fetch_url reads public pages", () => {
   test("a server that does not answer, or stalls mid-body, is stopped at the time cap", async () => {
     for (const path of ["/hang", "/stall"]) {
       const started = performance.now();
-      await expect(runTool(`http://site.test:${port}${path}`, { allowAddress: onlySiteTest, timeoutMs: 300 })).rejects.toThrow(/took longer than 0\.3 s/);
+      await expect(
+        runTool(`http://site.test:${port}${path}`, { allowAddress: onlySiteTest, timeoutMs: 300 }),
+      ).rejects.toThrow(/took longer than 0\.3 s/);
       expect(performance.now() - started).toBeLessThan(2_000);
     }
   });
 
   test("non-text content types and error statuses are clear errors", async () => {
-    await expect(runTool(`http://site.test:${port}/image`, { allowAddress: onlySiteTest })).rejects.toThrow(/is image\/png, not text/);
-    await expect(runTool(`http://site.test:${port}/missing`, { allowAddress: onlySiteTest })).rejects.toThrow(/answered 404 Not Found\. The page says: "# Not here"/);
+    await expect(runTool(`http://site.test:${port}/image`, { allowAddress: onlySiteTest })).rejects.toThrow(
+      /is image\/png, not text/,
+    );
+    await expect(runTool(`http://site.test:${port}/missing`, { allowAddress: onlySiteTest })).rejects.toThrow(
+      /answered 404 Not Found\. The page says: "# Not here"/,
+    );
   });
 
   test("a cancelled run stops the fetch", async () => {
@@ -337,8 +456,23 @@ describe("https through the checked IP", () => {
   test.skipIf(!hasOpenssl)("the certificate is verified against the host name, not the IP", async () => {
     const dir = tempDir();
     const made = spawnSync("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-subj", "/CN=pencil.test", "-addext", "subjectAltName=DNS:pencil.test",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-subj",
+      "/CN=pencil.test",
+      "-addext",
+      "subjectAltName=DNS:pencil.test",
     ]);
     expect(made.status).toBe(0);
     const cert = readFileSync(join(dir, "cert.pem"), "utf8");
@@ -347,7 +481,8 @@ describe("https through the checked IP", () => {
       hostname: "127.0.0.1",
       port: 0,
       tls: { cert, key },
-      fetch: (req) => new Response(`secure hello, host=${req.headers.get("host")}`, { headers: { "content-type": "text/plain" } }),
+      fetch: (req) =>
+        new Response(`secure hello, host=${req.headers.get("host")}`, { headers: { "content-type": "text/plain" } }),
     });
     try {
       // The test trusts its own CA; everything else (server name, IP connect) is the tool's.
@@ -356,7 +491,9 @@ describe("https through the checked IP", () => {
       const allowAddress = () => true;
       const out = await runTool(`https://pencil.test:${tlsServer.port}/`, { fetch: trusting, resolve, allowAddress });
       expect(out).toContain(`secure hello, host=pencil.test:${tlsServer.port}`);
-      await expect(runTool(`https://other.test:${tlsServer.port}/`, { fetch: trusting, resolve, allowAddress })).rejects.toThrow(/TLS certificate of other\.test was refused/);
+      await expect(
+        runTool(`https://other.test:${tlsServer.port}/`, { fetch: trusting, resolve, allowAddress }),
+      ).rejects.toThrow(/TLS certificate of other\.test was refused/);
     } finally {
       tlsServer.stop(true);
     }

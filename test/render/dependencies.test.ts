@@ -10,15 +10,26 @@ import { tempDir, writeTree } from "../support/temp.ts";
 
 test("a staged test importing a staged module depends on it, directly or through an unchanged index", () => {
   const root = tempDir();
-  writeTree(root, { "src/index.ts": 'export * from "./util.ts";\n', "src/util.ts": "export const a = 1;\n", "README.md": "x\n" });
+  writeTree(root, {
+    "src/index.ts": 'export * from "./util.ts";\n',
+    "src/util.ts": "export const a = 1;\n",
+    "README.md": "x\n",
+  });
   const overlay = new Overlay(new DiskFileOps());
   const origin = { tool: "write_file", callId: "c", model: "m", readsBefore: [] };
-  const put = (path: string, text: string) => overlay.writeBytes(join(root, path), new TextEncoder().encode(text), { origin });
+  const put = (path: string, text: string) =>
+    overlay.writeBytes(join(root, path), new TextEncoder().encode(text), { origin });
   put("src/util.ts", "export const a = 2;\n");
   put("src/other.ts", 'import { a } from "./util";\nexport const b = a;\n');
   put("test/util.test.ts", 'import { a } from "../src/index.ts";\n');
   put("README.md", "see ./src/util.ts\n");
-  const cs = buildChangeset({ id: newChangesetId(), goal: "g", workspace: openWorkspace(root), staged: overlay.list(), readDisk: (real) => readFileSync(real) });
+  const cs = buildChangeset({
+    id: newChangesetId(),
+    goal: "g",
+    workspace: openWorkspace(root),
+    staged: overlay.list(),
+    readDisk: (real) => readFileSync(real),
+  });
   const read = (path: string) => {
     try {
       return readFileSync(join(root, path), "utf8");
@@ -34,6 +45,8 @@ test("a staged test importing a staged module depends on it, directly or through
   // Without the disk, the import through src/index.ts is not seen.
   expect(findDependencies(cs)).toEqual([{ from: "src/other.ts", to: "src/util.ts" }]);
   // Only "approved imports rejected" breaks anything.
-  expect(splitDependencies(deps, ["test/util.test.ts"], ["src/util.ts"])).toEqual([{ from: "test/util.test.ts", to: "src/util.ts" }]);
+  expect(splitDependencies(deps, ["test/util.test.ts"], ["src/util.ts"])).toEqual([
+    { from: "test/util.test.ts", to: "src/util.ts" },
+  ]);
   expect(splitDependencies(deps, ["src/util.ts"], ["test/util.test.ts", "src/other.ts"])).toEqual([]);
 });

@@ -25,13 +25,18 @@ interface Spec {
 
 /** A FileChange as buildChangeset makes it: before null = created, after null = deleted. */
 function change(spec: Spec): FileChange {
-  const b = typeof spec.before === "string" ? enc(spec.before) : spec.before ?? null;
-  const a = typeof spec.after === "string" ? enc(spec.after) : spec.after ?? null;
+  const b = typeof spec.before === "string" ? enc(spec.before) : (spec.before ?? null);
+  const a = typeof spec.after === "string" ? enc(spec.after) : (spec.after ?? null);
   return {
     path: spec.path ?? "src/file.ts",
     real: "/ws/" + (spec.path ?? "src/file.ts"),
     kind: b === null ? "create" : a === null ? "delete" : "modify",
-    base: { exists: b !== null, hash: b ? sha256(b) : null, size: b?.length ?? 0, mode: b ? spec.baseMode ?? 0o644 : null },
+    base: {
+      exists: b !== null,
+      hash: b ? sha256(b) : null,
+      size: b?.length ?? 0,
+      mode: b ? (spec.baseMode ?? 0o644) : null,
+    },
     after: a ? { bytes: a, hash: sha256(a), mode: spec.afterMode ?? spec.baseMode ?? 0o644 } : null,
     ...(b ? { before: b } : {}),
     origins: [],
@@ -44,7 +49,8 @@ function change(spec: Spec): FileChange {
   };
 }
 
-const numbered = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
+const numbered = (n: number, f: (i: number) => string) =>
+  Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
 
 describe("renderFileDiff", () => {
   test("a modification: header, @@ hunks with old/new line numbers, + and - lines", () => {
@@ -77,7 +83,11 @@ describe("renderFileDiff", () => {
   });
 
   test("context and line numbers are options", () => {
-    const view = renderFileDiff(change({ before: "a\nb\nc\n", after: "a\nB\nc\n" }), { color: false, context: 0, lineNumbers: false });
+    const view = renderFileDiff(change({ before: "a\nb\nc\n", after: "a\nB\nc\n" }), {
+      color: false,
+      context: 0,
+      lineNumbers: false,
+    });
     expect(view.text.split("\n").slice(1)).toEqual(["@@ -2,1 +2,1 @@", "-b", "+B", ""]);
   });
 
@@ -93,7 +103,9 @@ describe("renderFileDiff", () => {
   });
 
   test("a mode change is shown", () => {
-    const view = renderFileDiff(change({ before: "x\n", after: "x\n", baseMode: 0o644, afterMode: 0o755 }), { color: false });
+    const view = renderFileDiff(change({ before: "x\n", after: "x\n", baseMode: 0o644, afterMode: 0o755 }), {
+      color: false,
+    });
     expect(view.text).toContain("mode 100644 → 100755");
     expect(view.text).toContain("no change in content");
   });
@@ -102,9 +114,15 @@ describe("renderFileDiff", () => {
     const before = new Uint8Array(1234);
     const after = new Uint8Array([0x89, 0, ...randomBytes(2343)]);
     const view = renderFileDiff(change({ path: "img.png", before, after, binary: true }), { color: false });
-    expect(view.text).toBe(`img.png  modify\nbinary file, 1,234 → 2,345 bytes\nsha256 ${sha256(before)} → ${sha256(after)}\n`);
-    expect(renderFileDiff(change({ path: "n.bin", after: new Uint8Array(3), binary: true }), { color: false }).text).toContain("binary file, 3 bytes (new)");
-    expect(renderFileDiff(change({ path: "o.bin", before: new Uint8Array(7), binary: true }), { color: false }).text).toContain("binary file, 7 bytes (deleted)");
+    expect(view.text).toBe(
+      `img.png  modify\nbinary file, 1,234 → 2,345 bytes\nsha256 ${sha256(before)} → ${sha256(after)}\n`,
+    );
+    expect(
+      renderFileDiff(change({ path: "n.bin", after: new Uint8Array(3), binary: true }), { color: false }).text,
+    ).toContain("binary file, 3 bytes (new)");
+    expect(
+      renderFileDiff(change({ path: "o.bin", before: new Uint8Array(7), binary: true }), { color: false }).text,
+    ).toContain("binary file, 7 bytes (deleted)");
   });
 
   test("a created file is all +, a deleted one all -, with the missing final newline marked", () => {
@@ -123,7 +141,10 @@ describe("renderFileDiff", () => {
   });
 
   test("CRLF files diff on their lines, and a line-ending change is named", () => {
-    const crlf = renderFileDiff(change({ before: "a\r\nb\r\nc\r\n", after: "a\r\nB\r\nc\r\n" }), { color: false, context: 0 }).text;
+    const crlf = renderFileDiff(change({ before: "a\r\nb\r\nc\r\n", after: "a\r\nB\r\nc\r\n" }), {
+      color: false,
+      context: 0,
+    }).text;
     expect(crlf).toContain("-b\n");
     expect(crlf).toContain("+B\n");
     expect(crlf).not.toContain("\\r");
@@ -143,7 +164,9 @@ describe("renderFileDiff", () => {
       expect(text).not.toContain("\u202e");
       expect(text).not.toContain("\u0001");
       expect(text).toContain("evil\\x1b[31m.txt");
-      expect(text).toContain("+ok\\x1b[2J\\x1b[H\\x1b]0;owned\\x07 fake\\rprompt \\x9b31m \\u{202e}evil\\u{202c} \\x01");
+      expect(text).toContain(
+        "+ok\\x1b[2J\\x1b[H\\x1b]0;owned\\x07 fake\\rprompt \\x9b31m \\u{202e}evil\\u{202c} \\x01",
+      );
     }
     expect(visible("tab\tstays")).toBe("tab\tstays");
   });
@@ -154,7 +177,10 @@ describe("renderFileDiff", () => {
     const line = view.split("\n")[1]!;
     expect(line).toBe(`1 +${"x".repeat(62)}…[+4,938 chars]`);
     expect(line.length).toBe(80);
-    const capped = renderFileDiff(change({ after: numbered(5000, (i) => `l${i}`) }), { color: false, maxLines: 100 }).text;
+    const capped = renderFileDiff(change({ after: numbered(5000, (i) => `l${i}`) }), {
+      color: false,
+      maxLines: 100,
+    }).text;
     expect(capped.split("\n").length).toBeLessThan(105);
     expect(capped).toContain("… 4,900 more lines not shown");
     // Without a width, lines are still bounded.
@@ -190,7 +216,14 @@ describe("renderFileDiff", () => {
 
 describe("changeset summary", () => {
   function changeset(): Changeset {
-    const a = change({ path: "src/a.ts", before: "1\n", after: "2\n3\n", added: 2, removed: 1, flags: ["secret", "runs-code"] });
+    const a = change({
+      path: "src/a.ts",
+      before: "1\n",
+      after: "2\n3\n",
+      added: 2,
+      removed: 1,
+      flags: ["secret", "runs-code"],
+    });
     a.models = ["groq:openai/gpt-oss-120b", "openrouter:x"];
     a.origins = [
       { tool: "read_then_edit", callId: "1", model: "groq:openai/gpt-oss-120b", readsBefore: ["a.md", "b.ts"] },
@@ -200,7 +233,16 @@ describe("changeset summary", () => {
     const b = change({ path: "gone.txt", before: "x\n", removed: 1 });
     b.origins = [{ tool: "delete_file", callId: "4", model: "groq:m", readsBefore: [] }];
     const img = change({ path: "img.png", after: new Uint8Array([0, 1]), binary: true, flags: ["binary"] });
-    return { id: "cs1", workspace: "/ws", goal: "g", createdAt: "", models: ["groq:m"], files: [b, img, a], digest: "", status: "pending" };
+    return {
+      id: "cs1",
+      workspace: "/ws",
+      goal: "g",
+      createdAt: "",
+      models: ["groq:m"],
+      files: [b, img, a],
+      digest: "",
+      status: "pending",
+    };
   }
 
   test("summarizeChangeset: per-file provenance as the union of reads, tools in order, and totals", () => {
@@ -229,8 +271,12 @@ describe("changeset summary", () => {
 
   test("a long read-before list is capped on the line but counted", () => {
     const cs = changeset();
-    cs.files[2]!.origins = [{ tool: "edit_file", callId: "1", model: "m", readsBefore: Array.from({ length: 20 }, (_, i) => `f${i}.md`) }];
-    const line = formatSummary(cs, { color: false }).split("\n").find((l) => l.includes("src/a.ts"))!;
+    cs.files[2]!.origins = [
+      { tool: "edit_file", callId: "1", model: "m", readsBefore: Array.from({ length: 20 }, (_, i) => `f${i}.md`) },
+    ];
+    const line = formatSummary(cs, { color: false })
+      .split("\n")
+      .find((l) => l.includes("src/a.ts"))!;
     expect(line).toContain("f11.md (+8 more)");
     expect(summarizeChangeset(cs).files[2]!.readsBefore).toHaveLength(20);
   });

@@ -12,7 +12,15 @@ import { base85, binaryLiteral, blobId, changesetToPatch, exportPatch, quotePath
 import { tempDir, writeTree } from "../support/temp.ts";
 
 // git must not pick up the machine's config (autocrlf, hooks, identity): the tests pin everything.
-const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" };
+const gitEnv = {
+  ...process.env,
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@t",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@t",
+};
 
 function git(cwd: string, args: string[], input?: string): { status: number; out: string } {
   const r = spawnSync("git", ["-c", "core.autocrlf=false", ...args], { cwd, env: gitEnv, input, encoding: "utf8" });
@@ -44,14 +52,25 @@ function stage(root: string, steps: Step[]): Changeset {
       overlay.writeBytes(join(ws.root, s.write), bytes, { origin, ...(s.mode !== undefined ? { mode: s.mode } : {}) });
     }
   }
-  return buildChangeset({ id: "cs-test", goal: "test", workspace: ws, staged: overlay.list(), readDisk: (real) => (existsSync(real) ? readFileSync(real) : null) });
+  return buildChangeset({
+    id: "cs-test",
+    goal: "test",
+    workspace: ws,
+    staged: overlay.list(),
+    readDisk: (real) => (existsSync(real) ? readFileSync(real) : null),
+  });
 }
 
 /** Checks and applies `patch` with git, then asserts every path holds exactly the expected bytes (null: absent). */
 function applyAndCompare(root: string, patch: string, expected: Record<string, string | Uint8Array | null>): void {
   const check = git(root, ["apply", "--check", "-"], patch);
   // CRs draw git's "trailing whitespace" warning, exactly as for git's own diffs; anything else is a failure.
-  expect(check.out.replace(/^(<stdin>:\d+: trailing whitespace\.\n[^\n]*\n|warning: \d+ lines? adds? whitespace errors?\.\n)/gm, "")).toBe("");
+  expect(
+    check.out.replace(
+      /^(<stdin>:\d+: trailing whitespace\.\n[^\n]*\n|warning: \d+ lines? adds? whitespace errors?\.\n)/gm,
+      "",
+    ),
+  ).toBe("");
   expect(check.status).toBe(0);
   const apply = git(root, ["apply", "-"], patch);
   expect(apply.status).toBe(0);
@@ -68,7 +87,10 @@ const isExecutable = (path: string) => (statSync(path).mode & 0o111) !== 0;
 
 describe("changesetToPatch applies with git apply", () => {
   test("modify, create and delete of text files", () => {
-    const root = repo({ "src/a.ts": "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n", "old.txt": "bye\nnow\n" });
+    const root = repo({
+      "src/a.ts": "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n",
+      "old.txt": "bye\nnow\n",
+    });
     const cs = stage(root, [
       { write: "src/a.ts", bytes: "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\n" },
       { write: "docs/new.md", bytes: "# New\n\nbody\n" },
@@ -87,7 +109,10 @@ describe("changesetToPatch applies with git apply", () => {
   });
 
   test("mode changes, alone and with content, and a new executable", () => {
-    const root = repo({ "run.sh": "echo hi\n", "tool.sh": "echo a\n", "was-exec.sh": "x\n" }, { "run.sh": 0o644, "tool.sh": 0o644, "was-exec.sh": 0o755 });
+    const root = repo(
+      { "run.sh": "echo hi\n", "tool.sh": "echo a\n", "was-exec.sh": "x\n" },
+      { "run.sh": 0o644, "tool.sh": 0o644, "was-exec.sh": 0o755 },
+    );
     const cs = stage(root, [
       { write: "run.sh", bytes: "echo hi\n", mode: 0o755 },
       { write: "tool.sh", bytes: "echo b\n", mode: 0o755 },
@@ -97,7 +122,12 @@ describe("changesetToPatch applies with git apply", () => {
     const patch = changesetToPatch(cs);
     expect(patch).toContain("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n");
     expect(patch).toContain("new file mode 100755");
-    applyAndCompare(root, patch, { "run.sh": "echo hi\n", "tool.sh": "echo b\n", "was-exec.sh": "x\n", "bin/new.sh": "#!/bin/sh\n" });
+    applyAndCompare(root, patch, {
+      "run.sh": "echo hi\n",
+      "tool.sh": "echo b\n",
+      "was-exec.sh": "x\n",
+      "bin/new.sh": "#!/bin/sh\n",
+    });
     expect(isExecutable(join(root, "run.sh"))).toBe(true);
     expect(isExecutable(join(root, "tool.sh"))).toBe(true);
     expect(isExecutable(join(root, "was-exec.sh"))).toBe(false);
@@ -128,7 +158,12 @@ describe("changesetToPatch applies with git apply", () => {
     ]);
     const patch = changesetToPatch(cs);
     expect(patch).toContain("\\ No newline at end of file\n");
-    applyAndCompare(root, patch, { "gains.txt": "a\nb\n", "loses.txt": "a\nB", "keeps.txt": "a\nb\nC", "fresh.txt": "no newline" });
+    applyAndCompare(root, patch, {
+      "gains.txt": "a\nb\n",
+      "loses.txt": "a\nB",
+      "keeps.txt": "a\nb\nC",
+      "fresh.txt": "no newline",
+    });
   });
 
   test("binary files are recreated byte-identical from GIT binary patch literals", () => {
@@ -144,11 +179,21 @@ describe("changesetToPatch applies with git apply", () => {
     ]);
     const patch = changesetToPatch(cs);
     expect(patch).toContain("GIT binary patch\nliteral 1006\n");
-    applyAndCompare(root, patch, { "img.png": newBin, "raw/new.bin": new Uint8Array([0, ...created]), "gone.bin": null, "text-to-bin.dat": new Uint8Array([0, 255, 0]) });
+    applyAndCompare(root, patch, {
+      "img.png": newBin,
+      "raw/new.bin": new Uint8Array([0, ...created]),
+      "gone.bin": null,
+      "text-to-bin.dat": new Uint8Array([0, 255, 0]),
+    });
   });
 
   test("empty files, spaces and non-ASCII in paths, and the files filter", () => {
-    const root = repo({ "dir with space/a b.txt": "x\n", "empty-then-full.txt": "", "ünï.txt": "alt\n", "other.txt": "1\n" });
+    const root = repo({
+      "dir with space/a b.txt": "x\n",
+      "empty-then-full.txt": "",
+      "ünï.txt": "alt\n",
+      "other.txt": "1\n",
+    });
     const cs = stage(root, [
       { write: "dir with space/a b.txt", bytes: "y\n" },
       { write: "empty-then-full.txt", bytes: "now\n" },
@@ -160,7 +205,13 @@ describe("changesetToPatch applies with git apply", () => {
     const patch = changesetToPatch(cs, all);
     expect(patch).not.toContain("other.txt");
     expect(patch).toContain('"a/\\303\\274n\\303\\257.txt"');
-    applyAndCompare(root, patch, { "dir with space/a b.txt": "y\n", "empty-then-full.txt": "now\n", "ünï.txt": "neu\n", "empty.txt": "", "other.txt": "1\n" });
+    applyAndCompare(root, patch, {
+      "dir with space/a b.txt": "y\n",
+      "empty-then-full.txt": "now\n",
+      "ünï.txt": "neu\n",
+      "empty.txt": "",
+      "other.txt": "1\n",
+    });
     expect(() => changesetToPatch(cs, ["nope.txt"])).toThrow(/no file "nope.txt".*other\.txt/);
   });
 
@@ -174,7 +225,11 @@ describe("changesetToPatch applies with git apply", () => {
     cs.files.push({ ...cs.files[0]!, path: "/etc/outside.txt" });
     const result = exportPatch(cs);
     expect(result.skipped.map((s) => s.path)).toEqual(["b.txt", "/etc/outside.txt"]);
-    expect(result.patch.startsWith("# pencil changeset cs-test: 2 file(s) not in this patch\n#   b.txt: its base content is not known")).toBe(true);
+    expect(
+      result.patch.startsWith(
+        "# pencil changeset cs-test: 2 file(s) not in this patch\n#   b.txt: its base content is not known",
+      ),
+    ).toBe(true);
     expect(result.patch).toContain("#   /etc/outside.txt: outside the workspace");
     applyAndCompare(root, result.patch, { "a.txt": "A\n", "b.txt": "b\n" });
   });

@@ -20,8 +20,14 @@ test.each([
     "Writing inside .git is never allowed: repository metadata changes only through git commands the user runs. Edit the working-tree files instead.",
     "Writing inside .git is never allowed: repository metadata changes only through git commands you run.",
   ],
-  ["The command is empty: give the command line to run, e.g. bun test.", "The command is empty: give the command line to run, e.g. bun test."],
-  ["Error: permission denied for read of .env. Reading .env files is never allowed.", "permission denied for read of .env."],
+  [
+    "The command is empty: give the command line to run, e.g. bun test.",
+    "The command is empty: give the command line to run, e.g. bun test.",
+  ],
+  [
+    "Error: permission denied for read of .env. Reading .env files is never allowed.",
+    "permission denied for read of .env.",
+  ],
 ])("%s", (reason, shown) => {
   expect(forPerson(reason)).toBe(shown);
 });

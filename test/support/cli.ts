@@ -28,7 +28,10 @@ function commandLine(args: string[], preload?: string): string[] {
 }
 
 /** Runs `bun index.ts …` with no terminal: stdin closed, stdout and stderr piped. */
-export async function runCli(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number; preload?: string }): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number; preload?: string },
+): Promise<CliResult> {
   const proc = Bun.spawn(commandLine(args, options.preload), {
     cwd: options.cwd,
     env: options.env,
@@ -37,7 +40,11 @@ export async function runCli(args: string[], options: { cwd: string; env: Record
     stderr: "pipe",
   });
   const timer = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 20_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   return { code, stdout, stderr };
 }
@@ -54,7 +61,16 @@ export interface PtyStep {
 /** A program driven through a pseudo-terminal, as a person at a terminal would. */
 export async function runCliPty(
   args: string[],
-  options: { cwd: string; env: Record<string, string>; steps: PtyStep[]; timeoutMs?: number; cols?: number; preload?: string; onSpawn?: (pid: number) => void; endFollowUps?: boolean },
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    steps: PtyStep[];
+    timeoutMs?: number;
+    cols?: number;
+    preload?: string;
+    onSpawn?: (pid: number) => void;
+    endFollowUps?: boolean;
+  },
 ): Promise<{ code: number; output: string; raw: string }> {
   let raw = "";
   let cursor = 0;

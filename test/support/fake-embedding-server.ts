@@ -21,7 +21,26 @@ export interface FakeEmbeddingServer {
   stop(): Promise<void>;
 }
 
-const STOP = new Set(["the", "a", "an", "is", "was", "what", "of", "for", "to", "and", "on", "in", "my", "at", "it", "are", "be", "with"]);
+const STOP = new Set([
+  "the",
+  "a",
+  "an",
+  "is",
+  "was",
+  "what",
+  "of",
+  "for",
+  "to",
+  "and",
+  "on",
+  "in",
+  "my",
+  "at",
+  "it",
+  "are",
+  "be",
+  "with",
+]);
 
 /**
  * Deterministic "semantic" vectors: every word (lower case, stop words dropped)
@@ -45,7 +64,9 @@ export async function startFakeEmbeddingServer(dims = 768): Promise<FakeEmbeddin
   const requests: EmbedRequest[] = [];
   const sockets = new Set<Socket>();
   let failures: { left: number; status: number } = { left: 0, status: 503 };
-  const server = createServer((req, res) => void handle(req, res).catch((error) => send(res, 500, { error: { message: String(error) } })));
+  const server = createServer(
+    (req, res) => void handle(req, res).catch((error) => send(res, 500, { error: { message: String(error) } })),
+  );
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
@@ -61,7 +82,9 @@ export async function startFakeEmbeddingServer(dims = 768): Promise<FakeEmbeddin
     const body = raw ? JSON.parse(raw) : {};
     if (failures.left > 0) {
       failures.left -= 1;
-      return send(res, failures.status, { error: { code: failures.status, message: "the embedding service is unavailable", status: "UNAVAILABLE" } });
+      return send(res, failures.status, {
+        error: { code: failures.status, message: "the embedding service is unavailable", status: "UNAVAILABLE" },
+      });
     }
     const gemini = /\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(path);
     if (req.method === "POST" && gemini) {
@@ -69,14 +92,33 @@ export async function startFakeEmbeddingServer(dims = 768): Promise<FakeEmbeddin
       const items: any[] = gemini[2] === "embedContent" ? [body] : body.requests;
       const inputs = items.map((r) => (r.content.parts as { text: string }[]).map((p) => p.text).join(""));
       const width = items[0]?.outputDimensionality ?? 3072;
-      requests.push({ protocol: "gemini", model, inputs, dimensions: width, taskType: items[0]?.taskType, authorization: String(req.headers["x-goog-api-key"] ?? "") });
+      requests.push({
+        protocol: "gemini",
+        model,
+        inputs,
+        dimensions: width,
+        taskType: items[0]?.taskType,
+        authorization: String(req.headers["x-goog-api-key"] ?? ""),
+      });
       const vectors = inputs.map((t) => fakeVector(t, model, width));
-      return send(res, 200, gemini[2] === "embedContent" ? { embedding: { values: vectors[0] } } : { embeddings: vectors.map((values) => ({ values })) });
+      return send(
+        res,
+        200,
+        gemini[2] === "embedContent"
+          ? { embedding: { values: vectors[0] } }
+          : { embeddings: vectors.map((values) => ({ values })) },
+      );
     }
     if (req.method === "POST" && path.endsWith("/embeddings")) {
       const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
       const width = body.dimensions ?? dims;
-      requests.push({ protocol: "openai", model: body.model, inputs, ...(body.dimensions ? { dimensions: body.dimensions } : {}), authorization: String(req.headers.authorization ?? "") });
+      requests.push({
+        protocol: "openai",
+        model: body.model,
+        inputs,
+        ...(body.dimensions ? { dimensions: body.dimensions } : {}),
+        authorization: String(req.headers.authorization ?? ""),
+      });
       return send(res, 200, {
         object: "list",
         model: body.model,
@@ -85,7 +127,9 @@ export async function startFakeEmbeddingServer(dims = 768): Promise<FakeEmbeddin
       });
     }
     // A chat request to an embedding-only server: as a server without the model answers.
-    return send(res, 404, { error: { message: `fake embedding server: no route for ${req.method} ${path}`, type: "not_found" } });
+    return send(res, 404, {
+      error: { message: `fake embedding server: no route for ${req.method} ${path}`, type: "not_found" },
+    });
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

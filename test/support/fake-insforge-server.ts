@@ -42,17 +42,26 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
     async fetch(req) {
       const url = new URL(req.url);
       requests.push(`${req.method} ${url.pathname}${url.search}`);
-      if (req.headers.get("authorization") !== `Bearer ${anonKey}`) return pgError(401, "PGRST301", "JWT invalid or missing");
+      if (req.headers.get("authorization") !== `Bearer ${anonKey}`)
+        return pgError(401, "PGRST301", "JWT invalid or missing");
       const records = /^\/api\/database\/records\/([^/]+)$/.exec(url.pathname);
       const rpc = /^\/api\/database\/rpc\/([^/]+)$/.exec(url.pathname);
       try {
         const body = req.method === "GET" || req.method === "DELETE" ? null : await req.json();
-        if (rpc && req.method === "POST") return await serial(() => callRpc(rpc[1]!, (body ?? {}) as Record<string, unknown>));
-        if (records) return await serial(() => onRecords(req.method, records[1]!, url.searchParams, body, req.headers.get("prefer") ?? ""));
+        if (rpc && req.method === "POST")
+          return await serial(() => callRpc(rpc[1]!, (body ?? {}) as Record<string, unknown>));
+        if (records)
+          return await serial(() =>
+            onRecords(req.method, records[1]!, url.searchParams, body, req.headers.get("prefer") ?? ""),
+          );
         return pgError(404, "PGRST000", `no route ${req.method} ${url.pathname}`);
       } catch (error) {
         const e = error as { code?: string; message?: string };
-        return pgError(e.code === "42501" ? 403 : e.code === "42P01" || e.code === "42883" ? 404 : 400, e.code ?? "PGRST100", e.message ?? String(error));
+        return pgError(
+          e.code === "42501" ? 403 : e.code === "42P01" || e.code === "42883" ? 404 : 400,
+          e.code ?? "PGRST100",
+          e.message ?? String(error),
+        );
       }
     },
   });
@@ -71,11 +80,22 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
     const keys = Object.keys(args);
     if (!keys.every((k) => IDENT.test(k))) return pgError(400, "PGRST100", "bad argument name");
     const sql = `select * from ${name}(${keys.map((k, i) => `${k} => $${i + 1}`).join(", ")})`;
-    const { rows } = await asAnon(() => db.query(sql, keys.map((k) => args[k])));
+    const { rows } = await asAnon(() =>
+      db.query(
+        sql,
+        keys.map((k) => args[k]),
+      ),
+    );
     return Response.json(rows);
   }
 
-  async function onRecords(method: string, table: string, params: URLSearchParams, body: any, prefer: string): Promise<Response> {
+  async function onRecords(
+    method: string,
+    table: string,
+    params: URLSearchParams,
+    body: any,
+    prefer: string,
+  ): Promise<Response> {
     if (!IDENT.test(table)) return pgError(400, "PGRST100", "bad table name");
     const values: unknown[] = [];
     const where: string[] = [];
@@ -85,7 +105,8 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
     for (const [key, raw] of params) {
       if (key === "select") {
         const cols = raw.split(",").map((c) => c.trim());
-        if (!cols.every((c) => c === "*" || IDENT.test(c))) return pgError(400, "PGRST100", `unsupported select ${raw}`);
+        if (!cols.every((c) => c === "*" || IDENT.test(c)))
+          return pgError(400, "PGRST100", `unsupported select ${raw}`);
         select = cols.join(", ");
       } else if (key === "order") {
         const parts = raw.split(",").map((p) => /^([a-z_]+)\.(asc|desc)$/.exec(p));
@@ -100,8 +121,20 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
         if (!m) return pgError(400, "PGRST100", `unsupported filter ${key}=${raw}`);
         if (m[1] === "is") where.push(`${key} is ${m[2] === "null" ? "null" : m[2] === "true" ? "true" : "false"}`);
         else if (m[1] === "in") {
-          const items = m[2]!.replace(/^\(|\)$/g, "").split(",").filter(Boolean);
-          where.push(items.length ? `${key} in (${items.map((item) => (values.push(item.replace(/^"|"$/g, "")), `$${values.length}`)).join(", ")})` : "false");
+          const items = m[2]!
+            .replace(/^\(|\)$/g, "")
+            .split(",")
+            .filter(Boolean);
+          where.push(
+            items.length
+              ? `${key} in (${items
+                  .map((item) => {
+                    values.push(item.replace(/^"|"$/g, ""));
+                    return `$${values.length}`;
+                  })
+                  .join(", ")})`
+              : "false",
+          );
         } else {
           values.push(m[2]);
           where.push(`${key} ${m[1] === "eq" ? "=" : "<>"} $${values.length}`);
@@ -112,7 +145,9 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
     const representation = prefer.includes("return=representation");
     const returning = representation ? ` returning ${select}` : "";
     if (method === "GET") {
-      const { rows } = await asAnon(() => db.query(`select ${select} from ${table}${whereSql}${order}${limit}`, values));
+      const { rows } = await asAnon(() =>
+        db.query(`select ${select} from ${table}${whereSql}${order}${limit}`, values),
+      );
       return Response.json(rows);
     }
     if (method === "DELETE") {
@@ -122,8 +157,13 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
     if (method === "PATCH") {
       const keys = Object.keys(body ?? {});
       if (!keys.length || !keys.every((k) => IDENT.test(k))) return pgError(400, "PGRST100", "bad update body");
-      const sets = keys.map((k) => (values.push(body[k]), `${k} = $${values.length}`));
-      const { rows } = await asAnon(() => db.query(`update ${table} set ${sets.join(", ")}${whereSql}${returning}`, values));
+      const sets = keys.map((k) => {
+        values.push(body[k]);
+        return `${k} = $${values.length}`;
+      });
+      const { rows } = await asAnon(() =>
+        db.query(`update ${table} set ${sets.join(", ")}${whereSql}${returning}`, values),
+      );
       return representation ? Response.json(rows) : new Response(null, { status: 204 });
     }
     if (method === "POST") {
@@ -133,7 +173,10 @@ export async function startFakeInsforge(options: { schema?: boolean } = {}): Pro
         for (const item of items) {
           const keys = Object.keys(item);
           if (!keys.every((k) => IDENT.test(k))) throw Object.assign(new Error("bad column"), { code: "PGRST100" });
-          const { rows } = await db.query(`insert into ${table} (${keys.join(", ")}) values (${keys.map((_, i) => `$${i + 1}`).join(", ")})${returning}`, keys.map((k) => item[k]));
+          const { rows } = await db.query(
+            `insert into ${table} (${keys.join(", ")}) values (${keys.map((_, i) => `$${i + 1}`).join(", ")})${returning}`,
+            keys.map((k) => item[k]),
+          );
           out.push(...rows);
         }
       });

@@ -119,11 +119,18 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     }
     requests.push({ method: req.method ?? "", path, headers: { ...req.headers }, body, raw });
     if (req.method !== "POST" || !path.split("?")[0]!.endsWith("/chat/completions")) {
-      return sendJson(res, 404, { error: { message: `fake server serves POST .../chat/completions, not ${req.method} ${path}`, type: "not_found" } });
+      return sendJson(res, 404, {
+        error: {
+          message: `fake server serves POST .../chat/completions, not ${req.method} ${path}`,
+          type: "not_found",
+        },
+      });
     }
     const reply = queue.shift();
     if (!reply) {
-      return sendJson(res, 500, { error: { message: "fake server: no reply queued for this request", type: "server_error" } });
+      return sendJson(res, 500, {
+        error: { message: "fake server: no reply queued for this request", type: "server_error" },
+      });
     }
     if (reply.kind === "status") return sendJson(res, reply.status, reply.body);
     if (reply.kind === "hang") return; // the socket stays open until the client aborts or stop() runs
@@ -169,8 +176,15 @@ function argumentsText(call: FakeToolCall): string {
 }
 
 function usageOf(reply: Extract<FakeReply, { kind: "reply" }>) {
-  const completion = Math.ceil(((reply.text ?? "").length + (reply.toolCalls ?? []).map(argumentsText).join("").length) / 4);
-  return { prompt_tokens: 42, completion_tokens: completion, total_tokens: 42 + completion, ...(reply.cost !== undefined ? { cost: reply.cost } : {}) };
+  const completion = Math.ceil(
+    ((reply.text ?? "").length + (reply.toolCalls ?? []).map(argumentsText).join("").length) / 4,
+  );
+  return {
+    prompt_tokens: 42,
+    completion_tokens: completion,
+    total_tokens: 42 + completion,
+    ...(reply.cost !== undefined ? { cost: reply.cost } : {}),
+  };
 }
 
 function completion(reply: Extract<FakeReply, { kind: "reply" }>, id: string, model: string) {
@@ -188,7 +202,13 @@ function completion(reply: Extract<FakeReply, { kind: "reply" }>, id: string, mo
           content: reply.text ?? null,
           ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
           ...(calls.length > 0
-            ? { tool_calls: calls.map((c, i) => ({ id: c.id ?? `call_${id}_${i}`, type: "function", function: { name: c.name, arguments: argumentsText(c) } })) }
+            ? {
+                tool_calls: calls.map((c, i) => ({
+                  id: c.id ?? `call_${id}_${i}`,
+                  type: "function",
+                  function: { name: c.name, arguments: argumentsText(c) },
+                })),
+              }
             : {}),
         },
         finish_reason: calls.length > 0 ? "tool_calls" : "stop",
@@ -216,7 +236,18 @@ function streamEvents(reply: Extract<FakeReply, { kind: "reply" }>, id: string, 
   calls.forEach((call, index) => {
     const args = argumentsText(call);
     const half = Math.ceil(args.length / 2);
-    events.push(chunk({ tool_calls: [{ index, id: call.id ?? `call_${id}_${index}`, type: "function", function: { name: call.name, arguments: "" } }] }));
+    events.push(
+      chunk({
+        tool_calls: [
+          {
+            index,
+            id: call.id ?? `call_${id}_${index}`,
+            type: "function",
+            function: { name: call.name, arguments: "" },
+          },
+        ],
+      }),
+    );
     events.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
     events.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
   });
@@ -233,7 +264,12 @@ function split(text: string): string[] {
   return pieces;
 }
 
-async function streamReply(res: ServerResponse, reply: Extract<FakeReply, { kind: "reply" }>, id: string, model: string): Promise<void> {
+async function streamReply(
+  res: ServerResponse,
+  reply: Extract<FakeReply, { kind: "reply" }>,
+  id: string,
+  model: string,
+): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const events = streamEvents(reply, id, model);
   const fail = reply.fail;
@@ -250,7 +286,9 @@ async function streamReply(res: ServerResponse, reply: Extract<FakeReply, { kind
         res.socket?.destroy();
         return;
       }
-      res.write(`data: ${JSON.stringify({ error: { message: fail.message ?? "stream failed", type: fail.type ?? "internal_server_error" } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ error: { message: fail.message ?? "stream failed", type: fail.type ?? "internal_server_error" } })}\n\n`,
+      );
       res.end();
       return;
     }

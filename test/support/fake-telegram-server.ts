@@ -87,11 +87,18 @@ export interface FakeTelegram {
   /** Calls of one method (every call when omitted). */
   callsOf(method?: string): RecordedCall[];
   /** Resolves with the first call (at index ≥ `from`) of `method` whose payload passes `test`. */
-  waitFor(method: string, test?: (payload: Record<string, any>) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<RecordedCall>;
+  waitFor(
+    method: string,
+    test?: (payload: Record<string, any>) => boolean,
+    options?: { from?: number; timeoutMs?: number },
+  ): Promise<RecordedCall>;
   /** Messages sent to a chat, oldest first. */
   messagesIn(chatId: number): StoredMessage[];
   /** The latest message in a chat that has a button whose label passes `label`, and that button. */
-  findButton(chatId: number, label: (text: string) => boolean): { message: StoredMessage; button: InlineKeyboardButton.CallbackButton } | null;
+  findButton(
+    chatId: number,
+    label: (text: string) => boolean,
+  ): { message: StoredMessage; button: InlineKeyboardButton.CallbackButton } | null;
   /** Updates queued and not yet fetched. */
   queued(): number;
   /** Holds a file the bot can fetch with getFile and the file endpoint; returns its file_id. */
@@ -106,17 +113,42 @@ const MAX_CAPTION = 1024;
 const MAX_CALLBACK_DATA = 64;
 /** Telegram lets bots download files of at most 20 MB; getFile refuses bigger ones. */
 export const MAX_BOT_DOWNLOAD = 20 * 1024 * 1024;
-const HTML_TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "pre", "a", "span", "tg-spoiler", "tg-emoji", "blockquote"]);
+const HTML_TAGS = new Set([
+  "b",
+  "strong",
+  "i",
+  "em",
+  "u",
+  "ins",
+  "s",
+  "strike",
+  "del",
+  "code",
+  "pre",
+  "a",
+  "span",
+  "tg-spoiler",
+  "tg-emoji",
+  "blockquote",
+]);
 
 /** A message update from a user in a chat (private chat with that user by default); `/commands` get their entity. */
-export function messageUpdate(fromId: number, text: string, chat: { id: number; type: "private" | "group" | "supergroup" | "channel" } = { id: fromId, type: "private" }, extra: Partial<Message> = {}): Omit<Update, "update_id"> {
+export function messageUpdate(
+  fromId: number,
+  text: string,
+  chat: { id: number; type: "private" | "group" | "supergroup" | "channel" } = { id: fromId, type: "private" },
+  extra: Partial<Message> = {},
+): Omit<Update, "update_id"> {
   const command = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
   return {
     message: {
       message_id: Math.floor(Math.random() * 1e9),
       date: Math.floor(Date.now() / 1000),
       from: { id: fromId, is_bot: false, first_name: `user${fromId}` },
-      chat: chat.type === "private" ? { id: chat.id, type: "private", first_name: `user${chat.id}` } : ({ id: chat.id, type: chat.type, title: "some chat" } as any),
+      chat:
+        chat.type === "private"
+          ? { id: chat.id, type: "private", first_name: `user${chat.id}` }
+          : ({ id: chat.id, type: chat.type, title: "some chat" } as any),
       text,
       ...(command ? { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] } : {}),
       ...extra,
@@ -127,7 +159,11 @@ export function messageUpdate(fromId: number, text: string, chat: { id: number; 
 let queryCounter = 0;
 
 /** A button press by `fromId` on a message of chat `chatId` carrying `data`. */
-export function callbackUpdate(fromId: number, data: string, message: { chat_id: number; message_id: number } = { chat_id: fromId, message_id: 1 }): Omit<Update, "update_id"> {
+export function callbackUpdate(
+  fromId: number,
+  data: string,
+  message: { chat_id: number; message_id: number } = { chat_id: fromId, message_id: 1 },
+): Omit<Update, "update_id"> {
   queryCounter += 1;
   return {
     callback_query: {
@@ -185,7 +221,9 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
         const file = [...files.values()].find((f) => f.path === decodeURIComponent(fileMatch[2]!));
         if (!file) return json(404, { ok: false, error_code: 404, description: "Not Found" });
         downloads.push(file.path);
-        return new Response(file.bytes, { headers: { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) } });
+        return new Response(file.bytes, {
+          headers: { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) },
+        });
       }
       const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
       if (!match) return json(404, { ok: false, error_code: 404, description: "Not Found" });
@@ -236,7 +274,13 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
 
   function answer(method: string, payload: Record<string, any>, body: ApiBody): Response {
     if (method !== "getUpdates") {
-      calls.push({ method, payload, at: Date.now(), ok: body.ok, ...(body.ok ? {} : { description: body.description }) });
+      calls.push({
+        method,
+        payload,
+        at: Date.now(),
+        ok: body.ok,
+        ...(body.ok ? {} : { description: body.description }),
+      });
       notify();
     }
     return json(body.ok ? 200 : body.error_code, body);
@@ -285,7 +329,10 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     }
     if (conflict) {
       conflictCount += 1;
-      return fail(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running");
+      return fail(
+        409,
+        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+      );
     }
     return { ok: true, result: fresh().slice(0, limit) };
   }
@@ -293,7 +340,18 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   function handle(method: string, p: Record<string, any>): ApiBody {
     switch (method) {
       case "getMe":
-        return { ok: true, result: { id: Number(token.split(":")[0]), is_bot: true, first_name: "Pencil", username: "pencil_test_bot", can_join_groups: false, can_read_all_group_messages: false, supports_inline_queries: false } };
+        return {
+          ok: true,
+          result: {
+            id: Number(token.split(":")[0]),
+            is_bot: true,
+            first_name: "Pencil",
+            username: "pencil_test_bot",
+            can_join_groups: false,
+            can_read_all_group_messages: false,
+            supports_inline_queries: false,
+          },
+        };
       case "deleteWebhook":
       case "setMyCommands":
       case "sendChatAction":
@@ -307,7 +365,10 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
         const file = files.get(String(p.file_id));
         if (!file) return fail(400, "Bad Request: invalid file_id");
         if (file.size > MAX_BOT_DOWNLOAD) return fail(400, "Bad Request: file is too big");
-        return { ok: true, result: { file_id: p.file_id, file_unique_id: `u-${p.file_id}`, file_size: file.size, file_path: file.path } };
+        return {
+          ok: true,
+          result: { file_id: p.file_id, file_unique_id: `u-${p.file_id}`, file_size: file.size, file_path: file.path },
+        };
       }
       case "sendDocument":
         return sendDocument(p);
@@ -328,19 +389,29 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   function sendMessage(p: Record<string, any>): ApiBody {
     const problem = checkText(p.text, p.parse_mode, MAX_TEXT) ?? checkMarkup(p.reply_markup);
     if (problem) return fail(400, problem);
-    const stored = store(Number(p.chat_id), { text: String(p.text), parse_mode: p.parse_mode, reply_markup: parseJson(p.reply_markup) });
+    const stored = store(Number(p.chat_id), {
+      text: String(p.text),
+      parse_mode: p.parse_mode,
+      reply_markup: parseJson(p.reply_markup),
+    });
     return { ok: true, result: toMessage(stored) };
   }
 
   function sendDocument(p: Record<string, any>): ApiBody {
-    if (!p.document || typeof p.document !== "object") return fail(400, "Bad Request: there is no document in the request");
+    if (!p.document || typeof p.document !== "object")
+      return fail(400, "Bad Request: there is no document in the request");
     if (p.caption !== undefined) {
       const problem = checkText(p.caption, p.parse_mode, MAX_CAPTION, "caption");
       if (problem) return fail(400, problem);
     }
     const problem = checkMarkup(p.reply_markup);
     if (problem) return fail(400, problem);
-    const stored = store(Number(p.chat_id), { text: "", document: p.document, caption: p.caption, reply_markup: parseJson(p.reply_markup) });
+    const stored = store(Number(p.chat_id), {
+      text: "",
+      document: p.document,
+      caption: p.caption,
+      reply_markup: parseJson(p.reply_markup),
+    });
     return { ok: true, result: toMessage(stored) };
   }
 
@@ -351,7 +422,10 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     if (problem) return fail(400, problem);
     const markup = parseJson(p.reply_markup);
     if (msg.text === p.text && JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(markup ?? null)) {
-      return fail(400, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message");
+      return fail(
+        400,
+        "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+      );
     }
     Object.assign(msg, { text: String(p.text), parse_mode: p.parse_mode, reply_markup: markup, edits: msg.edits + 1 });
     return { ok: true, result: toMessage(msg) };
@@ -426,7 +500,14 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
         };
         const timer = setTimeout(() => {
           watchers.delete(check);
-          reject(new Error(`fake Telegram: no ${method} call matched within ${options.timeoutMs ?? 5000} ms; calls: ${calls.slice(from).map((c) => c.method).join(", ")}`));
+          reject(
+            new Error(
+              `fake Telegram: no ${method} call matched within ${options.timeoutMs ?? 5000} ms; calls: ${calls
+                .slice(from)
+                .map((c) => c.method)
+                .join(", ")}`,
+            ),
+          );
         }, options.timeoutMs ?? 5000);
         watchers.add(check);
       });
@@ -435,7 +516,8 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     findButton(chatId, label) {
       for (const message of messagesIn(chatId).reverse()) {
         for (const row of message.reply_markup?.inline_keyboard ?? []) {
-          for (const button of row) if (typeof button.callback_data === "string" && label(button.text)) return { message, button };
+          for (const button of row)
+            if (typeof button.callback_data === "string" && label(button.text)) return { message, button };
         }
       }
       return null;
@@ -455,10 +537,17 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   return fake;
 }
 
-type ApiBody = { ok: true; result: unknown } | { ok: false; error_code: number; description: string; parameters?: { retry_after: number } };
+type ApiBody =
+  | { ok: true; result: unknown }
+  | { ok: false; error_code: number; description: string; parameters?: { retry_after: number } };
 
 function fail(code: number, description: string, retryAfter?: number): ApiBody {
-  return { ok: false, error_code: code, description, ...(retryAfter !== undefined ? { parameters: { retry_after: retryAfter } } : {}) };
+  return {
+    ok: false,
+    error_code: code,
+    description,
+    ...(retryAfter !== undefined ? { parameters: { retry_after: retryAfter } } : {}),
+  };
 }
 
 function json(status: number, body: unknown): Response {
@@ -472,7 +561,12 @@ async function readPayload(req: Request): Promise<Record<string, any>> {
     const out: Record<string, any> = {};
     for (const [key, value] of form.entries()) {
       if (typeof value === "string") out[key] = value;
-      else out[key] = { filename: (value as File).name, text: await (value as File).text(), bytes: new Uint8Array(await (value as File).arrayBuffer()) };
+      else
+        out[key] = {
+          filename: (value as File).name,
+          text: await (value as File).text(),
+          bytes: new Uint8Array(await (value as File).arrayBuffer()),
+        };
     }
     // Files travel as their own parts, referenced from the field as attach://<part name>.
     for (const [key, value] of Object.entries(out)) {
@@ -503,7 +597,12 @@ function toMessage(m: StoredMessage): Message {
     message_id: m.message_id,
     date: Math.floor(Date.now() / 1000),
     chat: { id: m.chat_id, type: "private", first_name: "owner" },
-    ...(m.document ? { document: { file_id: `f${m.message_id}`, file_unique_id: `u${m.message_id}`, file_name: m.document.filename }, caption: m.caption } : { text: m.text }),
+    ...(m.document
+      ? {
+          document: { file_id: `f${m.message_id}`, file_unique_id: `u${m.message_id}`, file_name: m.document.filename },
+          caption: m.caption,
+        }
+      : { text: m.text }),
     ...(m.reply_markup ? { reply_markup: m.reply_markup } : {}),
   } as Message;
 }
@@ -527,7 +626,8 @@ function checkText(value: unknown, parseMode: unknown, max: number, what = "mess
     return `Bad Request: unsupported parse_mode ${String(parseMode)} in the fake`;
   }
   if (visible.trim().length === 0) return `Bad Request: ${what} is empty`;
-  if (visible.length > max) return what === "caption" ? "Bad Request: message caption is too long" : "Bad Request: message is too long";
+  if (visible.length > max)
+    return what === "caption" ? "Bad Request: message caption is too long" : "Bad Request: message is too long";
   return null;
 }
 

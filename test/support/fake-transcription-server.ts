@@ -5,7 +5,9 @@
  */
 
 /** One scripted answer, consumed by the next request; with none queued the server answers `defaultText`. */
-export type FakeTranscription = { text: string; delayMs?: number; duration?: number } | { status: number; message: string };
+export type FakeTranscription =
+  | { text: string; delayMs?: number; duration?: number }
+  | { status: number; message: string };
 
 /** A transcription request as received. */
 export interface TranscriptionRequest {
@@ -26,7 +28,10 @@ export interface FakeTranscriptionServer {
 }
 
 /** Starts the server; unscripted requests are answered with `defaultText`. */
-export function startFakeTranscriptionServer(flavour: "groq" | "openai" = "groq", defaultText = "add a hello function"): FakeTranscriptionServer {
+export function startFakeTranscriptionServer(
+  flavour: "groq" | "openai" = "groq",
+  defaultText = "add a hello function",
+): FakeTranscriptionServer {
   const requests: TranscriptionRequest[] = [];
   const queue: FakeTranscription[] = [];
   const server = Bun.serve({
@@ -34,19 +39,38 @@ export function startFakeTranscriptionServer(flavour: "groq" | "openai" = "groq"
     port: 0,
     async fetch(req) {
       const url = new URL(req.url);
-      if (req.method !== "POST" || !url.pathname.endsWith("/audio/transcriptions")) return error(404, "Unknown request URL", "invalid_request_error");
-      if (!(req.headers.get("content-type") ?? "").includes("multipart/form-data")) return error(400, "request must be multipart/form-data", "invalid_request_error");
+      if (req.method !== "POST" || !url.pathname.endsWith("/audio/transcriptions"))
+        return error(404, "Unknown request URL", "invalid_request_error");
+      if (!(req.headers.get("content-type") ?? "").includes("multipart/form-data"))
+        return error(400, "request must be multipart/form-data", "invalid_request_error");
       const form = await req.formData();
       const file = form.get("file");
       const model = form.get("model");
       if (typeof model !== "string" || !model) return error(400, "model is required", "invalid_request_error");
       if (!file || typeof file === "string") return error(400, "file or url must be provided", "invalid_request_error");
       const bytes = new Uint8Array(await (file as File).arrayBuffer());
-      requests.push({ path: url.pathname, model, authorization: req.headers.get("authorization"), fileName: (file as File).name, bytes });
+      requests.push({
+        path: url.pathname,
+        model,
+        authorization: req.headers.get("authorization"),
+        fileName: (file as File).name,
+        bytes,
+      });
       const answer = queue.shift() ?? { text: defaultText };
-      if ("status" in answer) return error(answer.status, answer.message, answer.status >= 500 ? "internal_server_error" : "invalid_request_error");
+      if ("status" in answer)
+        return error(
+          answer.status,
+          answer.message,
+          answer.status >= 500 ? "internal_server_error" : "invalid_request_error",
+        );
       if (answer.delayMs) await Bun.sleep(answer.delayMs);
-      const body = { text: answer.text, task: "transcribe", language: "english", duration: answer.duration ?? 3.2, ...(flavour === "groq" ? { x_groq: { id: `req_${requests.length}` } } : {}) };
+      const body = {
+        text: answer.text,
+        task: "transcribe",
+        language: "english",
+        duration: answer.duration ?? 3.2,
+        ...(flavour === "groq" ? { x_groq: { id: `req_${requests.length}` } } : {}),
+      };
       return Response.json(body);
     },
   });

@@ -1,11 +1,20 @@
 import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
 import { Overlay } from "../../core/overlay.ts";
 import { ReadLedger } from "../../core/read-ledger.ts";
-import { DEFAULT_LIMITS, ToolError, type PencilTool, type ToolContext, type ToolLimits } from "../../core/tools/tool.ts";
+import {
+  DEFAULT_LIMITS,
+  ToolError,
+  type PencilTool,
+  type ToolContext,
+  type ToolLimits,
+} from "../../core/tools/tool.ts";
 import { openWorkspace, type Workspace } from "../../core/workspace.ts";
 
 /** A tool context over a real workspace directory, staging into a fresh overlay unless `fs` is given. */
-export function toolContext(root: string, options: { fs?: FileOps; limits?: Partial<ToolLimits>; model?: string; home?: string } = {}) {
+export function toolContext(
+  root: string,
+  options: { fs?: FileOps; limits?: Partial<ToolLimits>; model?: string; home?: string } = {},
+) {
   const ws: Workspace = openWorkspace(root, options.home);
   const disk = new DiskFileOps();
   const overlay = new Overlay(disk, options.limits?.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes);

@@ -30,13 +30,19 @@ export async function run(ctx: CommandContext): Promise<number> {
 }
 
 /** One question and its answer (optionally saved as a staged file and reviewed); returns the run for the next turn. */
-async function answerOnce(ctx: CommandContext, runtime: Runtime, question: string, existing: AgentRun | null): Promise<{ code: number; run: AgentRun }> {
+async function answerOnce(
+  ctx: CommandContext,
+  runtime: Runtime,
+  question: string,
+  existing: AgentRun | null,
+): Promise<{ code: number; run: AgentRun }> {
   const { io } = ctx;
   const view = new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) });
   const { run, hooks } = await runWithProgress(io, runtime, "ask", question, {}, view, existing);
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
-    if (ctx.args.json) io.out(`${JSON.stringify({ question, error: `The question could not be answered: ${outcome.error}` })}\n`);
+    if (ctx.args.json)
+      io.out(`${JSON.stringify({ question, error: `The question could not be answered: ${outcome.error}` })}\n`);
     else io.err(io.colors.red(`The question could not be answered: ${outcome.error}\n`));
     return { code: 1, run };
   }

@@ -15,12 +15,16 @@ type Sub = (typeof SUBCOMMANDS)[number];
 export async function run(ctx: CommandContext): Promise<number> {
   const [sub = "", ...rest] = ctx.args.positionals;
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
-    throw new UsageError(`brain needs one of: ${SUBCOMMANDS.join(", ")} — e.g. pencil brain dump "the boiler code is 4471", pencil brain ask "what was the boiler code?"`);
+    throw new UsageError(
+      `brain needs one of: ${SUBCOMMANDS.join(", ")} — e.g. pencil brain dump "the boiler code is 4471", pencil brain ask "what was the boiler code?"`,
+    );
   }
-  if (ctx.args.image !== undefined && sub !== "dump") throw new UsageError("--image goes with brain dump: pencil brain dump --image FILE");
+  if (ctx.args.image !== undefined && sub !== "dump")
+    throw new UsageError("--image goes with brain dump: pencil brain dump --image FILE");
   const capture = sub === "dump" ? await readCapture(ctx, rest) : undefined;
   const id = sub === "show" || sub === "forget" ? noteId(sub, rest) : undefined;
-  if ((sub === "ask" && rest.join(" ").trim() === "")) throw new UsageError('brain ask needs a question, e.g. pencil brain ask "what was the boiler service code?"');
+  if (sub === "ask" && rest.join(" ").trim() === "")
+    throw new UsageError('brain ask needs a question, e.g. pencil brain ask "what was the boiler service code?"');
   const { openBrain } = await import("../../brain/open-brain.ts");
   const brain = await openBrain(ctx.env, ctx.args.model ? { model: ctx.args.model } : {});
   try {
@@ -61,7 +65,10 @@ async function readCapture(ctx: CommandContext, rest: string[]) {
   } else {
     text = rest.join(" ");
   }
-  if (!text.trim()) throw new UsageError('brain dump needs something to store: pencil brain dump "some text", a URL, --image FILE, or - to read stdin.');
+  if (!text.trim())
+    throw new UsageError(
+      'brain dump needs something to store: pencil brain dump "some text", a URL, --image FILE, or - to read stdin.',
+    );
   const single = text.trim();
   if (/^https?:\/\/\S+$/i.test(single)) return { type: "url" as const, url: single };
   return { type: "text" as const, text };
@@ -69,7 +76,8 @@ async function readCapture(ctx: CommandContext, rest: string[]) {
 
 function noteId(sub: string, rest: string[]): number {
   const raw = (rest[0] ?? "").replace(/^#/, "");
-  if (rest.length !== 1 || !/^\d{1,15}$/.test(raw)) throw new UsageError(`brain ${sub} needs one note id, e.g. pencil brain ${sub} 12 (see pencil brain list).`);
+  if (rest.length !== 1 || !/^\d{1,15}$/.test(raw))
+    throw new UsageError(`brain ${sub} needs one note id, e.g. pencil brain ${sub} 12 (see pencil brain list).`);
   return Number(raw);
 }
 
@@ -81,25 +89,48 @@ async function dump(ctx: CommandContext, brain: Brain, input: CaptureInput): Pro
   } else {
     const { captureUrl, captureImage } = await import("../../brain/capture.ts");
     const { visionFromEnv } = await import("../../../ai/vision.ts");
-    const capture = input.type === "url" ? await captureUrl(input.url, ctx.env) : await captureImage(input.path, readFileSync, visionFromEnv(ctx.env));
+    const capture =
+      input.type === "url"
+        ? await captureUrl(input.url, ctx.env)
+        : await captureImage(input.path, readFileSync, visionFromEnv(ctx.env));
     result = await brain.dump(capture);
   }
   if (ctx.args.json) {
-    io.out(`${JSON.stringify({ note: noteJson(result.note, result.original ?? null), enrichment: result.enrichment, enrichError: result.enrichError, embeddedWith: result.embeddedWith, embedError: result.embedError })}\n`);
+    io.out(
+      `${JSON.stringify({ note: noteJson(result.note, result.original ?? null), enrichment: result.enrichment, enrichError: result.enrichError, embeddedWith: result.embeddedWith, embedError: result.embedError })}\n`,
+    );
     return 0;
   }
   const c = io.colors;
   const n = result.note;
-  io.out(`${c.green("Stored")} ${c.bold(citation(n))}${n.tags.length ? ` ${c.dim(n.tags.map((t) => `#${t}`).join(" "))}` : ""}\n`);
+  io.out(
+    `${c.green("Stored")} ${c.bold(citation(n))}${n.tags.length ? ` ${c.dim(n.tags.map((t) => `#${t}`).join(" "))}` : ""}\n`,
+  );
   if (n.summary) io.out(`  ${n.summary}\n`);
   if (result.original) io.out(c.dim(`  Original kept: ${result.original}\n`));
   if (result.enrichment === "scripted") {
-    io.out(c.dim("  Title, tags and summary are scripted (fixed rules, no model configured); `pencil brain reindex` rewrites them once a model is set.\n"));
+    io.out(
+      c.dim(
+        "  Title, tags and summary are scripted (fixed rules, no model configured); `pencil brain reindex` rewrites them once a model is set.\n",
+      ),
+    );
   } else if (result.enrichment === "failed") {
-    io.out(c.yellow(`  The model could not enrich it (${result.enrichError}); it is stored as written, and \`pencil brain reindex\` enriches it later.\n`));
+    io.out(
+      c.yellow(
+        `  The model could not enrich it (${result.enrichError}); it is stored as written, and \`pencil brain reindex\` enriches it later.\n`,
+      ),
+    );
   }
-  if (result.embedError) io.out(c.yellow(`  No vector was made (${result.embedError}); it is found by full-text search until \`pencil brain reindex\`.\n`));
-  else if (!result.embeddedWith) io.out(c.dim("  Full-text search only: no embedding model is configured (set GEMINI_API_KEY, or PENCIL_EMBED_MODEL).\n"));
+  if (result.embedError)
+    io.out(
+      c.yellow(
+        `  No vector was made (${result.embedError}); it is found by full-text search until \`pencil brain reindex\`.\n`,
+      ),
+    );
+  else if (!result.embeddedWith)
+    io.out(
+      c.dim("  Full-text search only: no embedding model is configured (set GEMINI_API_KEY, or PENCIL_EMBED_MODEL).\n"),
+    );
   return 0;
 }
 
@@ -116,16 +147,20 @@ async function ask(ctx: CommandContext, brain: Brain, question: string): Promise
 
 function printAnswer(io: CliIO, result: AskResult): void {
   const c = io.colors;
-  if (result.vectorError) io.err(c.yellow(`Vector search unavailable (${result.vectorError}); full-text search only.\n`));
+  if (result.vectorError)
+    io.err(c.yellow(`Vector search unavailable (${result.vectorError}); full-text search only.\n`));
   if (result.outcome === "no-model") {
-    io.out(`${c.dim("No chat model is configured (set GROQ_API_KEY), so here are the notes that match, best first:")}\n`);
+    io.out(
+      `${c.dim("No chat model is configured (set GROQ_API_KEY), so here are the notes that match, best first:")}\n`,
+    );
     for (const r of result.retrieved) io.out(`  ${c.bold(citation(r.note))} ${r.note.summary}\n`);
     return;
   }
   io.out(`${renderMarkdown(io, result.answer)}\n`);
   if (result.cited.length) {
     io.out(`\n${c.dim("Sources:")}\n`);
-    for (const n of result.cited) io.out(`  ${citation(n)} ${c.dim(`${n.createdAt.slice(0, 10)}${n.source ? ` · ${n.source}` : ""}`)}\n`);
+    for (const n of result.cited)
+      io.out(`  ${citation(n)} ${c.dim(`${n.createdAt.slice(0, 10)}${n.source ? ` · ${n.source}` : ""}`)}\n`);
   }
 }
 
@@ -142,8 +177,13 @@ async function list(ctx: CommandContext, brain: Brain): Promise<number> {
   }
   const c = io.colors;
   for (const n of notes) {
-    const waiting = n.enrichedBy === null || n.enrichedBy === "scripted" || (brain.deps.embedder !== null && n.embeddingModel !== brain.deps.embedder.label);
-    io.out(`${c.bold(`#${n.id}`)} ${n.title} ${c.dim(`${n.createdAt.slice(0, 16).replace("T", " ")} ${n.kind}${n.tags.length ? ` ${n.tags.map((t) => `#${t}`).join(" ")}` : ""}${waiting ? " · waits for reindex" : ""}`)}\n`);
+    const waiting =
+      n.enrichedBy === null ||
+      n.enrichedBy === "scripted" ||
+      (brain.deps.embedder !== null && n.embeddingModel !== brain.deps.embedder.label);
+    io.out(
+      `${c.bold(`#${n.id}`)} ${n.title} ${c.dim(`${n.createdAt.slice(0, 16).replace("T", " ")} ${n.kind}${n.tags.length ? ` ${n.tags.map((t) => `#${t}`).join(" ")}` : ""}${waiting ? " · waits for reindex" : ""}`)}\n`,
+    );
   }
   return 0;
 }
@@ -159,8 +199,16 @@ async function show(ctx: CommandContext, brain: Brain, id: number): Promise<numb
   }
   const c = io.colors;
   io.out(`${c.bold(citation(note))}\n`);
-  io.out(c.dim(`${note.createdAt} · ${note.kind}${note.source ? ` · ${note.source}` : ""} · tags: ${note.tags.join(", ") || "none"}\n`));
-  io.out(c.dim(`enriched by: ${note.enrichedBy ?? "nobody yet (waits for reindex)"} · embedding: ${note.embeddingModel ?? "none"}\n`));
+  io.out(
+    c.dim(
+      `${note.createdAt} · ${note.kind}${note.source ? ` · ${note.source}` : ""} · tags: ${note.tags.join(", ") || "none"}\n`,
+    ),
+  );
+  io.out(
+    c.dim(
+      `enriched by: ${note.enrichedBy ?? "nobody yet (waits for reindex)"} · embedding: ${note.embeddingModel ?? "none"}\n`,
+    ),
+  );
   if (original) io.out(c.dim(`original: ${original}\n`));
   if (note.summary) io.out(`\n${note.summary}\n`);
   io.out(`\n${note.content}\n`);
@@ -180,7 +228,9 @@ async function reindex(ctx: CommandContext, brain: Brain): Promise<number> {
   const { io } = ctx;
   const { chat, embedder } = brain.deps;
   if (!ctx.args.json) {
-    io.out(`Enrichment: ${chat ? chat.label : "no chat model configured (titles stay scripted)"} · embeddings: ${embedder ? embedder.label : "none configured (full-text only)"}\n`);
+    io.out(
+      `Enrichment: ${chat ? chat.label : "no chat model configured (titles stay scripted)"} · embeddings: ${embedder ? embedder.label : "none configured (full-text only)"}\n`,
+    );
   }
   const result = await brain.reindex((id, done, total) => {
     if (!ctx.args.json) io.err(`\r${done}/${total} (note #${id})`);
@@ -198,7 +248,19 @@ async function reindex(ctx: CommandContext, brain: Brain): Promise<number> {
 
 /** A note as `--json` prints it; `original` is the path of its kept photo (null when none), on this machine. */
 function noteJson(n: Note, original: string | null = null) {
-  return { id: n.id, createdAt: n.createdAt, kind: n.kind, source: n.source, title: n.title, tags: n.tags, summary: n.summary, content: n.content, enrichedBy: n.enrichedBy, embeddingModel: n.embeddingModel, original };
+  return {
+    id: n.id,
+    createdAt: n.createdAt,
+    kind: n.kind,
+    source: n.source,
+    title: n.title,
+    tags: n.tags,
+    summary: n.summary,
+    content: n.content,
+    enrichedBy: n.enrichedBy,
+    embeddingModel: n.embeddingModel,
+    original,
+  };
 }
 
 function askJson(r: AskResult) {
@@ -209,7 +271,13 @@ function askJson(r: AskResult) {
     mode: r.mode,
     model: r.model ?? null,
     cited: r.cited.map((n) => ({ id: n.id, title: n.title })),
-    retrieved: r.retrieved.map((x) => ({ id: x.note.id, title: x.note.title, score: x.score, similarity: x.similarity ?? null, textMatch: x.textMatch })),
+    retrieved: r.retrieved.map((x) => ({
+      id: x.note.id,
+      title: x.note.title,
+      score: x.score,
+      similarity: x.similarity ?? null,
+      textMatch: x.textMatch,
+    })),
     ...(r.vectorError ? { vectorError: r.vectorError } : {}),
   };
 }

@@ -45,14 +45,22 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
     for (const file of cs.files) io.out(`\n${renderFileDiff(file, { color: io.color }).text}\n`);
-    io.out(`\nNothing was applied: there is no terminal to review on. Run ${c.bold("npm run demo")} (or ./bin/pencil demo) in a terminal to approve or reject each file.\n`);
+    io.out(
+      `\nNothing was applied: there is no terminal to review on. Run ${c.bold("npm run demo")} (or ./bin/pencil demo) in a terminal to approve or reject each file.\n`,
+    );
     return 0;
   }
   const code = await reviewLoop(io, runtime, cs, run, hooks);
   io.out(`\nThe demo workspace is ${workspace}\n`);
   if (git) {
-    const diff = spawnSync("git", ["-c", "color.ui=" + (io.color ? "always" : "never"), "diff", "--stat"], { cwd: workspace, encoding: "utf8" });
-    const untracked = spawnSync("git", ["ls-files", "--others", "--exclude-standard"], { cwd: workspace, encoding: "utf8" });
+    const diff = spawnSync("git", ["-c", "color.ui=" + (io.color ? "always" : "never"), "diff", "--stat"], {
+      cwd: workspace,
+      encoding: "utf8",
+    });
+    const untracked = spawnSync("git", ["ls-files", "--others", "--exclude-standard"], {
+      cwd: workspace,
+      encoding: "utf8",
+    });
     io.out(`${c.bold("git diff --stat")} there:\n${diff.stdout || "(no changes to tracked files)\n"}`);
     if (untracked.stdout.trim()) io.out(`new files: ${untracked.stdout.trim().split("\n").join(", ")}\n`);
     io.out(`See everything with: cd ${workspace} && git status && git diff\n`);
@@ -62,7 +70,11 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 /** Makes the copy a git repository with one commit, so `git diff` shows what the review applied. */
 function initGit(dir: string): boolean {
-  const run = (args: string[]) => spawnSync("git", ["-c", "user.name=Pencil demo", "-c", "user.email=demo@pencil.invalid", ...args], { cwd: dir, stdio: "ignore" });
+  const run = (args: string[]) =>
+    spawnSync("git", ["-c", "user.name=Pencil demo", "-c", "user.email=demo@pencil.invalid", ...args], {
+      cwd: dir,
+      stdio: "ignore",
+    });
   const init = run(["init", "-q"]);
   if (init.error || init.status !== 0) return false;
   return run(["add", "-A"]).status === 0 && run(["commit", "-q", "-m", "tally 0.3.0"]).status === 0;

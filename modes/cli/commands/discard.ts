@@ -15,7 +15,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   assertSameWorkspace(runtime, cs);
   if (io.interactive && cs.status === "pending") {
-    const answer = await io.key(`Discard changeset ${cs.id} — ${cs.goal.split("\n", 1)[0]!.slice(0, 80)} (${cs.files.map((f) => f.path).join(", ")})? Nothing of it will be applied. [y/N] `, "yn");
+    const answer = await io.key(
+      `Discard changeset ${cs.id} — ${cs.goal.split("\n", 1)[0]!.slice(0, 80)} (${cs.files.map((f) => f.path).join(", ")})? Nothing of it will be applied. [y/N] `,
+      "yn",
+    );
     if (answer !== "y") {
       io.out("Kept.\n");
       return 0;

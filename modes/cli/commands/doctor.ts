@@ -39,7 +39,14 @@ export async function run(ctx: CommandContext): Promise<number> {
   checks.push(...checkStore(ctx.env));
   checks.push(...checkTelegram(ctx.env));
   checks.push(...(await checkBrain(ctx.env)));
-  checks.push(checkOptional(ctx.env, "FIRECRAWL_API_KEY", "web search for plan and ask", "set FIRECRAWL_API_KEY to let plan and ask search the web"));
+  checks.push(
+    checkOptional(
+      ctx.env,
+      "FIRECRAWL_API_KEY",
+      "web search for plan and ask",
+      "set FIRECRAWL_API_KEY to let plan and ask search the web",
+    ),
+  );
   const { io } = ctx;
   if (ctx.args.json) {
     io.out(`${JSON.stringify(checks, null, 2)}\n`);
@@ -48,7 +55,10 @@ export async function run(ctx: CommandContext): Promise<number> {
     for (const check of checks) {
       const mark = check.status === "ok" ? c.green("✓") : check.status === "warn" ? c.yellow("!") : c.red("✗");
       io.out(`${wrapText(`${mark} ${c.bold(check.name)}: ${check.detail}`, io.columns, "  ")}\n`);
-      if (check.fix) io.out(`${wrapText(`  ${c.dim("fix:")} ${check.fix.replace(/\bpencil (?=[a-z])/g, `${io.invocation ?? "pencil"} `)}`, io.columns, "       ")}\n`);
+      if (check.fix)
+        io.out(
+          `${wrapText(`  ${c.dim("fix:")} ${check.fix.replace(/\bpencil (?=[a-z])/g, `${io.invocation ?? "pencil"} `)}`, io.columns, "       ")}\n`,
+        );
     }
   }
   return checks.some((c) => c.status === "fail") ? 2 : 0;
@@ -56,12 +66,20 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 function checkWorkspace(ctx: CommandContext): Check[] {
   try {
-    const runtime = createRuntime({ env: ctx.env, ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}), allow: ctx.args.allow, deny: ctx.args.deny, projectDoc: !ctx.args.noProjectDoc });
+    const runtime = createRuntime({
+      env: ctx.env,
+      ...(ctx.args.workspace ? { workspace: ctx.args.workspace } : {}),
+      allow: ctx.args.allow,
+      deny: ctx.args.deny,
+      projectDoc: !ctx.args.noProjectDoc,
+    });
     const out: Check[] = [{ name: "workspace", status: "ok", detail: runtime.ws.root }];
     out.push({
       name: "settings",
       status: runtime.settings.warnings.length ? "warn" : "ok",
-      detail: runtime.settings.files.length ? `read ${runtime.settings.files.join(", ")}` : "no settings files (built-in rules only)",
+      detail: runtime.settings.files.length
+        ? `read ${runtime.settings.files.join(", ")}`
+        : "no settings files (built-in rules only)",
       ...(runtime.settings.warnings.length ? { fix: runtime.settings.warnings.join(" ") } : {}),
     });
     const loaded = instructionsFor(runtime);
@@ -69,7 +87,11 @@ function checkWorkspace(ctx: CommandContext): Check[] {
       name: "project instructions",
       status: loaded.skipped.length > 0 ? "warn" : "ok",
       detail: runtime.projectDoc ? describeInstructions(loaded) : "off (--no-project-doc)",
-      ...(loaded.skipped.length > 0 ? { fix: "a skipped AGENTS.md is a symlink or hard link to a file the policy does not let Pencil read, or past the 32 KiB cap; make it a plain file in the workspace" } : {}),
+      ...(loaded.skipped.length > 0
+        ? {
+            fix: "a skipped AGENTS.md is a symlink or hard link to a file the policy does not let Pencil read, or past the 32 KiB cap; make it a plain file in the workspace",
+          }
+        : {}),
     });
     // Listed, not started: doctor never runs a server.
     const proposals = readProposals(runtime.ws.root);
@@ -79,17 +101,34 @@ function checkWorkspace(ctx: CommandContext): Check[] {
       out.push({
         name: "MCP servers",
         status: unapproved.length > 0 || proposals.warning ? "warn" : "ok",
-        detail: [
-          ...runtime.mcpServers.map((s) => `${s.name} (${s.kind})`),
-          ...proposals.servers.map((s) => `${s.name} (${s.kind}, proposed by .pencil/mcp.json, ${unapproved.includes(s) ? "not approved" : "approved"})`),
-        ].join(", ") || "none",
-        ...(unapproved.length > 0 || proposals.warning ? { fix: proposals.warning ?? "a proposed server starts only after you approve its exact command in an agent run at a terminal" } : {}),
+        detail:
+          [
+            ...runtime.mcpServers.map((s) => `${s.name} (${s.kind})`),
+            ...proposals.servers.map(
+              (s) =>
+                `${s.name} (${s.kind}, proposed by .pencil/mcp.json, ${unapproved.includes(s) ? "not approved" : "approved"})`,
+            ),
+          ].join(", ") || "none",
+        ...(unapproved.length > 0 || proposals.warning
+          ? {
+              fix:
+                proposals.warning ??
+                "a proposed server starts only after you approve its exact command in an agent run at a terminal",
+            }
+          : {}),
       });
     }
     return out;
   } catch (error) {
     const e = error as Error & { file?: string };
-    return [{ name: "workspace and settings", status: "fail", detail: e.message, fix: e.file ? `correct ${e.file}` : "pass an existing directory with -w" }];
+    return [
+      {
+        name: "workspace and settings",
+        status: "fail",
+        detail: e.message,
+        fix: e.file ? `correct ${e.file}` : "pass an existing directory with -w",
+      },
+    ];
   }
 }
 
@@ -101,7 +140,13 @@ function checkConfigFiles(ctx: CommandContext): Check {
   const detail =
     (read.length ? `read ${read.join(", ")}` : "read no .env file") +
     ` (also looked for ${[...sources.bunMissing, ...(sources.user.read ? [] : [sources.user.path])].join(", ")}); a workspace's .env is never read`;
-  if (sources.user.error) return { name: "configuration", status: "warn", detail: `${sources.user.path}: ${sources.user.error}`, fix: `make ${sources.user.path} a readable KEY=value file` };
+  if (sources.user.error)
+    return {
+      name: "configuration",
+      status: "warn",
+      detail: `${sources.user.path}: ${sources.user.error}`,
+      fix: `make ${sources.user.path} a readable KEY=value file`,
+    };
   return { name: "configuration", status: "ok", detail };
 }
 
@@ -122,11 +167,20 @@ async function checkModels(env: Env, override: string | undefined, places: strin
     const split = /^(.*?)(?:: |\. )(.*)$/s.exec(message);
     const detail = split ? split[1]! : message;
     if (/^No model is configured/.test(message)) {
-      return [{ name: "model", status: "fail", detail: `${detail} (none of GROQ_API_KEY, OPENROUTER_API_KEY, LOCAL_LLM_BASE_URL is set)`, fix: `set GROQ_API_KEY (or OPENROUTER_API_KEY, or LOCAL_LLM_BASE_URL + LOCAL_LLM_MODEL) in the environment or in ${places}; pencil demo needs none` }];
+      return [
+        {
+          name: "model",
+          status: "fail",
+          detail: `${detail} (none of GROQ_API_KEY, OPENROUTER_API_KEY, LOCAL_LLM_BASE_URL is set)`,
+          fix: `set GROQ_API_KEY (or OPENROUTER_API_KEY, or LOCAL_LLM_BASE_URL + LOCAL_LLM_MODEL) in the environment or in ${places}; pencil demo needs none`,
+        },
+      ];
     }
     // "X is set but Y is not: set it to …" — the fix names Y, as the detail does.
     const named = detail.match(/\b[A-Z][A-Z0-9_]{2,}\b/g)?.at(-1);
-    const todo = (split ? split[2]! : "set the variable named above").replace(/\.$/, "").replace(/^set it\b/, named ? `set ${named}` : "set it");
+    const todo = (split ? split[2]! : "set the variable named above")
+      .replace(/\.$/, "")
+      .replace(/^set it\b/, named ? `set ${named}` : "set it");
     return [{ name: "model", status: "fail", detail, fix: `${todo} (in the environment, or in ${places})` }];
   }
   return Promise.all(specs.map((spec, i) => reachModel(spec, i === 0 ? "primary model" : "fallback model")));
@@ -137,12 +191,31 @@ async function reachModel(spec: ModelSpec, role: string): Promise<Check> {
   const base = (spec.baseURL ?? DEFAULT_BASE[spec.provider] ?? "").replace(/\/+$/, "");
   const name = `${role} ${spec.label}`;
   try {
-    const response = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${spec.apiKey}` }, signal: AbortSignal.timeout(4000) });
+    const response = await fetch(`${base}/models`, {
+      headers: { authorization: `Bearer ${spec.apiKey}` },
+      signal: AbortSignal.timeout(4000),
+    });
     if (response.ok) return { name, status: "ok", detail: `reachable at ${base}` };
-    if (response.status === 401 || response.status === 403) return { name, status: "fail", detail: `${base} refused the key (HTTP ${response.status})`, fix: `check the ${spec.provider.toUpperCase()} key` };
-    return { name, status: "warn", detail: `${base} answered HTTP ${response.status}`, fix: "the provider may be down; the fallback takes over when configured" };
+    if (response.status === 401 || response.status === 403)
+      return {
+        name,
+        status: "fail",
+        detail: `${base} refused the key (HTTP ${response.status})`,
+        fix: `check the ${spec.provider.toUpperCase()} key`,
+      };
+    return {
+      name,
+      status: "warn",
+      detail: `${base} answered HTTP ${response.status}`,
+      fix: "the provider may be down; the fallback takes over when configured",
+    };
   } catch (error) {
-    return { name, status: "warn", detail: `${base} not reachable (${(error as Error).message})`, fix: "check the network or the *_BASE_URL variable" };
+    return {
+      name,
+      status: "warn",
+      detail: `${base} not reachable (${(error as Error).message})`,
+      fix: "check the network or the *_BASE_URL variable",
+    };
   }
 }
 
@@ -150,7 +223,12 @@ function checkRipgrep(): Check {
   const rg = Bun.which("rg");
   return rg
     ? { name: "ripgrep", status: "ok", detail: rg }
-    : { name: "ripgrep", status: "warn", detail: "not found: search uses its built-in engine (same results, slower on big trees)", fix: "install ripgrep (apt install ripgrep, brew install ripgrep)" };
+    : {
+        name: "ripgrep",
+        status: "warn",
+        detail: "not found: search uses its built-in engine (same results, slower on big trees)",
+        fix: "install ripgrep (apt install ripgrep, brew install ripgrep)",
+      };
 }
 
 function checkSandbox(ctx: CommandContext): Check {
@@ -159,7 +237,8 @@ function checkSandbox(ctx: CommandContext): Check {
     return {
       name: "sandbox",
       status: "warn",
-      detail: "no sandbox for run_command here (Linux user namespaces with unshare and setpriv are needed): every command is asked about, each time, and runs with your full permissions if you allow it",
+      detail:
+        "no sandbox for run_command here (Linux user namespaces with unshare and setpriv are needed): every command is asked about, each time, and runs with your full permissions if you allow it",
       fix: "on Linux, install util-linux and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)",
     };
   }
@@ -167,7 +246,12 @@ function checkSandbox(ctx: CommandContext): Check {
     const dir = mkdtempSync(join(tmpdir(), "pencil-doctor-"));
     rmSync(dir, { recursive: true, force: true });
   } catch (error) {
-    return { name: "sandbox", status: "fail", detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`, fix: "set TMPDIR to a writable directory" };
+    return {
+      name: "sandbox",
+      status: "fail",
+      detail: `cannot create scratch copies in ${tmpdir()}: ${(error as Error).message}`,
+      fix: "set TMPDIR to a writable directory",
+    };
   }
   let wsRoot = ctx.args.workspace ?? process.cwd();
   try {
@@ -182,7 +266,11 @@ function checkSandbox(ctx: CommandContext): Check {
       ? `a copy (${SCRATCH_ENV}=copy)`
       : "a copy (unprivileged overlayfs does not work here for this workspace)";
   return shell
-    ? { name: "sandbox", status: "ok", detail: `run_command runs in a namespace (scratch in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: ${scratch}` }
+    ? {
+        name: "sandbox",
+        status: "ok",
+        detail: `run_command runs in a namespace (scratch in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: ${scratch}`,
+      }
     : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
 }
 
@@ -191,7 +279,14 @@ function checkStore(env: Env): Check[] {
   try {
     accessSync(home, constants.W_OK);
   } catch {
-    return [{ name: "state", status: "warn", detail: `${home} does not exist yet or is not writable`, fix: `it is created on first use; or set PENCIL_HOME to a writable directory` }];
+    return [
+      {
+        name: "state",
+        status: "warn",
+        detail: `${home} does not exist yet or is not writable`,
+        fix: `it is created on first use; or set PENCIL_HOME to a writable directory`,
+      },
+    ];
   }
   const journalDir = join(home, "journal");
   const damaged: string[] = [];
@@ -220,21 +315,40 @@ function checkStore(env: Env): Check[] {
         }
       : { name: "damaged state", status: "ok", detail: "every changeset and journal entry reads back whole" },
     interrupted.length
-      ? { name: "journal", status: "fail", detail: `${interrupted.length} interrupted apply(s) or undo(s): ${interrupted.map((i) => i.applyId).join(", ")}`, fix: "pencil recover lists them; pencil recover finish|rollback ID settles one" }
+      ? {
+          name: "journal",
+          status: "fail",
+          detail: `${interrupted.length} interrupted apply(s) or undo(s): ${interrupted.map((i) => i.applyId).join(", ")}`,
+          fix: "pencil recover lists them; pencil recover finish|rollback ID settles one",
+        }
       : { name: "journal", status: "ok", detail: "no interrupted apply" },
   ];
 }
 
 function checkTelegram(env: Env): Check[] {
   if (!env.TELEGRAM_BOT_TOKEN?.trim() && !env.TELEGRAM_OWNER_ID?.trim()) {
-    return [{ name: "telegram", status: "warn", detail: "not configured (optional)", fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)" }];
+    return [
+      {
+        name: "telegram",
+        status: "warn",
+        detail: "not configured (optional)",
+        fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)",
+      },
+    ];
   }
   // The bot's own reading of its settings, so doctor and `pencil telegram` never disagree.
   try {
     const config = readTelegramConfig(env);
     return [{ name: "telegram", status: "ok", detail: `owner ${config.ownerId}, API ${config.apiRoot}` }];
   } catch (error) {
-    return [{ name: "telegram", status: "fail", detail: (error as Error).message, fix: "fix the variable named above in .env" }];
+    return [
+      {
+        name: "telegram",
+        status: "fail",
+        detail: (error as Error).message,
+        fix: "fix the variable named above in .env",
+      },
+    ];
   }
 }
 
@@ -242,11 +356,23 @@ async function checkBrain(env: Env): Promise<Check[]> {
   const { brainReport } = await import("../../brain/brain-report.ts");
   const report = await brainReport(env);
   return [
-    { name: "brain store", status: report.store.ok ? "ok" : "fail", detail: report.store.detail, ...(report.store.fix ? { fix: report.store.fix } : {}) },
-    { name: "brain embeddings", status: report.embeddings.ok ? "ok" : "warn", detail: report.embeddings.detail, ...(report.embeddings.fix ? { fix: report.embeddings.fix } : {}) },
+    {
+      name: "brain store",
+      status: report.store.ok ? "ok" : "fail",
+      detail: report.store.detail,
+      ...(report.store.fix ? { fix: report.store.fix } : {}),
+    },
+    {
+      name: "brain embeddings",
+      status: report.embeddings.ok ? "ok" : "warn",
+      detail: report.embeddings.detail,
+      ...(report.embeddings.fix ? { fix: report.embeddings.fix } : {}),
+    },
   ];
 }
 
 function checkOptional(env: Env, name: string, what: string, fix: string): Check {
-  return env[name]?.trim() ? { name: what, status: "ok", detail: `${name} set` } : { name: what, status: "warn", detail: `${name} not set (optional)`, fix };
+  return env[name]?.trim()
+    ? { name: what, status: "ok", detail: `${name} set` }
+    : { name: what, status: "warn", detail: `${name} not set (optional)`, fix };
 }

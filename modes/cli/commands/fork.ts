@@ -7,13 +7,19 @@ import { openRuntime } from "../open-runtime.ts";
 export async function run(ctx: CommandContext): Promise<number> {
   const [nText, dir, id] = ctx.args.positionals;
   const n = Number(nText);
-  if (!nText || !Number.isInteger(n) || n < 1 || !dir) throw new UsageError("fork needs a checkpoint number and a new directory, e.g. pencil fork 2 ../try-it (see the checkpoints with pencil steps)");
+  if (!nText || !Number.isInteger(n) || n < 1 || !dir)
+    throw new UsageError(
+      "fork needs a checkpoint number and a new directory, e.g. pencil fork 2 ../try-it (see the checkpoints with pencil steps)",
+    );
   const runtime = openRuntime(ctx);
   const session = sessionFor(runtime, id);
   const result = forkAt(runtime, session, n, dir);
   const { io } = ctx;
-  io.out(`Wrote ${result.dir}: the workspace with checkpoint ${n} of session ${session.id} (${result.staged.length} staged file(s): ${result.staged.join(", ") || "none"}).\n`);
-  if (result.skipped.length) io.out(io.colors.dim(`Not copied (Pencil never reads them): ${result.skipped.join(", ")}\n`));
+  io.out(
+    `Wrote ${result.dir}: the workspace with checkpoint ${n} of session ${session.id} (${result.staged.length} staged file(s): ${result.staged.join(", ") || "none"}).\n`,
+  );
+  if (result.skipped.length)
+    io.out(io.colors.dim(`Not copied (Pencil never reads them): ${result.skipped.join(", ")}\n`));
   io.out("The workspace itself is unchanged.\n");
   return 0;
 }

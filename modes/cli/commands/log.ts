@@ -23,7 +23,14 @@ export async function run(ctx: CommandContext): Promise<number> {
     workspace: cs.workspace,
     session: cs.session ?? null,
     // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
-    files: cs.files.map((f) => ({ path: f.path, kind: f.kind, added: f.added, removed: f.removed, models: f.models, decision: cs.decisions?.[f.path] ?? (cs.conflicts?.includes(f.path) ? "conflict" : null) })),
+    files: cs.files.map((f) => ({
+      path: f.path,
+      kind: f.kind,
+      added: f.added,
+      removed: f.removed,
+      models: f.models,
+      decision: cs.decisions?.[f.path] ?? (cs.conflicts?.includes(f.path) ? "conflict" : null),
+    })),
     commands: cs.commands ?? [],
   }));
   if (ctx.args.json) {
@@ -38,10 +45,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   printSessions(ctx, runtime);
   if (rows.length) io.out(`${c.bold("Changesets")}, newest first:\n`);
   for (const row of rows) {
-    io.out(`${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}  ${c.dim(row.models.join(", ") || "-")}\n`);
-    io.out(`${wrapText(`  ${row.goal.split("\n", 1)[0]!.slice(0, 200)}`, io.columns, "  ")}${row.session ? c.dim(`  (session ${row.session})`) : ""}\n`);
+    io.out(
+      `${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}  ${c.dim(row.models.join(", ") || "-")}\n`,
+    );
+    io.out(
+      `${wrapText(`  ${row.goal.split("\n", 1)[0]!.slice(0, 200)}`, io.columns, "  ")}${row.session ? c.dim(`  (session ${row.session})`) : ""}\n`,
+    );
     for (const f of row.files) {
-      io.out(`  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`);
+      io.out(
+        `  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`,
+      );
     }
     for (const r of row.commands) io.out(`  ${c.dim(visible(commandRecordLine(r)))}\n`);
   }
@@ -50,7 +63,13 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 function statusColor(io: CommandContext["io"], status: string): string {
   const c = io.colors;
-  return status === "applied" ? c.green(status) : status === "pending" ? c.yellow(status) : status === "partial" ? c.cyan(status) : c.dim(status);
+  return status === "applied"
+    ? c.green(status)
+    : status === "pending"
+      ? c.yellow(status)
+      : status === "partial"
+        ? c.cyan(status)
+        : c.dim(status);
 }
 
 /** The workspace's sessions, most recently active first: goal, checkpoints, current changeset, and whether a run is going or was interrupted. */
@@ -60,7 +79,9 @@ function printSessions(ctx: CommandContext, runtime: Runtime): void {
   const store = new SessionStore(runtime.pencilHome);
   const headers = store.listFor(runtime.ws.root, (id, error) => io.err(`session ${id}: ${error.message}\n`));
   if (headers.length === 0) return;
-  io.out(`${c.bold("Sessions")} of ${runtime.ws.root}, latest first (continue one: pencil agent -c "…" or --resume ID):\n`);
+  io.out(
+    `${c.bold("Sessions")} of ${runtime.ws.root}, latest first (continue one: pencil agent -c "…" or --resume ID):\n`,
+  );
   for (const h of headers.slice(0, 10)) {
     let checkpoints = "?";
     try {
@@ -69,7 +90,9 @@ function printSessions(ctx: CommandContext, runtime: Runtime): void {
       checkpoints = c.red(`damaged: ${(error as Error).message}`);
     }
     const state = h.running ? (processAlive(h.running.pid) ? c.cyan(" running") : c.red(" interrupted")) : "";
-    io.out(`${c.bold(h.id)}  ${h.mode}${state}  ${checkpoints} checkpoint(s)${h.changeset ? `  changeset ${h.changeset}` : ""}\n  ${h.goal.split("\n", 1)[0]!.slice(0, 100)}\n`);
+    io.out(
+      `${c.bold(h.id)}  ${h.mode}${state}  ${checkpoints} checkpoint(s)${h.changeset ? `  changeset ${h.changeset}` : ""}\n  ${h.goal.split("\n", 1)[0]!.slice(0, 100)}\n`,
+    );
   }
   if (headers.length > 10) io.out(c.dim(`  … ${headers.length - 10} older session(s)\n`));
   io.out("\n");

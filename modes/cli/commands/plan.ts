@@ -9,7 +9,6 @@ import { ProgressView } from "../progress.ts";
 import { continueSession } from "../continue-session.ts";
 import { runAndReview, runLogPath, runWithProgress } from "../run-and-review.ts";
 
-
 /** `pencil plan "<goal>"`: a structured plan from read-only tools; pick steps; optionally run them as an agent run. */
 export async function run(ctx: CommandContext): Promise<number> {
   const goal = ctx.args.positionals.join(" ").trim();
@@ -17,7 +16,15 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { io } = ctx;
   const runtime = openRuntime(ctx);
   const existing = continueSession(ctx, runtime, {}, "plan");
-  const { run } = await runWithProgress(io, runtime, "plan", goal, {}, new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) }), existing);
+  const { run } = await runWithProgress(
+    io,
+    runtime,
+    "plan",
+    goal,
+    {},
+    new ProgressView(io, { streamText: false, logPath: runLogPath(runtime) }),
+    existing,
+  );
   const outcome = run.outcome!;
   if (outcome.stopped === "error") {
     if (ctx.args.json) io.out(`${JSON.stringify({ error: `Planning failed: ${outcome.error}` })}\n`);
@@ -44,12 +51,17 @@ export async function run(ctx: CommandContext): Promise<number> {
     return 0;
   }
   const steps = chosenPlan.steps;
-  const picked = await pickSteps(ctx, steps.map((s) => s.id));
+  const picked = await pickSteps(
+    ctx,
+    steps.map((s) => s.id),
+  );
   if (picked === null || picked.length === 0) {
     io.out("No steps chosen; nothing was run.\n");
     return 0;
   }
-  const proceed = (await io.prompt(`Run ${picked.length} step(s) (${picked.join(", ")}) as an agent run? [Y/n] `))?.trim().toLowerCase();
+  const proceed = (await io.prompt(`Run ${picked.length} step(s) (${picked.join(", ")}) as an agent run? [Y/n] `))
+    ?.trim()
+    .toLowerCase();
   if (proceed === undefined || proceed === "n" || proceed === "no") {
     io.out("Not run.\n");
     return 0;
@@ -60,7 +72,9 @@ export async function run(ctx: CommandContext): Promise<number> {
 /** Asks which steps to run: Enter for all, numbers or ids separated by commas, or `none`. Null when input ended. */
 async function pickSteps(ctx: CommandContext, ids: string[]): Promise<string[] | null> {
   for (;;) {
-    const line = await ctx.io.prompt(`Steps to run — Enter for all (${ids.length}), e.g. 1,3 or ${ids[0] ?? "s1"}, or none: `);
+    const line = await ctx.io.prompt(
+      `Steps to run — Enter for all (${ids.length}), e.g. 1,3 or ${ids[0] ?? "s1"}, or none: `,
+    );
     if (line === null) return null;
     const text = line.trim();
     if (text === "") return ids;

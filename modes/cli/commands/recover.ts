@@ -14,12 +14,15 @@ export async function run(ctx: CommandContext): Promise<number> {
     if (pending.length === 0) io.out("No interrupted apply or undo.\n");
     for (const p of pending) {
       io.out(`${p.applyId} (${p.changesetId}): ${p.message}\n`);
-      for (const leftover of p.leftovers) io.out(`  temporary file left by the interrupted write: ${leftover} (finish or rollback removes it)\n`);
+      for (const leftover of p.leftovers)
+        io.out(`  temporary file left by the interrupted write: ${leftover} (finish or rollback removes it)\n`);
     }
     return 0;
   }
   if ((action !== "finish" && action !== "rollback") || !id) {
-    throw new UsageError("Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).");
+    throw new UsageError(
+      "Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).",
+    );
   }
   const result = recoverInWorkspace(runtime, action, id);
   for (const p of result.written) io.out(`wrote    ${p}\n`);

@@ -22,10 +22,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   const id = ctx.args.positionals[0];
   // A run killed mid-way (kill -9, a crash) left its staged work in its session: it becomes reviewable here.
   for (const found of recoverInterrupted(runtime, (sid, error) => io.err(`session ${sid}: ${error.message}\n`))) {
-    io.err(io.colors.yellow(`A run was interrupted: ${found.session.goal.split("\n", 1)[0]!.slice(0, 80)}${found.changeset ? ` — its staged work is changeset ${found.changeset.id}` : " — it had staged nothing"}.\n`));
+    io.err(
+      io.colors.yellow(
+        `A run was interrupted: ${found.session.goal.split("\n", 1)[0]!.slice(0, 80)}${found.changeset ? ` — its staged work is changeset ${found.changeset.id}` : " — it had staged nothing"}.\n`,
+      ),
+    );
   }
   const damaged: { file: string; error: Error }[] = [];
-  const cs = id ? runtime.store.load(id) : await pickPending(ctx, runtime, (file, error) => damaged.push({ file, error }));
+  const cs = id
+    ? runtime.store.load(id)
+    : await pickPending(ctx, runtime, (file, error) => damaged.push({ file, error }));
   // A changeset file that cannot be read may be the one the owner is looking for: never pass over it in silence.
   for (const d of damaged) io.err(`${io.colors.red("damaged changeset")} ${d.file}: ${d.error.message}\n`);
   if (!cs && damaged.length > 0) {
@@ -54,7 +60,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));
-    io.out(`\nNo terminal to review on, so nothing was applied. Run ${hint(io, `review ${cs.id}`)} in a terminal, or print it with --patch.\n`);
+    io.out(
+      `\nNo terminal to review on, so nothing was applied. Run ${hint(io, `review ${cs.id}`)} in a terminal, or print it with --patch.\n`,
+    );
     return 3;
   }
   // Reopened as a run, so a rejection with a reason can still go back to the agent.
@@ -68,14 +76,24 @@ export async function run(ctx: CommandContext): Promise<number> {
  * The pending changeset to review when no ID is given: the only one, or — with
  * several — a numbered list, newest first, to pick from (the newest without a terminal).
  */
-async function pickPending(ctx: CommandContext, runtime: Runtime, onBad: (file: string, error: Error) => void): Promise<Changeset | undefined> {
+async function pickPending(
+  ctx: CommandContext,
+  runtime: Runtime,
+  onBad: (file: string, error: Error) => void,
+): Promise<Changeset | undefined> {
   const { io } = ctx;
-  const pending = runtime.store.list(onBad).filter((cs) => cs.status === "pending" && cs.workspace === runtime.ws.root)
+  const pending = runtime.store
+    .list(onBad)
+    .filter((cs) => cs.status === "pending" && cs.workspace === runtime.ws.root)
     // Ids sort by the second; creation times by the millisecond.
     .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
   if (pending.length <= 1) return pending[0];
   io.out(`${pending.length} changesets are pending, newest first:\n`);
-  pending.forEach((cs, i) => io.out(`  ${i + 1}. ${cs.id}  ${cs.createdAt.replace("T", " ").slice(0, 16)}  ${visible(cs.goal.split("\n", 1)[0]!.slice(0, 70))} (${cs.files.length} file${cs.files.length === 1 ? "" : "s"})\n`));
+  pending.forEach((cs, i) =>
+    io.out(
+      `  ${i + 1}. ${cs.id}  ${cs.createdAt.replace("T", " ").slice(0, 16)}  ${visible(cs.goal.split("\n", 1)[0]!.slice(0, 70))} (${cs.files.length} file${cs.files.length === 1 ? "" : "s"})\n`,
+    ),
+  );
   if (!io.interactive) return pending[0];
   for (;;) {
     const line = await io.prompt(`Which one? [1–${pending.length}, Enter for 1] `);

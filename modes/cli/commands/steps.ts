@@ -9,11 +9,20 @@ export async function run(ctx: CommandContext): Promise<number> {
   const session = sessionFor(runtime, ctx.args.positionals[0]);
   const checkpoints = listCheckpoints(session);
   if (ctx.args.json) {
-    ctx.io.out(`${JSON.stringify({ session: session.id, changeset: session.header.changeset ?? null, checkpoints }, null, 2)}\n`);
+    ctx.io.out(
+      `${JSON.stringify({ session: session.id, changeset: session.header.changeset ?? null, checkpoints }, null, 2)}\n`,
+    );
     return 0;
   }
-  ctx.io.out(`${ctx.io.colors.bold(`Session ${session.id}`)} — ${session.header.goal.split("\n", 1)[0]!.slice(0, 100)}\n`);
+  ctx.io.out(
+    `${ctx.io.colors.bold(`Session ${session.id}`)} — ${session.header.goal.split("\n", 1)[0]!.slice(0, 100)}\n`,
+  );
   ctx.io.out(formatSteps(checkpoints, { color: ctx.io.color }));
-  if (checkpoints.some((c) => !c.reviewed)) ctx.io.out(ctx.io.colors.dim(`Go back with: pencil rewind N ${session.id}   ·   try one out: pencil fork N DIR ${session.id}\n`));
+  if (checkpoints.some((c) => !c.reviewed))
+    ctx.io.out(
+      ctx.io.colors.dim(
+        `Go back with: pencil rewind N ${session.id}   ·   try one out: pencil fork N DIR ${session.id}\n`,
+      ),
+    );
   return 0;
 }

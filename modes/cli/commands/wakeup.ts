@@ -9,7 +9,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { io } = ctx;
   const figlet = (await import("figlet")).default;
   io.out(`${io.colors.cyan(figlet.textSync("Pencil", { font: "Standard" }))}\n`);
-  io.out(io.colors.dim("A coding agent that writes in pencil: nothing reaches your disk until you approve the diff.\n\n"));
+  io.out(
+    io.colors.dim("A coding agent that writes in pencil: nothing reaches your disk until you approve the diff.\n\n"),
+  );
   if (!io.interactive) {
     io.out(`No terminal to ask on. Run ${hint(io, 'agent "<goal>"')} or ${hint(io, "telegram")} directly.\n`);
     return 0;
@@ -25,7 +27,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     if (choice === "t" || choice === "telegram") {
       if (!ctx.env.TELEGRAM_BOT_TOKEN || !ctx.env.TELEGRAM_OWNER_ID) {
-        io.out(`Telegram needs TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_OWNER_ID (your numeric user id) in .env; see the README's Telegram section. Then run ${hint(io, "telegram")}.\n`);
+        io.out(
+          `Telegram needs TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_OWNER_ID (your numeric user id) in .env; see the README's Telegram section. Then run ${hint(io, "telegram")}.\n`,
+        );
         return 2;
       }
       return (await import("./telegram.ts")).run(ctx);

@@ -7,10 +7,17 @@ export const agentFeature: FeatureFactory = (deps) => {
   composer.command("agent", async (ctx) => {
     const goal = ctx.match.trim();
     if (!goal) {
-      await deps.outbox.send(deps.config.ownerId, "Usage: /agent &lt;goal&gt; — e.g. <code>/agent add a --json flag to the log command</code>");
+      await deps.outbox.send(
+        deps.config.ownerId,
+        "Usage: /agent &lt;goal&gt; — e.g. <code>/agent add a --json flag to the log command</code>",
+      );
       return;
     }
     await deps.launcher.launch("agent", goal);
   });
-  return { name: "agent", commands: [{ command: "agent", description: "Run the agent on a goal; review its changes here" }], composer };
+  return {
+    name: "agent",
+    commands: [{ command: "agent", description: "Run the agent on a goal; review its changes here" }],
+    composer,
+  };
 };

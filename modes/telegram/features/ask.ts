@@ -7,7 +7,10 @@ export const askFeature: FeatureFactory = (deps) => {
   composer.command("ask", async (ctx) => {
     const question = ctx.match.trim();
     if (!question) {
-      await deps.outbox.send(deps.config.ownerId, "Usage: /ask &lt;question&gt; — e.g. <code>/ask where is the config loaded?</code>");
+      await deps.outbox.send(
+        deps.config.ownerId,
+        "Usage: /ask &lt;question&gt; — e.g. <code>/ask where is the config loaded?</code>",
+      );
       return;
     }
     await deps.launcher.launch("ask", question);

@@ -32,7 +32,9 @@ export const brainFeature: FeatureFactory = (deps) => {
     }
     await send("📥 Storing…");
     background("/dump", async (brain) => {
-      const capture: Capture = /^https?:\/\/\S+$/i.test(text) ? await (await import("../../brain/capture.ts")).captureUrl(text, deps.runtime.env) : { kind: "text", source: null, content: text };
+      const capture: Capture = /^https?:\/\/\S+$/i.test(text)
+        ? await (await import("../../brain/capture.ts")).captureUrl(text, deps.runtime.env)
+        : { kind: "text", source: null, content: text };
       await send(storedHtml(await brain.dump(capture)));
     });
   });
@@ -48,7 +50,8 @@ export const brainFeature: FeatureFactory = (deps) => {
     background("the photo", async (brain) => {
       const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
       const { visionFromEnv } = await import("../../../ai/vision.ts");
-      if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES) throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
+      if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES)
+        throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
       let bytes: Uint8Array;
       try {
         bytes = await downloadTelegramFile(ctx.api, deps.config, photo.file_id, MAX_IMAGE_BYTES);
@@ -56,7 +59,12 @@ export const brainFeature: FeatureFactory = (deps) => {
         if (error instanceof TelegramFileError) throw new DumpRefused(`${error.message} Nothing was stored.`);
         throw error;
       }
-      const capture = await capturePhoto(bytes, `telegram-photo-${photo.file_unique_id}.jpg`, note || null, visionFromEnv(deps.runtime.env));
+      const capture = await capturePhoto(
+        bytes,
+        `telegram-photo-${photo.file_unique_id}.jpg`,
+        note || null,
+        visionFromEnv(deps.runtime.env),
+      );
       await send(storedHtml(await brain.dump(capture)));
     });
   });
@@ -74,8 +82,11 @@ export const brainFeature: FeatureFactory = (deps) => {
   composer.command("notes", async () => {
     background("/notes", async (brain) => {
       const notes = await brain.deps.store.list(NOTES_SHOWN);
-      if (notes.length === 0) return void (await send("No notes yet. Send /dump &lt;text&gt;, a link, a photo, or forward me a message."));
-      await send(`🗂 <b>Recent notes</b>\n\n${notes.map((n) => `/note_${n.id} ${escapeHtml(n.title)} <i>${n.createdAt.slice(0, 10)}</i>`).join("\n")}`);
+      if (notes.length === 0)
+        return void (await send("No notes yet. Send /dump &lt;text&gt;, a link, a photo, or forward me a message."));
+      await send(
+        `🗂 <b>Recent notes</b>\n\n${notes.map((n) => `/note_${n.id} ${escapeHtml(n.title)} <i>${n.createdAt.slice(0, 10)}</i>`).join("\n")}`,
+      );
     });
   });
 
@@ -141,7 +152,9 @@ function brainQueue(deps: BotDeps): (what: string, job: (brain: Brain) => Promis
       } catch (error) {
         const refused = error instanceof DumpRefused;
         if (!refused) deps.log(`error in ${what}: ${errorText(error, deps.config.token)}`);
-        const text = refused ? (error as Error).message : `⚠️ ${what} failed: ${errorText(error, deps.config.token).slice(0, 1500)}`;
+        const text = refused
+          ? (error as Error).message
+          : `⚠️ ${what} failed: ${errorText(error, deps.config.token).slice(0, 1500)}`;
         await deps.outbox.send(deps.config.ownerId, escapeHtml(text)).catch(() => {});
       } finally {
         await brain?.deps.store.close().catch(() => {});
@@ -159,8 +172,12 @@ function storedHtml(result: DumpResult): string {
   if (n.summary) lines.push(`<i>${escapeHtml(n.summary)}</i>`);
   if (result.original) lines.push("The photo itself is kept beside the note.");
   if (result.enrichment === "scripted") lines.push("Title and tags are scripted (no model configured).");
-  if (result.enrichment === "failed") lines.push(`The model could not enrich it (${escapeHtml(result.enrichError ?? "")}); <code>pencil brain reindex</code> does it later.`);
-  if (result.embedError) lines.push(`No vector yet (${escapeHtml(result.embedError)}); found by full text until reindex.`);
+  if (result.enrichment === "failed")
+    lines.push(
+      `The model could not enrich it (${escapeHtml(result.enrichError ?? "")}); <code>pencil brain reindex</code> does it later.`,
+    );
+  if (result.embedError)
+    lines.push(`No vector yet (${escapeHtml(result.embedError)}); found by full text until reindex.`);
   return lines.join("\n");
 }
 
@@ -171,14 +188,26 @@ export function answerHtml(result: AskResult): string {
     return `🧠 No chat model is configured, so here are the notes that match:\n\n${result.retrieved.map((r) => `/note_${r.note.id} ${escapeHtml(r.note.title)}`).join("\n")}`;
   }
   const known = new Set(result.cited.map((n) => n.id));
-  const body = escapeHtml(result.answer).replace(/\[#(\d+)([^\]]*)\]/g, (whole, id: string) => (known.has(Number(id)) ? `/note_${id}` : whole));
+  const body = escapeHtml(result.answer).replace(/\[#(\d+)([^\]]*)\]/g, (whole, id: string) =>
+    known.has(Number(id)) ? `/note_${id}` : whole,
+  );
   const sources = result.cited.map((n) => `/note_${n.id} ${escapeHtml(n.title)}`).join("\n");
   return `🧠 ${body}${sources ? `\n\n<b>Sources</b>\n${sources}` : ""}`;
 }
 
 function noteHtml(note: Note): string {
-  const bodyHtml = note.content.length > NOTE_ROOM ? `${escapeHtml(note.content.slice(0, NOTE_ROOM))}\n… (${note.content.length - NOTE_ROOM} more characters: <code>pencil brain show ${note.id}</code>)` : escapeHtml(note.content);
-  const meta = [note.createdAt.slice(0, 16).replace("T", " "), note.kind, note.source, note.tags.map((t) => `#${t}`).join(" ")].filter(Boolean).join(" · ");
+  const bodyHtml =
+    note.content.length > NOTE_ROOM
+      ? `${escapeHtml(note.content.slice(0, NOTE_ROOM))}\n… (${note.content.length - NOTE_ROOM} more characters: <code>pencil brain show ${note.id}</code>)`
+      : escapeHtml(note.content);
+  const meta = [
+    note.createdAt.slice(0, 16).replace("T", " "),
+    note.kind,
+    note.source,
+    note.tags.map((t) => `#${t}`).join(" "),
+  ]
+    .filter(Boolean)
+    .join(" · ");
   return `<b>${escapeHtml(citation(note))}</b>\n<i>${escapeHtml(meta)}</i>\n${note.summary ? `\n${escapeHtml(note.summary)}\n` : ""}\n${bodyHtml}`;
 }
 

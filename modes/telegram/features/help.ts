@@ -5,7 +5,7 @@ import { escapeHtml } from "../html.ts";
 /** /start and /help: what Pencil is, where it works, and the commands of every installed feature. */
 export const helpFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
-  composer.command(["start", "help"], async (ctx) => {
+  composer.command(["start", "help"], async (_ctx) => {
     const lines = deps.commandList.map((c) => `/${c.command} — ${escapeHtml(c.description)}`);
     await deps.outbox.send(
       deps.config.ownerId,

@@ -36,11 +36,22 @@ export const historyFeature: FeatureFactory = (deps) => {
     const ref = ctx.match.trim();
     const entry = undoable(journalDir, ref || undefined, deps.runtime.ws.root);
     if (!entry) {
-      await deps.outbox.send(owner, ref ? `Nothing to undo for <code>${escapeHtml(ref)}</code>: no applied changeset with that id.` : "Nothing to undo: no applied changeset in the journal.");
+      await deps.outbox.send(
+        owner,
+        ref
+          ? `Nothing to undo for <code>${escapeHtml(ref)}</code>: no applied changeset with that id.`
+          : "Nothing to undo: no applied changeset in the journal.",
+      );
       return;
     }
-    const [confirm] = deps.tokens.issue([{ action: "undo", subject: entry.applyId, item: entry.changesetId, digest: entry.updatedAt, owner }]);
-    const files = entry.files.slice(0, 20).map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`).join(", ") + (entry.files.length > 20 ? ` (+${entry.files.length - 20} more)` : "");
+    const [confirm] = deps.tokens.issue([
+      { action: "undo", subject: entry.applyId, item: entry.changesetId, digest: entry.updatedAt, owner },
+    ]);
+    const files =
+      entry.files
+        .slice(0, 20)
+        .map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`)
+        .join(", ") + (entry.files.length > 20 ? ` (+${entry.files.length - 20} more)` : "");
     await deps.outbox.send(
       owner,
       `↩️ Undo the apply of <code>${escapeHtml(entry.changesetId)}</code> (<i>${escapeHtml(entry.goal.slice(0, 200))}</i>) in <code>${escapeHtml(entry.workspace)}</code>?\nIt puts back ${entry.files.length} file(s): ${files}. Files edited since are kept as they are.`,
@@ -58,10 +69,17 @@ export const historyFeature: FeatureFactory = (deps) => {
       const result = undoInWorkspace(deps.runtime, entry.applyId);
       const lines = [
         ...result.reverted.map((p) => `✅ reverted <code>${escapeHtml(shortPath(p))}</code>`),
-        ...result.refused.map((r) => `⚠️ kept <code>${escapeHtml(shortPath(r.path))}</code>: ${escapeHtml(r.reason.slice(0, 300))}`),
+        ...result.refused.map(
+          (r) => `⚠️ kept <code>${escapeHtml(shortPath(r.path))}</code>: ${escapeHtml(r.reason.slice(0, 300))}`,
+        ),
       ];
       const head = `↩️ Undo of <code>${escapeHtml(result.changesetId)}</code>: <b>${result.state}</b>`;
-      const shown = takeLines([head, ...lines], MESSAGE_ROOM, (n) => `… ${n} more files (pencil log shows them all)`, (t) => htmlToPlain(t).length);
+      const shown = takeLines(
+        [head, ...lines],
+        MESSAGE_ROOM,
+        (n) => `… ${n} more files (pencil log shows them all)`,
+        (t) => htmlToPlain(t).length,
+      );
       await deps.outbox.send(owner, shown.join("\n"));
       return result.refused.length ? "Undone, with files kept." : "Undone.";
     }),
@@ -81,6 +99,9 @@ export const historyFeature: FeatureFactory = (deps) => {
 function undoable(journalDir: string, ref: string | undefined, workspace: string): JournalEntry | undefined {
   return findEntry(
     journalDir,
-    (e) => e.workspace === workspace && (e.state === "applied" || e.state === "partially-undone") && (!ref || e.applyId === ref || e.changesetId === ref),
+    (e) =>
+      e.workspace === workspace &&
+      (e.state === "applied" || e.state === "partially-undone") &&
+      (!ref || e.applyId === ref || e.changesetId === ref),
   );
 }

@@ -23,7 +23,8 @@ export const MAX_DOCUMENT_BYTES = 256 * 1024;
 export const mediaFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   const owner = deps.config.ownerId;
-  const tell = (html: string) => deps.outbox.send(owner, html).catch((error) => deps.log(`could not send: ${String(error)}`));
+  const tell = (html: string) =>
+    deps.outbox.send(owner, html).catch((error) => deps.log(`could not send: ${String(error)}`));
   /** Runs `work` detached from the update handler, telling the owner what failed. */
   const detached = (what: string, work: () => Promise<void>) =>
     void work().catch(async (error) => {
@@ -40,7 +41,9 @@ export const mediaFeature: FeatureFactory = (deps) => {
     }
     const photo = largestWithin(ctx.message.photo, MAX_PHOTO_BYTES);
     if (!photo) {
-      await tell(`🖼 That photo is over ${formatBytes(MAX_PHOTO_BYTES)} even at Telegram's smaller sizes; send a smaller screenshot. Nothing started.`);
+      await tell(
+        `🖼 That photo is over ${formatBytes(MAX_PHOTO_BYTES)} even at Telegram's smaller sizes; send a smaller screenshot. Nothing started.`,
+      );
       return;
     }
     detached("photo goal", async () => {
@@ -50,11 +53,19 @@ export const mediaFeature: FeatureFactory = (deps) => {
       let firstMessage: UserContent;
       let note: string;
       if (seesImages(model)) {
-        firstMessage = [{ type: "text", text: intent.goal }, { type: "file", data: Buffer.from(bytes).toString("base64"), mediaType: "image/jpeg" }];
+        firstMessage = [
+          { type: "text", text: intent.goal },
+          { type: "file", data: Buffer.from(bytes).toString("base64"), mediaType: "image/jpeg" },
+        ];
         note = "🖼 with your photo";
       } else {
         const seen = await describeImage(deps.runtime.env, bytes, "image/jpeg", intent.goal);
-        firstMessage = [{ type: "text", text: `${intent.goal}\n\nThe user attached a photo (a screenshot). You cannot see it; a vision model described it:\n${seen.text}` }];
+        firstMessage = [
+          {
+            type: "text",
+            text: `${intent.goal}\n\nThe user attached a photo (a screenshot). You cannot see it; a vision model described it:\n${seen.text}`,
+          },
+        ];
         note = `🖼 photo described by ${seen.label} (${model || "the model"} cannot see images)`;
       }
       await deps.launcher.launch(intent.mode, intent.goal, { options: { firstMessage }, note });
@@ -66,7 +77,9 @@ export const mediaFeature: FeatureFactory = (deps) => {
     const intent = captionIntent(ctx.message.caption);
     if (intent.kind === "pass") {
       if (ctx.message.caption?.trim().startsWith("/")) return next();
-      await tell(`📎 Got <code>${escapeHtml(nameOf(doc))}</code>. Send it again with a caption saying what to do with it (the goal), e.g. <i>why does this crash?</i>; it is read as context of that run.`);
+      await tell(
+        `📎 Got <code>${escapeHtml(nameOf(doc))}</code>. Send it again with a caption saying what to do with it (the goal), e.g. <i>why does this crash?</i>; it is read as context of that run.`,
+      );
       return;
     }
     if (ctx.message.forward_origin) {
@@ -74,14 +87,18 @@ export const mediaFeature: FeatureFactory = (deps) => {
       return;
     }
     if (doc.file_size !== undefined && doc.file_size > MAX_DOCUMENT_BYTES) {
-      await tell(`📎 <code>${escapeHtml(nameOf(doc))}</code> is ${formatBytes(doc.file_size)}; a document is read as context up to ${formatBytes(MAX_DOCUMENT_BYTES)}. Send the part that matters (e.g. the last few hundred lines). Nothing started.`);
+      await tell(
+        `📎 <code>${escapeHtml(nameOf(doc))}</code> is ${formatBytes(doc.file_size)}; a document is read as context up to ${formatBytes(MAX_DOCUMENT_BYTES)}. Send the part that matters (e.g. the last few hundred lines). Nothing started.`,
+      );
       return;
     }
     detached("document goal", async () => {
       const bytes = await downloadTelegramFile(ctx.api, deps.config, doc.file_id, MAX_DOCUMENT_BYTES);
       const text = asText(bytes);
       if (text === null) {
-        await tell(`📎 <code>${escapeHtml(nameOf(doc))}</code> is not text; send logs, stack traces or patches as text files (screenshots as photos). Nothing started.`);
+        await tell(
+          `📎 <code>${escapeHtml(nameOf(doc))}</code> is not text; send logs, stack traces or patches as text files (screenshots as photos). Nothing started.`,
+        );
         return;
       }
       const fence = "`".repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
@@ -91,7 +108,10 @@ export const mediaFeature: FeatureFactory = (deps) => {
           text: `${intent.goal}\n\nThe user attached ${nameOf(doc)} as read-only context. It is not a file in the workspace; it reaches the workspace only if you stage it with a tool, and the user reviews that like any change.\n${fence}\n${text}\n${fence}`,
         },
       ];
-      await deps.launcher.launch(intent.mode, intent.goal, { options: { firstMessage }, note: `📎 with ${nameOf(doc)} (${formatBytes(bytes.length)}) as context` });
+      await deps.launcher.launch(intent.mode, intent.goal, {
+        options: { firstMessage },
+        note: `📎 with ${nameOf(doc)} (${formatBytes(bytes.length)}) as context`,
+      });
     });
   });
 

@@ -6,7 +6,17 @@ import { pressed, type FeatureFactory, type PencilContext } from "../context.ts"
 export const reviewFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   composer.filter(
-    pressed("diff", "approve", "reject", "approve-all", "approve-all-commit", "reject-all", "skip-reason", "review", "discard"),
+    pressed(
+      "diff",
+      "approve",
+      "reject",
+      "approve-all",
+      "approve-all-commit",
+      "reject-all",
+      "skip-reason",
+      "review",
+      "discard",
+    ),
     answerWith((ctx) => deps.review.press(ctx.button!, ctx.callbackQuery?.message?.message_id)),
   );
   composer.on("message:text", async (ctx, next) => {

@@ -21,7 +21,10 @@ export const sessionsFeature: FeatureFactory = (deps) => {
 
   composer.command("new", async () => {
     deps.launcher.startFresh();
-    await deps.outbox.send(owner, "🆕 The next message you send starts a fresh session (a new conversation). Anything pending stays pending.");
+    await deps.outbox.send(
+      owner,
+      "🆕 The next message you send starts a fresh session (a new conversation). Anything pending stays pending.",
+    );
   });
 
   composer.command("steps", async () => {
@@ -30,25 +33,44 @@ export const sessionsFeature: FeatureFactory = (deps) => {
     const cps = session.checkpoints();
     const text = formatSteps(cps);
     const open = cps.filter((c) => !c.reviewed).slice(-REWIND_BUTTONS);
-    const data = deps.tokens.issue(open.map((c) => ({ action: "rewind" as const, subject: session.id, item: String(c.n), digest: String(cps.length), owner })));
+    const data = deps.tokens.issue(
+      open.map((c) => ({
+        action: "rewind" as const,
+        subject: session.id,
+        item: String(c.n),
+        digest: String(cps.length),
+        owner,
+      })),
+    );
     const rows = open.map((c, i) => [{ text: `⏪ Rewind to ${c.n}`, callback_data: data[i]! }]);
-    await deps.outbox.send(owner, `🪜 <b>Steps</b> of session <code>${escapeHtml(session.id)}</code>\n<pre>${escapeHtml(text.slice(0, 3500))}</pre>`, rows.length ? { inline_keyboard: rows } : undefined);
+    await deps.outbox.send(
+      owner,
+      `🪜 <b>Steps</b> of session <code>${escapeHtml(session.id)}</code>\n<pre>${escapeHtml(text.slice(0, 3500))}</pre>`,
+      rows.length ? { inline_keyboard: rows } : undefined,
+    );
   });
 
   composer.command("rewind", async (ctx) => {
     const n = Number(ctx.match.trim());
-    if (!Number.isInteger(n) || n < 1) return void (await deps.outbox.send(owner, "Usage: /rewind N — see the checkpoint numbers with /steps."));
+    if (!Number.isInteger(n) || n < 1)
+      return void (await deps.outbox.send(owner, "Usage: /rewind N — see the checkpoint numbers with /steps."));
     await rewind(deps, n);
   });
 
-  composer.filter(pressed("rewind"), answerWith(async (ctx) => {
-    const button = ctx.button!;
-    deps.tokens.revokeSubject(button.subject);
-    await rewind(deps, Number(button.item), button.subject);
-    return "Rewound.";
-  }));
+  composer.filter(
+    pressed("rewind"),
+    answerWith(async (ctx) => {
+      const button = ctx.button!;
+      deps.tokens.revokeSubject(button.subject);
+      await rewind(deps, Number(button.item), button.subject);
+      return "Rewound.";
+    }),
+  );
 
-  composer.filter(pressed("goal-continue", "goal-review", "goal-discard"), answerWith((ctx) => deps.launcher.goalPress(ctx.button!)));
+  composer.filter(
+    pressed("goal-continue", "goal-review", "goal-discard"),
+    answerWith((ctx) => deps.launcher.goalPress(ctx.button!)),
+  );
 
   // Plain text that no earlier feature took (a rejection reason is taken by the review feature first).
   composer.on("message:text", async (ctx, next) => {
@@ -79,12 +101,16 @@ function currentSession(deps: BotDeps) {
 /** Rewinds the current (or given) session and shows the changeset it leaves, as a new card. */
 async function rewind(deps: BotDeps, n: number, sessionId?: string): Promise<void> {
   const owner = deps.config.ownerId;
-  if (deps.gate.active) return void (await deps.outbox.send(owner, "A run is going; rewind when it ends (or /cancel it)."));
+  if (deps.gate.active)
+    return void (await deps.outbox.send(owner, "A run is going; rewind when it ends (or /cancel it)."));
   try {
     const session = sessionId ? sessionFor(deps.runtime, sessionId) : currentSession(deps);
     if (!session) return void (await deps.outbox.send(owner, "No session yet: send /agent &lt;goal&gt; to start one."));
     const result = rewindSession(deps.runtime, session, n);
-    await deps.outbox.send(owner, `⏪ Back at checkpoint ${n}: ${result.droppedCheckpoints} later checkpoint(s) and ${result.droppedMessages} later message(s) dropped. Your next message continues from here.`);
+    await deps.outbox.send(
+      owner,
+      `⏪ Back at checkpoint ${n}: ${result.droppedCheckpoints} later checkpoint(s) and ${result.droppedMessages} later message(s) dropped. Your next message continues from here.`,
+    );
     if (result.changeset) await deps.review.present(result.changeset);
     else await deps.outbox.send(owner, "Nothing is staged at that point.");
   } catch (error) {

@@ -9,12 +9,19 @@ export const statusFeature: FeatureFactory = (deps) => {
   const owner = deps.config.ownerId;
 
   composer.command("status", async () => {
-    const lines = [`📍 Workspace <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`];
+    const lines = [
+      `📍 Workspace <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`,
+    ];
     const active = deps.gate.active;
-    if (active) lines.push(`⏳ ${active.kind}: <i>${escapeHtml(active.goal.slice(0, 200))}</i> (${Math.round((Date.now() - active.startedAt) / 1000)} s)`);
+    if (active)
+      lines.push(
+        `⏳ ${active.kind}: <i>${escapeHtml(active.goal.slice(0, 200))}</i> (${Math.round((Date.now() - active.startedAt) / 1000)} s)`,
+      );
     else lines.push("No run is going.");
     for (const other of deps.projects.activeRuns().filter((r) => r.run !== active)) {
-      lines.push(`⏳ in <b>${escapeHtml(other.name)}</b>: ${other.run.kind}: <i>${escapeHtml(other.run.goal.slice(0, 200))}</i> (${Math.round((Date.now() - other.run.startedAt) / 1000)} s)`);
+      lines.push(
+        `⏳ in <b>${escapeHtml(other.name)}</b>: ${other.run.kind}: <i>${escapeHtml(other.run.goal.slice(0, 200))}</i> (${Math.round((Date.now() - other.run.startedAt) / 1000)} s)`,
+      );
     }
     if (deps.launcher.costs) lines.push(`💰 ${escapeHtml(deps.launcher.costs.today())}`);
     if (deps.questions.size) lines.push(`❓ ${deps.questions.size} question(s) wait for your answer.`);
@@ -22,7 +29,9 @@ export const statusFeature: FeatureFactory = (deps) => {
       const decided = card.files.filter((f) => f.decision).length;
       const awaited = card.files.filter((f) => f.awaitingReason).length;
       const lost = card.messageId === null ? " (it may not have arrived)" : "";
-      lines.push(`📝 Card for <code>${escapeHtml(card.changesetId)}</code>${lost}: ${decided} of ${card.files.length} decided${awaited ? `, ${awaited} reason(s) awaited` : ""}.`);
+      lines.push(
+        `📝 Card for <code>${escapeHtml(card.changesetId)}</code>${lost}: ${decided} of ${card.files.length} decided${awaited ? `, ${awaited} reason(s) awaited` : ""}.`,
+      );
     }
     await deps.outbox.send(owner, lines.join("\n"), active ? deps.launcher.cancelButton(active) : undefined);
     const pending = deps.runtime.store.latestPending(deps.runtime.ws.root);
@@ -37,7 +46,10 @@ export const statusFeature: FeatureFactory = (deps) => {
     const active = deps.gate.active;
     if (active) {
       active.controller.abort();
-      await deps.outbox.send(owner, `⏹ Cancelling <i>${escapeHtml(active.goal.slice(0, 200))}</i>… what it staged so far will be offered for review.`);
+      await deps.outbox.send(
+        owner,
+        `⏹ Cancelling <i>${escapeHtml(active.goal.slice(0, 200))}</i>… what it staged so far will be offered for review.`,
+      );
       return;
     }
     const pending = deps.runtime.store.latestPending(deps.runtime.ws.root);
@@ -49,7 +61,10 @@ export const statusFeature: FeatureFactory = (deps) => {
     await deps.outbox.send(owner, offer.html, offer.keyboard);
   });
 
-  composer.filter(pressed("cancel-run"), answerWith((ctx) => deps.launcher.cancelPress(ctx.button!)));
+  composer.filter(
+    pressed("cancel-run"),
+    answerWith((ctx) => deps.launcher.cancelPress(ctx.button!)),
+  );
 
   return {
     name: "status",

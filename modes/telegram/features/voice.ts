@@ -25,7 +25,13 @@ export const voiceFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   const owner = deps.config.ownerId;
   const transcriber = resolveTranscriber(deps.runtime.env);
-  const goals = new GoalCards(deps.outbox, deps.tokens, owner, () => workspaceLine(deps), () => deps.runtime.ws.root);
+  const goals = new GoalCards(
+    deps.outbox,
+    deps.tokens,
+    owner,
+    () => workspaceLine(deps),
+    () => deps.runtime.ws.root,
+  );
   const report = (error: unknown) => deps.log(`voice note: ${error instanceof Error ? error.message : String(error)}`);
 
   composer.on(["message:voice", "message:audio"], async (ctx) => {
@@ -48,18 +54,29 @@ export const voiceFeature: FeatureFactory = (deps) => {
         const bytes = await downloadTelegramFile(ctx.api, deps.config, audio.file_id, MAX_VOICE_BYTES);
         const heard = await transcriber.transcribe(bytes);
         if (!heard.text) {
-          await deps.outbox.send(owner, "🎙 I heard nothing in that voice note (silence?). Nothing will run. Try again, or type the goal: <code>/agent …</code>");
+          await deps.outbox.send(
+            owner,
+            "🎙 I heard nothing in that voice note (silence?). Nothing will run. Try again, or type the goal: <code>/agent …</code>",
+          );
           return;
         }
         await goals.show(heard.text, `🎙 <b>I heard</b> <i>(${escapeHtml(heard.label)})</i>`);
       } catch (error) {
         report(error);
-        await deps.outbox.send(owner, `🎙 ${escapeHtml(error instanceof Error ? error.message : String(error))} Nothing will run; send it again or type the goal: <code>/agent …</code>`).catch(report);
+        await deps.outbox
+          .send(
+            owner,
+            `🎙 ${escapeHtml(error instanceof Error ? error.message : String(error))} Nothing will run; send it again or type the goal: <code>/agent …</code>`,
+          )
+          .catch(report);
       }
     })();
   });
 
-  composer.filter(pressed("goal-run", "goal-edit", "goal-cancel"), answerWith((ctx) => goals.press(ctx.button!, (goal) => deps.launcher.launch("agent", goal))));
+  composer.filter(
+    pressed("goal-run", "goal-edit", "goal-cancel"),
+    answerWith((ctx) => goals.press(ctx.button!, (goal) => deps.launcher.launch("agent", goal))),
+  );
 
   composer.on("message:text", async (ctx, next) => {
     if (ctx.message.text.startsWith("/") || !(await goals.takeCorrection(ctx.message.text))) return next();

@@ -7,7 +7,12 @@ import { Brain, DumpRefused } from "../../../modes/brain/brain.ts";
 import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../../modes/brain/capture.ts";
 import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
 import { visionFromEnv } from "../../../ai/vision.ts";
-import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  errorReply,
+  startFakeOpenAIServer,
+  textReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { tempDir } from "../../support/temp.ts";
 
 let web: Server;
@@ -24,16 +29,25 @@ const ARTICLE = `<!doctype html><html><head><title>Bleeding a radiator</title></
 beforeAll(async () => {
   llm = await startFakeOpenAIServer();
   web = createServer((req, res) => {
-    if (req.url === "/article") return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
-    if (req.url === "/to-loopback") return void res.writeHead(302, { location: `http://127.0.0.1:${port}/secret` }).end();
-    if (req.url === "/to-localhost") return void res.writeHead(301, { location: `http://localhost:${port}/secret` }).end();
-    if (req.url === "/manual.pdf") return void res.writeHead(200, { "content-type": "application/pdf" }).end("%PDF-1.7 ...");
+    if (req.url === "/article")
+      return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
+    if (req.url === "/to-loopback")
+      return void res.writeHead(302, { location: `http://127.0.0.1:${port}/secret` }).end();
+    if (req.url === "/to-localhost")
+      return void res.writeHead(301, { location: `http://localhost:${port}/secret` }).end();
+    if (req.url === "/manual.pdf")
+      return void res.writeHead(200, { "content-type": "application/pdf" }).end("%PDF-1.7 ...");
     if (req.url === "/v2/scrape") {
       let raw = "";
       req.on("data", (c) => (raw += c));
       req.on("end", () => {
         firecrawlCalls.push({ auth: req.headers.authorization, body: JSON.parse(raw) });
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: true, data: { markdown: "# Radiators\n\nBleed them yearly.", metadata: { title: "Radiators" } } }));
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            success: true,
+            data: { markdown: "# Radiators\n\nBleed them yearly.", metadata: { title: "Radiators" } },
+          }),
+        );
       });
       return;
     }
@@ -69,26 +83,43 @@ describe("URL dumps go through the guarded fetch", () => {
   });
 
   test("a name that resolves to loopback is refused", async () => {
-    await expect(captureUrl(`http://evil.test:${port}/secret`, {}, offline({ "evil.test": "127.0.0.1" }))).rejects.toThrow(/Refused .*evil\.test resolves to 127\.0\.0\.1, which is loopback.*Nothing was stored/);
+    await expect(
+      captureUrl(`http://evil.test:${port}/secret`, {}, offline({ "evil.test": "127.0.0.1" })),
+    ).rejects.toThrow(/Refused .*evil\.test resolves to 127\.0\.0\.1, which is loopback.*Nothing was stored/);
   });
 
   test("a redirect to loopback (by address or by name) is refused after the hop", async () => {
-    await expect(captureUrl(`http://public.test:${port}/to-loopback`, {}, offline())).rejects.toThrow(/Refused http:\/\/127\.0\.0\.1:\d+\/secret \(redirect from .*public\.test.*\): 127\.0\.0\.1 is loopback/);
-    await expect(captureUrl(`http://public.test:${port}/to-localhost`, {}, offline())).rejects.toThrow(/localhost is this machine/);
+    await expect(captureUrl(`http://public.test:${port}/to-loopback`, {}, offline())).rejects.toThrow(
+      /Refused http:\/\/127\.0\.0\.1:\d+\/secret \(redirect from .*public\.test.*\): 127\.0\.0\.1 is loopback/,
+    );
+    await expect(captureUrl(`http://public.test:${port}/to-localhost`, {}, offline())).rejects.toThrow(
+      /localhost is this machine/,
+    );
   });
 
   test("metadata, private and non-http addresses are refused; so is a PDF", async () => {
     await expect(captureUrl("http://169.254.169.254/latest/meta-data/", {}, offline())).rejects.toThrow(/link-local/);
-    await expect(captureUrl("http://intranet.test/", {}, offline({ "intranet.test": "10.1.2.3" }))).rejects.toThrow(/private/);
+    await expect(captureUrl("http://intranet.test/", {}, offline({ "intranet.test": "10.1.2.3" }))).rejects.toThrow(
+      /private/,
+    );
     await expect(captureUrl("file:///etc/passwd", {}, offline())).rejects.toThrow(DumpRefused);
-    await expect(captureUrl(`http://public.test:${port}/manual.pdf`, {}, offline())).rejects.toThrow(/application\/pdf, not text.*Nothing was stored/);
+    await expect(captureUrl(`http://public.test:${port}/manual.pdf`, {}, offline())).rejects.toThrow(
+      /application\/pdf, not text.*Nothing was stored/,
+    );
   });
 
   test("with FIRECRAWL_API_KEY the page comes from Firecrawl; a loopback URL is still refused", async () => {
     const env = { FIRECRAWL_API_KEY: "fc-key", FIRECRAWL_BASE_URL: `http://127.0.0.1:${port}` };
     const capture = await captureUrl("https://example.com/radiators", env);
-    expect(capture).toEqual({ kind: "url", source: "https://example.com/radiators", content: "Radiators\n\n# Radiators\n\nBleed them yearly." });
-    expect(firecrawlCalls.at(-1)).toMatchObject({ auth: "Bearer fc-key", body: { url: "https://example.com/radiators", formats: ["markdown"] } });
+    expect(capture).toEqual({
+      kind: "url",
+      source: "https://example.com/radiators",
+      content: "Radiators\n\n# Radiators\n\nBleed them yearly.",
+    });
+    expect(firecrawlCalls.at(-1)).toMatchObject({
+      auth: "Bearer fc-key",
+      body: { url: "https://example.com/radiators", formats: ["markdown"] },
+    });
     const before = firecrawlCalls.length;
     await expect(captureUrl("http://127.0.0.1:8080/admin", env)).rejects.toThrow(/Refused .*loopback/);
     await expect(captureUrl("http://localhost/admin", env)).rejects.toThrow(/this machine/);
@@ -97,7 +128,10 @@ describe("URL dumps go through the guarded fetch", () => {
 });
 
 // The smallest valid PNG (1×1).
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 describe("photo dumps are read by the vision model", () => {
   const env = () => ({ GROQ_API_KEY: "gsk-test", GROQ_BASE_URL: `${llm.url}/openai/v1` });
@@ -111,7 +145,12 @@ describe("photo dumps are read by the vision model", () => {
       const vision = visionFromEnv(env());
       expect(vision?.label).toBe("groq:meta-llama/llama-4-scout-17b-16e-instruct");
       const capture = await captureImage(join(dir, "whiteboard.png"), readFileSync, vision);
-      expect(capture).toEqual({ kind: "image", source: "whiteboard.png", content: "SPRINT 14\nShip the brain by Friday\nDescription: A whiteboard with a sprint plan.", original: { bytes: PNG, mediaType: "image/png" } });
+      expect(capture).toEqual({
+        kind: "image",
+        source: "whiteboard.png",
+        content: "SPRINT 14\nShip the brain by Friday\nDescription: A whiteboard with a sprint plan.",
+        original: { bytes: PNG, mediaType: "image/png" },
+      });
       const request = llm.requests.at(-1)!;
       expect(request.body.model).toBe("meta-llama/llama-4-scout-17b-16e-instruct");
       expect(JSON.stringify(request.body.messages)).toContain(`data:image/png;base64,${PNG.toString("base64")}`);
@@ -131,14 +170,24 @@ describe("photo dumps are read by the vision model", () => {
 
   test("unsupported types, oversize photos, no vision model and a failing one are refused, nothing stored", async () => {
     const vision = visionFromEnv(env());
-    await expect(capturePhoto(Buffer.from("%PDF-1.7 stuff"), "manual.pdf", null, vision)).rejects.toThrow(/manual\.pdf is a PDF\. Photos are read as JPEG, PNG, WebP or GIF/);
-    await expect(capturePhoto(Buffer.from("hello"), "notes.txt", null, vision)).rejects.toThrow(/not a supported image/);
+    await expect(capturePhoto(Buffer.from("%PDF-1.7 stuff"), "manual.pdf", null, vision)).rejects.toThrow(
+      /manual\.pdf is a PDF\. Photos are read as JPEG, PNG, WebP or GIF/,
+    );
+    await expect(capturePhoto(Buffer.from("hello"), "notes.txt", null, vision)).rejects.toThrow(
+      /not a supported image/,
+    );
     const big = Buffer.concat([PNG, Buffer.alloc(5 * 1024 * 1024)]);
-    await expect(capturePhoto(big, "huge.png", null, vision)).rejects.toThrow(/huge\.png is 5\.0 MB; photos are read up to 4 MB/);
-    await expect(capturePhoto(PNG, "a.png", null, visionFromEnv({}))).rejects.toThrow(/needs a vision model: set GROQ_API_KEY/);
+    await expect(capturePhoto(big, "huge.png", null, vision)).rejects.toThrow(
+      /huge\.png is 5\.0 MB; photos are read up to 4 MB/,
+    );
+    await expect(capturePhoto(PNG, "a.png", null, visionFromEnv({}))).rejects.toThrow(
+      /needs a vision model: set GROQ_API_KEY/,
+    );
     llm.enqueue(errorReply(503, "over capacity"));
     await expect(capturePhoto(PNG, "a.png", null, vision)).rejects.toThrow(/could not read a\.png.*Nothing was stored/);
-    await expect(captureImage("/nonexistent/x.png", readFileSync, vision)).rejects.toThrow(/Cannot read \/nonexistent\/x\.png: ENOENT/);
+    await expect(captureImage("/nonexistent/x.png", readFileSync, vision)).rejects.toThrow(
+      /Cannot read \/nonexistent\/x\.png: ENOENT/,
+    );
   });
 
   test("OpenRouter's vision model is the fallback when Groq fails", async () => {

@@ -9,7 +9,10 @@ import { createColors } from "picocolors";
 import { main } from "../../../modes/cli/main.ts";
 
 /** Runs `pencil …` in this process (the brain's work is the same; no Bun start per command), capturing what it prints. */
-async function inProcess(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   const code = await main(args, env, {
@@ -35,7 +38,10 @@ describe("pencil brain without any key (the quick start)", () => {
   const cli = (...args: string[]) => inProcess(["brain", ...args], env);
 
   test("dump, ask, list, show, forget — scripted enrichment said to be scripted, full-text search", async () => {
-    const dumped = await cli("dump", "The boiler service code is BX-4471. The engineer comes on the first Tuesday of March.");
+    const dumped = await cli(
+      "dump",
+      "The boiler service code is BX-4471. The engineer comes on the first Tuesday of March.",
+    );
     expect(dumped.code).toBe(0);
     expect(dumped.stdout).toMatch(/Stored \[#1 /);
     expect(dumped.stdout).toContain("scripted (fixed rules, no model configured)");
@@ -58,8 +64,13 @@ describe("pencil brain without any key (the quick start)", () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("There is no note #2");
 
-    const doctor = JSON.parse((await inProcess(["doctor", "--json"], env)).stdout) as { name: string; detail: string }[];
-    expect(doctor.find((c) => c.name === "brain store")?.detail).toMatch(/embedded .*: 1 note\(s\), 1 waiting for pencil brain reindex/);
+    const doctor = JSON.parse((await inProcess(["doctor", "--json"], env)).stdout) as {
+      name: string;
+      detail: string;
+    }[];
+    expect(doctor.find((c) => c.name === "brain store")?.detail).toMatch(
+      /embedded .*: 1 note\(s\), 1 waiting for pencil brain reindex/,
+    );
     expect(doctor.find((c) => c.name === "brain embeddings")?.detail).toMatch(/full-text search only/);
   }, 90_000);
 
@@ -70,7 +81,13 @@ describe("pencil brain without any key (the quick start)", () => {
     expect((await cli("frobnicate")).code).toBe(2);
     expect((await cli("show", "abc")).stderr).toContain("needs one note id");
     expect((await cli("ask")).code).toBe(2);
-    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-"], { cwd: env.HOME!, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-"], {
+      cwd: env.HOME!,
+      env,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     proc.stdin.write("y".repeat(5 * 1024 * 1024));
     await proc.stdin.end();
     expect(await proc.exited).toBe(2);
@@ -78,11 +95,19 @@ describe("pencil brain without any key (the quick start)", () => {
   }, 60_000);
 
   test("dump - reads the note from stdin", async () => {
-    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-", "--json"], { cwd: env.HOME!, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-", "--json"], {
+      cwd: env.HOME!,
+      env,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     proc.stdin.write("Recipe: pancakes need 2 eggs,\n300 ml milk and 120 g flour.\n");
     await proc.stdin.end();
     expect(await proc.exited).toBe(0);
-    expect(JSON.parse(await new Response(proc.stdout).text()).note.content).toBe("Recipe: pancakes need 2 eggs,\n300 ml milk and 120 g flour.\n");
+    expect(JSON.parse(await new Response(proc.stdout).text()).note.content).toBe(
+      "Recipe: pancakes need 2 eggs,\n300 ml milk and 120 g flour.\n",
+    );
   }, 30_000);
 });
 
@@ -97,8 +122,22 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
   });
 
   test("dump is enriched and embedded; ask answers with its sources", async () => {
-    const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${llm.url}/openai/v1`, GEMINI_API_KEY: "g", GEMINI_BASE_URL: `${embeddings.url}/v1beta` };
-    llm.enqueue(textReply(JSON.stringify({ title: "Boiler service code", tags: ["home"], summary: "The boiler code. Needed for bookings." })));
+    const env: Record<string, string> = {
+      ...baseEnv(),
+      GROQ_API_KEY: "gsk_test",
+      GROQ_BASE_URL: `${llm.url}/openai/v1`,
+      GEMINI_API_KEY: "g",
+      GEMINI_BASE_URL: `${embeddings.url}/v1beta`,
+    };
+    llm.enqueue(
+      textReply(
+        JSON.stringify({
+          title: "Boiler service code",
+          tags: ["home"],
+          summary: "The boiler code. Needed for bookings.",
+        }),
+      ),
+    );
     const dumped = await inProcess(["brain", "dump", "Boiler service code: BX-4471"], env);
     expect(dumped.code).toBe(0);
     expect(dumped.stdout).toContain("Stored [#1 Boiler service code] #home");
@@ -111,11 +150,23 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
   }, 60_000);
 
   test("dump --image keeps the photo itself: show and --json name it, forget deletes it", async () => {
-    const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${llm.url}/openai/v1` };
-    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+    const env: Record<string, string> = {
+      ...baseEnv(),
+      GROQ_API_KEY: "gsk_test",
+      GROQ_BASE_URL: `${llm.url}/openai/v1`,
+    };
+    const png = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+      "base64",
+    );
     const photo = join(tempDir(), "whiteboard.png");
     writeFileSync(photo, png);
-    llm.enqueue(textReply("SPRINT 14\nDescription: a whiteboard."), textReply(JSON.stringify({ title: "Sprint plan", tags: ["work"], summary: "Sprint 14 plan. On the whiteboard." })));
+    llm.enqueue(
+      textReply("SPRINT 14\nDescription: a whiteboard."),
+      textReply(
+        JSON.stringify({ title: "Sprint plan", tags: ["work"], summary: "Sprint 14 plan. On the whiteboard." }),
+      ),
+    );
     const dumped = await inProcess(["brain", "dump", "--image", photo, "--json"], env);
     expect(dumped.code).toBe(0);
     const kept = join(env.PENCIL_HOME!, "brain", "originals", "1.png");

@@ -20,14 +20,25 @@ describe("the InsForge store, through the real @insforge/sdk", () => {
     const store = await openStore({ INSFORGE_BASE_URL: insforge.url, INSFORGE_ANON_KEY: insforge.anonKey });
     expect(store).toBeInstanceOf(InsforgeStore);
     expect(store.label).toBe(`InsForge (${insforge.url})`);
-    const embedder = embedderFromEnv({ PENCIL_EMBED_MODEL: "local:nomic-embed-text", LOCAL_LLM_BASE_URL: `${embeddings.url}/v1` });
+    const embedder = embedderFromEnv({
+      PENCIL_EMBED_MODEL: "local:nomic-embed-text",
+      LOCAL_LLM_BASE_URL: `${embeddings.url}/v1`,
+    });
     const brain = new Brain({ store, embedder, chat: null });
     const boiler = await brain.dump({ kind: "text", source: null, content: "The boiler service code is BX-4471." });
     const wifi = await brain.dump({ kind: "text", source: null, content: "Guest wifi password: tulip-42." });
-    expect(boiler.note).toMatchObject({ id: 1, kind: "text", enrichedBy: "scripted", embeddingModel: "local:nomic-embed-text" });
+    expect(boiler.note).toMatchObject({
+      id: 1,
+      kind: "text",
+      enrichedBy: "scripted",
+      embeddingModel: "local:nomic-embed-text",
+    });
     expect((await store.list(10)).map((n) => n.id)).toEqual([wifi.note.id, boiler.note.id]);
     expect((await store.get(boiler.note.id))?.content).toBe("The boiler service code is BX-4471.");
-    expect((await store.getMany([wifi.note.id, 999, boiler.note.id])).map((n) => n.id)).toEqual([wifi.note.id, boiler.note.id]);
+    expect((await store.getMany([wifi.note.id, 999, boiler.note.id])).map((n) => n.id)).toEqual([
+      wifi.note.id,
+      boiler.note.id,
+    ]);
 
     const asked = await brain.ask("boiler service code");
     expect(asked.mode).toBe("hybrid");
@@ -37,9 +48,20 @@ describe("the InsForge store, through the real @insforge/sdk", () => {
     expect(insforge.requests.some((r) => r.startsWith("POST /api/database/rpc/search_notes"))).toBe(true);
 
     // Another model: never compared with the stored vectors; reindex moves them over.
-    const other = new Brain({ store, embedder: embedderFromEnv({ PENCIL_EMBED_MODEL: "local:mxbai-embed-large", LOCAL_LLM_BASE_URL: `${embeddings.url}/v1` }), chat: null });
+    const other = new Brain({
+      store,
+      embedder: embedderFromEnv({
+        PENCIL_EMBED_MODEL: "local:mxbai-embed-large",
+        LOCAL_LLM_BASE_URL: `${embeddings.url}/v1`,
+      }),
+      chat: null,
+    });
     expect((await other.ask("boiler service code")).retrieved[0]!.similarity).toBeUndefined();
-    expect(await store.counts("local:mxbai-embed-large")).toMatchObject({ notes: 2, waiting: 2, byModel: { "local:nomic-embed-text": 2 } });
+    expect(await store.counts("local:mxbai-embed-large")).toMatchObject({
+      notes: 2,
+      waiting: 2,
+      byModel: { "local:nomic-embed-text": 2 },
+    });
     expect(await other.reindex()).toMatchObject({ embedded: 2, failed: [] });
     expect((await other.ask("boiler service code")).retrieved[0]!.similarity).toBeGreaterThan(0.55);
 
@@ -49,19 +71,25 @@ describe("the InsForge store, through the real @insforge/sdk", () => {
   }, 30_000);
 
   test("a wrong key, and a project without the schema, fail with what to do", async () => {
-    await expect(InsforgeStore.connect(insforge.url, "wrong-key")).rejects.toThrow(/no brain schema, or the anon key cannot reach it.*Apply modes\/brain\/schema\.sql/);
+    await expect(InsforgeStore.connect(insforge.url, "wrong-key")).rejects.toThrow(
+      /no brain schema, or the anon key cannot reach it.*Apply modes\/brain\/schema\.sql/,
+    );
     const empty = await startFakeInsforge({ schema: false });
     try {
       await expect(InsforgeStore.connect(empty.url, empty.anonKey)).rejects.toThrow(/no brain schema/);
     } finally {
       await empty.stop();
     }
-    await expect(openStore({ INSFORGE_BASE_URL: insforge.url })).rejects.toThrow(/needs both INSFORGE_BASE_URL and INSFORGE_ANON_KEY/);
+    await expect(openStore({ INSFORGE_BASE_URL: insforge.url })).rejects.toThrow(
+      /needs both INSFORGE_BASE_URL and INSFORGE_ANON_KEY/,
+    );
   }, 30_000);
 
   test("the anon role reaches the brain's table and functions through schema.sql's grants, nothing else", async () => {
     await insforge.db.exec("create table private_stuff (x int); insert into private_stuff values (1);");
-    const response = await fetch(`${insforge.url}/api/database/records/private_stuff?select=x`, { headers: { authorization: `Bearer ${insforge.anonKey}` } });
+    const response = await fetch(`${insforge.url}/api/database/records/private_stuff?select=x`, {
+      headers: { authorization: `Bearer ${insforge.anonKey}` },
+    });
     expect(response.status).toBe(403);
   });
 });
@@ -77,4 +105,7 @@ describe.skipIf(!live)("live InsForge smoke (PENCIL_LIVE=1 with INSFORGE_BASE_UR
     expect(await store.remove(note.id)).toBe(true);
   }, 60_000);
 });
-if (!live) console.log("[skipped] live InsForge smoke: set PENCIL_LIVE=1, INSFORGE_BASE_URL and INSFORGE_ANON_KEY to run it against a real project.");
+if (!live)
+  console.log(
+    "[skipped] live InsForge smoke: set PENCIL_LIVE=1, INSFORGE_BASE_URL and INSFORGE_ANON_KEY to run it against a real project.",
+  );

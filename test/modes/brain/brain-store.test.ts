@@ -8,7 +8,18 @@ import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
 function note(content: string, extra: Partial<NewNote> = {}): NewNote {
-  return { kind: "text", source: null, content, title: content.slice(0, 30), tags: [], summary: "", enrichedBy: null, embeddingModel: null, embedding: null, ...extra };
+  return {
+    kind: "text",
+    source: null,
+    content,
+    title: content.slice(0, 30),
+    tags: [],
+    summary: "",
+    enrichedBy: null,
+    embeddingModel: null,
+    embedding: null,
+    ...extra,
+  };
 }
 
 describe("the embedded store (real PGlite with pgvector)", () => {
@@ -26,7 +37,12 @@ describe("the embedded store (real PGlite with pgvector)", () => {
     expect(a.id).toBeGreaterThan(0);
     expect((await store.get(a.id))?.tags).toEqual(["home", "boiler"]);
     expect((await store.list(10)).map((n) => n.id)).toEqual([b.id, a.id]);
-    await store.update(b.id, { title: "Shopping", tags: ["errands"], summary: "Two things to buy.", enrichedBy: "groq:x" });
+    await store.update(b.id, {
+      title: "Shopping",
+      tags: ["errands"],
+      summary: "Two things to buy.",
+      enrichedBy: "groq:x",
+    });
     expect(await store.get(b.id)).toMatchObject({ title: "Shopping", tags: ["errands"], enrichedBy: "groq:x" });
     expect(await store.remove(b.id)).toBe(true);
     expect(await store.remove(b.id)).toBe(false);
@@ -52,7 +68,9 @@ describe("the embedded store (real PGlite with pgvector)", () => {
   });
 
   test("a vector wider than the column is refused with the limit named", async () => {
-    await expect(store.insert(note("x", { embeddingModel: "m", embedding: new Array(2000).fill(0.1) }))).rejects.toThrow(/at most 1536/);
+    await expect(
+      store.insert(note("x", { embeddingModel: "m", embedding: new Array(2000).fill(0.1) })),
+    ).rejects.toThrow(/at most 1536/);
   });
 });
 

@@ -3,7 +3,12 @@ import { Brain, DumpRefused } from "../../../modes/brain/brain.ts";
 import { embedderFromEnv } from "../../../modes/brain/embedder.ts";
 import { chatFromEnv } from "../../../modes/brain/chat-from-env.ts";
 import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
-import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  errorReply,
+  startFakeOpenAIServer,
+  textReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { fakeVector, startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
 
 let store: PgliteStore;
@@ -11,7 +16,11 @@ let llm: FakeOpenAIServer;
 let embeddings: FakeEmbeddingServer;
 
 beforeAll(async () => {
-  [store, llm, embeddings] = await Promise.all([PgliteStore.inMemory(), startFakeOpenAIServer(), startFakeEmbeddingServer()]);
+  [store, llm, embeddings] = await Promise.all([
+    PgliteStore.inMemory(),
+    startFakeOpenAIServer(),
+    startFakeEmbeddingServer(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([store.close(), llm.stop(), embeddings.stop()]);
@@ -23,7 +32,10 @@ beforeEach(async () => {
 
 const groqEnv = () => ({ GROQ_API_KEY: "gsk-test", GROQ_BASE_URL: `${llm.url}/openai/v1` });
 const geminiEnv = () => ({ GEMINI_API_KEY: "gemini-test", GEMINI_BASE_URL: `${embeddings.url}/v1beta` });
-const localEmbedEnv = (name = "nomic-embed-text") => ({ PENCIL_EMBED_MODEL: `local:${name}`, LOCAL_LLM_BASE_URL: `${embeddings.url}/v1` });
+const localEmbedEnv = (name = "nomic-embed-text") => ({
+  PENCIL_EMBED_MODEL: `local:${name}`,
+  LOCAL_LLM_BASE_URL: `${embeddings.url}/v1`,
+});
 
 function enrichment(title: string, tags: string[], summary: string): string {
   return JSON.stringify({ title, tags, summary });
@@ -31,7 +43,18 @@ function enrichment(title: string, tags: string[], summary: string): string {
 
 /** 200 notes that all look alike: service codes of other appliances, stored with the same embedding model. */
 async function similarNotes(model: string): Promise<void> {
-  const things = ["dishwasher", "washing machine", "fridge", "oven", "dryer", "heat pump", "water softener", "car", "bike", "alarm"];
+  const things = [
+    "dishwasher",
+    "washing machine",
+    "fridge",
+    "oven",
+    "dryer",
+    "heat pump",
+    "water softener",
+    "car",
+    "bike",
+    "alarm",
+  ];
   const notes = Array.from({ length: 200 }, (_, i) => {
     const thing = things[i % things.length]!;
     const content = `The ${thing} service code for unit ${i} is ${thing.slice(0, 2).toUpperCase()}-${1000 + i}. Call the engineer on weekdays.`;
@@ -44,7 +67,11 @@ async function similarNotes(model: string): Promise<void> {
       summary: `The service code of the ${thing}.`,
       enrichedBy: "groq:test",
       embeddingModel: model,
-      embedding: fakeVector(`${thing} service code ${i}\nThe service code of the ${thing}.\n\n${content}`, model.split(":")[1]!, model.startsWith("gemini") ? 1536 : 768),
+      embedding: fakeVector(
+        `${thing} service code ${i}\nThe service code of the ${thing}.\n\n${content}`,
+        model.split(":")[1]!,
+        model.startsWith("gemini") ? 1536 : 768,
+      ),
     };
   });
   await store.insertMany(notes);
@@ -61,17 +88,38 @@ describe("dump then ask", () => {
 
   test("finds and cites the right note among 200 similar ones (Gemini embeddings, Groq chat)", async () => {
     const brain = new Brain({ store, embedder: embedderFromEnv(geminiEnv()), chat: chatFromEnv(groqEnv()) });
-    llm.enqueue(textReply(enrichment("Boiler service code", ["home", "boiler"], "The boiler's service code. The engineer needs it.")));
-    const dumped = await brain.dump({ kind: "text", source: null, content: "Boiler: the service code is BX-4471, the engineer asks for it when booking the annual check." });
+    llm.enqueue(
+      textReply(
+        enrichment("Boiler service code", ["home", "boiler"], "The boiler's service code. The engineer needs it."),
+      ),
+    );
+    const dumped = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Boiler: the service code is BX-4471, the engineer asks for it when booking the annual check.",
+    });
     expect(dumped).toMatchObject({ enrichment: "model", embeddedWith: "gemini:gemini-embedding-001" });
-    expect(dumped.note).toMatchObject({ title: "Boiler service code", tags: ["home", "boiler"], enrichedBy: "groq:openai/gpt-oss-120b" });
+    expect(dumped.note).toMatchObject({
+      title: "Boiler service code",
+      tags: ["home", "boiler"],
+      enrichedBy: "groq:openai/gpt-oss-120b",
+    });
     // The document was embedded at 1,536 dimensions, as a document.
-    expect(embeddings.requests.at(-1)).toMatchObject({ protocol: "gemini", model: "gemini-embedding-001", dimensions: 1536, taskType: "RETRIEVAL_DOCUMENT", authorization: "gemini-test" });
+    expect(embeddings.requests.at(-1)).toMatchObject({
+      protocol: "gemini",
+      model: "gemini-embedding-001",
+      dimensions: 1536,
+      taskType: "RETRIEVAL_DOCUMENT",
+      authorization: "gemini-test",
+    });
 
     const id = dumped.note.id;
     llm.enqueue(textReply(`The boiler service code is BX-4471 [#${id} Boiler service code]. Also [#99999 Made up].`));
     const result = await brain.ask("what was the boiler service code?");
-    expect(embeddings.requests.at(-1)).toMatchObject({ taskType: "RETRIEVAL_QUERY", inputs: ["what was the boiler service code?"] });
+    expect(embeddings.requests.at(-1)).toMatchObject({
+      taskType: "RETRIEVAL_QUERY",
+      inputs: ["what was the boiler service code?"],
+    });
     expect(result.mode).toBe("hybrid");
     expect(result.retrieved[0]?.note.id).toBe(id);
     expect(result.retrieved.length).toBeLessThanOrEqual(8);
@@ -109,7 +157,11 @@ describe("embedding models", () => {
 
   test("vectors of two models are never compared; reindex re-embeds with the current one", async () => {
     const local = new Brain({ store, embedder: embedderFromEnv(localEmbedEnv()), chat: null });
-    const old = await local.dump({ kind: "text", source: null, content: "Passport renewal: the appointment is on 14 May at the town hall." });
+    const old = await local.dump({
+      kind: "text",
+      source: null,
+      content: "Passport renewal: the appointment is on 14 May at the town hall.",
+    });
     expect(old.embeddedWith).toBe("local:nomic-embed-text");
     expect(embeddings.requests.at(-1)).toMatchObject({ protocol: "openai", model: "nomic-embed-text" });
 
@@ -119,7 +171,14 @@ describe("embedding models", () => {
     expect(before.retrieved.map((r) => r.note.id)).toEqual([old.note.id]);
     expect(before.retrieved[0]!.similarity).toBeUndefined();
     expect(before.retrieved[0]!.textMatch).toBe(true);
-    expect(await store.matchVector(fakeVector("passport appointment town hall", "gemini-embedding-001", 1536), "gemini:gemini-embedding-001", 8, 0)).toEqual([]);
+    expect(
+      await store.matchVector(
+        fakeVector("passport appointment town hall", "gemini-embedding-001", 1536),
+        "gemini:gemini-embedding-001",
+        8,
+        0,
+      ),
+    ).toEqual([]);
 
     const counts = await store.counts("gemini:gemini-embedding-001");
     expect(counts).toMatchObject({ notes: 1, byModel: { "local:nomic-embed-text": 1 } });
@@ -129,27 +188,51 @@ describe("embedding models", () => {
     const after = await gemini.ask("passport appointment town hall");
     expect(after.retrieved[0]!.similarity).toBeGreaterThan(0.55);
     // Nothing of the local model remains to be compared.
-    expect(await store.matchVector(fakeVector("passport appointment", "nomic-embed-text", 768), "local:nomic-embed-text", 8, 0)).toEqual([]);
+    expect(
+      await store.matchVector(
+        fakeVector("passport appointment", "nomic-embed-text", 768),
+        "local:nomic-embed-text",
+        8,
+        0,
+      ),
+    ).toEqual([]);
   });
 
   test("PENCIL_EMBED_MODEL is checked: malformed, or missing its key", () => {
-    expect(() => embedderFromEnv({ PENCIL_EMBED_MODEL: "nomic" })).toThrow(/gemini:NAME, openrouter:NAME or local:NAME/);
-    expect(() => embedderFromEnv({ PENCIL_EMBED_MODEL: "gemini:gemini-embedding-001" })).toThrow(/needs GEMINI_API_KEY/);
+    expect(() => embedderFromEnv({ PENCIL_EMBED_MODEL: "nomic" })).toThrow(
+      /gemini:NAME, openrouter:NAME or local:NAME/,
+    );
+    expect(() => embedderFromEnv({ PENCIL_EMBED_MODEL: "gemini:gemini-embedding-001" })).toThrow(
+      /needs GEMINI_API_KEY/,
+    );
     expect(embedderFromEnv({})).toBeNull();
     expect(embedderFromEnv({ OPENROUTER_API_KEY: "k" })?.label).toBe("openrouter:openai/text-embedding-3-small");
-    expect(embedderFromEnv({ OPENROUTER_API_KEY: "k", GEMINI_API_KEY: "g" })?.label).toBe("gemini:gemini-embedding-001");
+    expect(embedderFromEnv({ OPENROUTER_API_KEY: "k", GEMINI_API_KEY: "g" })?.label).toBe(
+      "gemini:gemini-embedding-001",
+    );
   });
 
   test("OpenRouter embeddings are the fallback when Gemini has no key", async () => {
-    const brain = new Brain({ store, embedder: embedderFromEnv({ OPENROUTER_API_KEY: "or-key", OPENROUTER_BASE_URL: `${embeddings.url}/api/v1` }), chat: null });
+    const brain = new Brain({
+      store,
+      embedder: embedderFromEnv({ OPENROUTER_API_KEY: "or-key", OPENROUTER_BASE_URL: `${embeddings.url}/api/v1` }),
+      chat: null,
+    });
     const dumped = await brain.dump({ kind: "text", source: null, content: "Bike lock combination is 3-9-1-7." });
     expect(dumped.embeddedWith).toBe("openrouter:openai/text-embedding-3-small");
-    expect(embeddings.requests.at(-1)).toMatchObject({ protocol: "openai", model: "openai/text-embedding-3-small", authorization: "Bearer or-key" });
+    expect(embeddings.requests.at(-1)).toMatchObject({
+      protocol: "openai",
+      model: "openai/text-embedding-3-small",
+      authorization: "Bearer or-key",
+    });
   });
 
   test("a long note is cut into pieces for embedding and stays one note", async () => {
     const brain = new Brain({ store, embedder: embedderFromEnv(localEmbedEnv()), chat: null });
-    const long = Array.from({ length: 3000 }, (_, i) => `Paragraph ${i} of the tenancy agreement about rent and repairs.`).join("\n\n");
+    const long = Array.from(
+      { length: 3000 },
+      (_, i) => `Paragraph ${i} of the tenancy agreement about rent and repairs.`,
+    ).join("\n\n");
     const dumped = await brain.dump({ kind: "text", source: null, content: long });
     const request = embeddings.requests.at(-1)!;
     expect(request.inputs.length).toBeGreaterThan(1);
@@ -165,7 +248,11 @@ describe("without models, and with models that fail", () => {
 
   test("full-text-only: no embedder, no chat model — stored with scripted fields, found, listed without an invented answer", async () => {
     const brain = new Brain({ store, embedder: null, chat: null });
-    const dumped = await brain.dump({ kind: "text", source: null, content: "Gate code for grandma's building is 5521#. Ring twice." });
+    const dumped = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Gate code for grandma's building is 5521#. Ring twice.",
+    });
     expect(dumped).toMatchObject({ enrichment: "scripted", embeddedWith: null });
     expect(dumped.note.enrichedBy).toBe("scripted");
     expect(dumped.note.tags.length).toBeGreaterThanOrEqual(1);
@@ -179,16 +266,28 @@ describe("without models, and with models that fail", () => {
   test("a chat model that is down or answers junk loses nothing: stored raw, enriched by reindex", async () => {
     const brain = new Brain({ store, embedder: null, chat: chatFromEnv(groqEnv()) });
     llm.enqueue(errorReply(503, "over capacity"));
-    const down = await brain.dump({ kind: "text", source: null, content: "Dentist: Dr. Okafor, 2 Elm Street, check-up every six months." });
+    const down = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Dentist: Dr. Okafor, 2 Elm Street, check-up every six months.",
+    });
     expect(down).toMatchObject({ enrichment: "failed" });
     expect(down.note.enrichedBy).toBeNull();
     expect(down.note.content).toContain("Dr. Okafor");
     llm.enqueue(textReply('Sure! Here is a title: "Dentist"'));
-    const junk = await brain.dump({ kind: "text", source: null, content: "Car insurance renews on 3 April; policy AX-77." });
+    const junk = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Car insurance renews on 3 April; policy AX-77.",
+    });
     expect(junk.enrichment).toBe("failed");
     expect(junk.enrichError).toMatch(/no JSON object/);
     llm.enqueue(textReply(enrichment("x", [], "y")));
-    const badTags = await brain.dump({ kind: "text", source: null, content: "Plant watering: fern weekly, cactus monthly." });
+    const badTags = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Plant watering: fern weekly, cactus monthly.",
+    });
     expect(badTags.enrichError).toMatch(/tags/);
     expect(await store.waitingIds(null, true)).toEqual([down.note.id, junk.note.id, badTags.note.id]);
 
@@ -205,7 +304,11 @@ describe("without models, and with models that fail", () => {
   test("an embedding provider that is down: the note is stored without a vector and found by full text until reindex", async () => {
     const brain = new Brain({ store, embedder: embedderFromEnv(localEmbedEnv()), chat: null });
     embeddings.failNext(10);
-    const dumped = await brain.dump({ kind: "text", source: null, content: "Spare house key is with the neighbour at number 12." });
+    const dumped = await brain.dump({
+      kind: "text",
+      source: null,
+      content: "Spare house key is with the neighbour at number 12.",
+    });
     expect(dumped.embeddedWith).toBeNull();
     expect(dumped.embedError).toMatch(/local:nomic-embed-text/);
     const asked = await brain.ask("where is the spare house key?");
@@ -220,7 +323,9 @@ describe("without models, and with models that fail", () => {
   test("bad input is refused before anything is stored", async () => {
     const brain = new Brain({ store, embedder: null, chat: null });
     await expect(brain.dump({ kind: "text", source: null, content: " \n\t " })).rejects.toThrow(DumpRefused);
-    await expect(brain.dump({ kind: "text", source: null, content: "x".repeat(5 * 1024 * 1024) })).rejects.toThrow(/at most 1 MB/);
+    await expect(brain.dump({ kind: "text", source: null, content: "x".repeat(5 * 1024 * 1024) })).rejects.toThrow(
+      /at most 1 MB/,
+    );
     expect(await store.list(5)).toEqual([]);
     const empty = await brain.ask("anything at all?");
     expect(empty.outcome).toBe("nothing");

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  errorReply,
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
@@ -32,7 +38,8 @@ async function setup(files: Record<string, string> = { "a.txt": "alpha\n", "b.tx
     NO_COLOR: "1",
   };
   const read = (path: string) => readFileSync(join(workspace, path), "utf8");
-  const log = async () => JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
+  const log = async () =>
+    JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
   return { workspace, groq, openrouter, env, read, log };
 }
 
@@ -51,7 +58,9 @@ describe("pencil agent, end to end", () => {
     const { code, stdout } = await runCli(["agent", "make c", "-w", workspace], { cwd: workspace, env });
     expect(code).toBe(3);
     const [cs] = await log();
-    expect(cs.commands.map((r: { command: string; outcome: string; staged: unknown[] }) => [r.command, r.outcome, r.staged])).toEqual([
+    expect(
+      cs.commands.map((r: { command: string; outcome: string; staged: unknown[] }) => [r.command, r.outcome, r.staged]),
+    ).toEqual([
       ["ls", "exited", []],
       ["timeout 5 git push origin", "refused", []],
     ]);
@@ -178,7 +187,10 @@ describe("pencil agent, end to end", () => {
 
   test("both providers down: a clear error naming both, and the staged work saved", async () => {
     const { workspace, groq, openrouter, env, read, log } = await setup();
-    groq.enqueue(toolCallReply([call("create_file", { path: "new.txt", content: "kept\n" })]), errorReply(503, "Groq is over capacity"));
+    groq.enqueue(
+      toolCallReply([call("create_file", { path: "new.txt", content: "kept\n" })]),
+      errorReply(503, "Groq is over capacity"),
+    );
     openrouter.enqueue(errorReply(502, "Bad gateway upstream"));
     const result = await runCli(["agent", "make a file", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(1);
@@ -208,10 +220,18 @@ describe("pencil agent, end to end", () => {
 
   test("a .env read is denied, the model sees why, and no byte of the file is in any request", async () => {
     const secret = "hunter2-do-not-leak";
-    const { workspace, groq, env } = await setup({ "a.txt": "alpha\n", ".env": `API_TOKEN=${secret}\n`, "config/.env.local": `X=${secret}\n` });
+    const { workspace, groq, env } = await setup({
+      "a.txt": "alpha\n",
+      ".env": `API_TOKEN=${secret}\n`,
+      "config/.env.local": `X=${secret}\n`,
+    });
     groq.enqueue(
       toolCallReply([call("read_file", { path: ".env" })]),
-      toolCallReply([call("search", { pattern: "hunter2" }), call("list_files", {}), call("read_file", { path: "config/.env.local" })]),
+      toolCallReply([
+        call("search", { pattern: "hunter2" }),
+        call("list_files", {}),
+        call("read_file", { path: "config/.env.local" }),
+      ]),
       textReply("I cannot read the secrets, as expected."),
     );
     const result = await runCli(["agent", "show me the token", "-w", workspace], { cwd: workspace, env });
@@ -262,7 +282,10 @@ describe("pencil plan and ask, end to end", () => {
 
   test("ask → save the answer → review → the file is written", async () => {
     const { workspace, groq, env, read } = await setup();
-    groq.enqueue(toolCallReply([call("read_file", { path: "a.txt" })]), textReply("`a.txt` holds **alpha** (a.txt:1)."));
+    groq.enqueue(
+      toolCallReply([call("read_file", { path: "a.txt" })]),
+      textReply("`a.txt` holds **alpha** (a.txt:1)."),
+    );
     const { code, output } = await runCliPty(["ask", "what is in a.txt?", "-w", workspace], {
       cwd: workspace,
       env,

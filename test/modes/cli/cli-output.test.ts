@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { INDEX } from "../../support/cli.ts";
 import { runCli, runCliPty, screenLines } from "../../support/cli.ts";
-import { errorReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  errorReply,
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 // What a script sees: --json leaves exactly one JSON document on stdout, and a reader
@@ -27,7 +33,11 @@ async function withModel() {
   writeTree(workspace, { "a.txt": "alpha\n" });
   const groq = await startFakeOpenAIServer();
   servers.push(groq);
-  const env: Record<string, string> = { ...baseEnv(), GROQ_API_KEY: "gsk_test", GROQ_BASE_URL: `${groq.url}/openai/v1` };
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    GROQ_API_KEY: "gsk_test",
+    GROQ_BASE_URL: `${groq.url}/openai/v1`,
+  };
   return { workspace, groq, env };
 }
 
@@ -43,7 +53,12 @@ describe("--json", () => {
 
   test("plan --json: stdout is the plan alone", async () => {
     const { workspace, groq, env } = await withModel();
-    const plan = { summary: "Do it.", steps: [{ id: "s1", title: "One", detail: "Edit a.txt.", files: ["a.txt"] }], risks: [], openQuestions: [] };
+    const plan = {
+      summary: "Do it.",
+      steps: [{ id: "s1", title: "One", detail: "Edit a.txt.", files: ["a.txt"] }],
+      risks: [],
+      openQuestions: [],
+    };
     groq.enqueue(toolCallReply([call("read_file", { path: "a.txt" })]), toolCallReply([call("submit_plan", plan)]));
     const result = await runCli(["plan", "uppercase", "--json", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(0);
@@ -76,11 +91,21 @@ describe("a closed pipe", () => {
   // The reader closes its end at once, long before Pencil has started, so every write meets EPIPE.
   async function intoClosedPipe(args: string[]) {
     const env = baseEnv();
-    const proc = Bun.spawn(["bash", "-c", '"$0" "$@" 2>"$HOME/err" | (exec 0<&-; sleep 0.3); echo "${PIPESTATUS[0]}"; cat "$HOME/err"', process.execPath, INDEX, ...args], {
-      cwd: env.HOME!,
-      env,
-      stdout: "pipe",
-    });
+    const proc = Bun.spawn(
+      [
+        "bash",
+        "-c",
+        '"$0" "$@" 2>"$HOME/err" | (exec 0<&-; sleep 0.3); echo "${PIPESTATUS[0]}"; cat "$HOME/err"',
+        process.execPath,
+        INDEX,
+        ...args,
+      ],
+      {
+        cwd: env.HOME!,
+        env,
+        stdout: "pipe",
+      },
+    );
     const text = await new Response(proc.stdout).text();
     await proc.exited;
     const [code, ...stderr] = text.split("\n");
@@ -133,7 +158,11 @@ describe("after a conflict", () => {
     );
     expect((await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env })).code).toBe(3);
     writeTree(workspace, { "a.txt": "alpha\nmine, written meanwhile\n" });
-    const first = await runCliPty(["review", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[s]teps ", send: "y" }] });
+    const first = await runCliPty(["review", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[s]teps ", send: "y" }],
+    });
     expect(first.code).toBe(4);
     expect(first.output).toContain("They stay pending");
     const log = JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
@@ -142,7 +171,11 @@ describe("after a conflict", () => {
     const text = await runCli(["log", "-w", workspace], { cwd: workspace, env });
     expect(text.stdout).toMatch(/a\.txt \+\d+ -\d+ conflict/);
     // Reviewed again: the diff is against the file as it is now, so approving visibly drops the owner's line.
-    const again = await runCliPty(["review", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[s]teps ", send: "n" }] });
+    const again = await runCliPty(["review", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[s]teps ", send: "n" }],
+    });
     expect(again.output).toContain("-mine, written meanwhile");
     expect(again.code).toBe(0);
     expect(readFileSync(join(workspace, "a.txt"), "utf8")).toBe("alpha\nmine, written meanwhile\n");
@@ -151,25 +184,34 @@ describe("after a conflict", () => {
 
 describe("commands the agent runs", () => {
   const script = `for i in $(seq 1 20); do echo "line $i"; done\nexit 3\n`;
-  test.skipIf(!sandboxAvailable())("a failed command shows its exit status, its own time, and the first and last lines; --verbose and the log have all", async () => {
-    const { workspace, groq, env } = await withModel();
-    writeTree(workspace, { "fail.sh": script });
-    const turn = () => [toolCallReply([call("run_command", { command: "sh fail.sh" })]), textReply("It failed.")];
-    groq.enqueue(...turn());
-    const result = await runCli(["agent", "run it", "--allow", "Run(sh fail.sh)", "-w", workspace], { cwd: workspace, env });
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/✗ \$ sh fail\.sh {2}exit 3 · \d+\.\d\ds/);
-    expect(result.stdout).toContain("│ line 1\n");
-    expect(result.stdout).toContain("│ line 20\n");
-    expect(result.stdout).not.toContain("line 10\n");
-    expect(result.stdout).toContain("… 14 more lines (--verbose, or the run's log)");
-    const log = /run's log \(every output in full\):\n(\S+)/.exec(result.stdout)?.[1];
-    expect(log).toBeDefined();
-    expect(readFileSync(log!, "utf8")).toContain("line 10\n");
-    groq.enqueue(...turn());
-    const verbose = await runCli(["agent", "run it", "--verbose", "--allow", "Run(sh fail.sh)", "-w", workspace], { cwd: workspace, env });
-    expect(verbose.stdout).toContain("│ line 10\n");
-  });
+  test.skipIf(!sandboxAvailable())(
+    "a failed command shows its exit status, its own time, and the first and last lines; --verbose and the log have all",
+    async () => {
+      const { workspace, groq, env } = await withModel();
+      writeTree(workspace, { "fail.sh": script });
+      const turn = () => [toolCallReply([call("run_command", { command: "sh fail.sh" })]), textReply("It failed.")];
+      groq.enqueue(...turn());
+      const result = await runCli(["agent", "run it", "--allow", "Run(sh fail.sh)", "-w", workspace], {
+        cwd: workspace,
+        env,
+      });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/✗ \$ sh fail\.sh {2}exit 3 · \d+\.\d\ds/);
+      expect(result.stdout).toContain("│ line 1\n");
+      expect(result.stdout).toContain("│ line 20\n");
+      expect(result.stdout).not.toContain("line 10\n");
+      expect(result.stdout).toContain("… 14 more lines (--verbose, or the run's log)");
+      const log = /run's log \(every output in full\):\n(\S+)/.exec(result.stdout)?.[1];
+      expect(log).toBeDefined();
+      expect(readFileSync(log!, "utf8")).toContain("line 10\n");
+      groq.enqueue(...turn());
+      const verbose = await runCli(["agent", "run it", "--verbose", "--allow", "Run(sh fail.sh)", "-w", workspace], {
+        cwd: workspace,
+        env,
+      });
+      expect(verbose.stdout).toContain("│ line 10\n");
+    },
+  );
 });
 
 describe("progress in a terminal", () => {
@@ -180,7 +222,11 @@ describe("progress in a terminal", () => {
       toolCallReply([call("read_file", { path: "a.txt" })]),
       textReply("It holds `alpha` and **nothing else**.\n\nThat is all."),
     );
-    const { code, output } = await runCliPty(["ask", "what is in a.txt?", "-w", workspace], { cwd: workspace, env, steps: [{ expect: "[Enter] done", send: "\r" }] });
+    const { code, output } = await runCliPty(["ask", "what is in a.txt?", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: "[Enter] done", send: "\r" }],
+    });
     expect(code).toBe(0);
     const header = output.indexOf("pencil ask · groq:openai/gpt-oss-120b");
     expect(header).toBeGreaterThanOrEqual(0);
@@ -197,18 +243,28 @@ describe("progress in a terminal", () => {
 describe("a 60-column terminal", () => {
   test("summary, streamed text, diffs and the review prompt fit; diff continuation lines keep their gutter", async () => {
     const { workspace, groq, env } = await withModel();
-    const longLine = "export const message = 'a line of code that is much longer than sixty columns, so it must wrap under its gutter';";
-    const prose = "This paragraph explains the change at length, in words long enough that a sixty-column terminal must wrap it between words and never inside one.";
+    const longLine =
+      "export const message = 'a line of code that is much longer than sixty columns, so it must wrap under its gutter';";
+    const prose =
+      "This paragraph explains the change at length, in words long enough that a sixty-column terminal must wrap it between words and never inside one.";
     groq.enqueue(
-      toolCallReply([call("create_file", { path: "src/some/deeply/nested/directory/with-a-long-file-name.ts", content: `${longLine}\n` })]),
+      toolCallReply([
+        call("create_file", {
+          path: "src/some/deeply/nested/directory/with-a-long-file-name.ts",
+          content: `${longLine}\n`,
+        }),
+      ]),
       textReply(`${prose}\n\nDone.`),
     );
-    const { code, output, raw } = await runCliPty(["agent", "add a message constant to a nested module with a long path", "-w", workspace], {
-      cwd: workspace,
-      env,
-      cols: 60,
-      steps: [{ expect: "[s]teps ", send: "n" }],
-    });
+    const { code, output, raw } = await runCliPty(
+      ["agent", "add a message constant to a nested module with a long path", "-w", workspace],
+      {
+        cwd: workspace,
+        env,
+        cols: 60,
+        steps: [{ expect: "[s]teps ", send: "n" }],
+      },
+    );
     expect(code).toBe(0);
     const lines = screenLines(raw);
     // A bare path on a line of its own (the run's log) is left whole for copying; the terminal wraps it.
@@ -230,7 +286,9 @@ describe("configuration where the user is", () => {
     const { workspace, groq, env } = await withModel();
     const { GROQ_API_KEY, GROQ_BASE_URL, ...bare } = env;
     const userEnv = join(env.PENCIL_HOME!, ".env");
-    writeTree(env.PENCIL_HOME!, { ".env": `GROQ_API_KEY=${GROQ_API_KEY}\nGROQ_BASE_URL=${GROQ_BASE_URL}\nPENCIL_HOME=/elsewhere\n` });
+    writeTree(env.PENCIL_HOME!, {
+      ".env": `GROQ_API_KEY=${GROQ_API_KEY}\nGROQ_BASE_URL=${GROQ_BASE_URL}\nPENCIL_HOME=/elsewhere\n`,
+    });
     writeTree(workspace, { ".env": "OPENROUTER_API_KEY=from-the-workspace\n" });
     // Started elsewhere (as the launcher starts Bun in Pencil's directory), run on the workspace.
     const doctor = await runCli(["doctor", "--json", "-w", workspace], { cwd: bare.HOME!, env: bare });
@@ -249,7 +307,9 @@ describe("configuration where the user is", () => {
   test("doctor's fix agrees with its detail when only LOCAL_LLM_MODEL is missing", async () => {
     const env: Record<string, string> = { ...baseEnv(), LOCAL_LLM_BASE_URL: "http://127.0.0.1:9/v1" };
     const doctor = await runCli(["doctor", "--json"], { cwd: env.HOME!, env });
-    const model = (JSON.parse(doctor.stdout) as { name: string; detail: string; fix: string }[]).find((c) => c.name === "model")!;
+    const model = (JSON.parse(doctor.stdout) as { name: string; detail: string; fix: string }[]).find(
+      (c) => c.name === "model",
+    )!;
     expect(model.detail).toContain("LOCAL_LLM_MODEL is not");
     expect(model.fix).toMatch(/^set LOCAL_LLM_MODEL /);
     expect(model.fix).not.toContain("GROQ_API_KEY");

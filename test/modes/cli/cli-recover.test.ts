@@ -21,8 +21,18 @@ async function interruptedApply() {
   cs.workspace = root;
   new ChangesetStore(pencilHome).save(cs);
   const specFile = join(home, "spec.json");
-  writeFileSync(specFile, JSON.stringify({ root, journalDir: join(pencilHome, "journal"), files: specs.map((s) => ({ path: s.path, after: Buffer.from(s.after).toString("base64") })) }));
-  const child = spawn(process.execPath, [CHILD, specFile], { env: { ...process.env, PAUSE_AFTER: "1" }, stdio: ["ignore", "pipe", "ignore"] });
+  writeFileSync(
+    specFile,
+    JSON.stringify({
+      root,
+      journalDir: join(pencilHome, "journal"),
+      files: specs.map((s) => ({ path: s.path, after: Buffer.from(s.after).toString("base64") })),
+    }),
+  );
+  const child = spawn(process.execPath, [CHILD, specFile], {
+    env: { ...process.env, PAUSE_AFTER: "1" },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   await new Promise<void>((resolve) => child.stdout.on("data", (d) => String(d).includes("paused") && resolve()));
   child.kill("SIGKILL");
   await new Promise((resolve) => child.on("exit", resolve));

@@ -5,7 +5,13 @@ import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { createRuntime } from "../../../app/runtime.ts";
 import { join } from "node:path";
-import { hangReply, startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  hangReply,
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { INDEX, runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
@@ -32,11 +38,19 @@ async function setup() {
     NO_COLOR: "1",
   };
   const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env });
-  const log = async () => JSON.parse((await cli(["log", "--json"])).stdout) as { id: string; time: string; status: string; session?: string; files: { path: string }[] }[];
+  const log = async () =>
+    JSON.parse((await cli(["log", "--json"])).stdout) as {
+      id: string;
+      time: string;
+      status: string;
+      session?: string;
+      files: { path: string }[];
+    }[];
   return { workspace, groq, env, cli, log };
 }
 
-const create = (path: string, content: string) => toolCallReply([{ name: "create_file", arguments: { path, content } }]);
+const create = (path: string, content: string) =>
+  toolCallReply([{ name: "create_file", arguments: { path, content } }]);
 const PROMPT = "[s]teps ";
 
 describe("sessions you can talk to", () => {
@@ -96,7 +110,13 @@ describe("sessions you can talk to", () => {
   test("kill -9 during a run, then -c: the finished steps are kept, only the step in flight is lost", async () => {
     const { workspace, groq, env, cli, log } = await setup();
     groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), hangReply());
-    const proc = Bun.spawn([process.execPath, INDEX, "agent", "make three files", "-w", workspace], { cwd: workspace, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const proc = Bun.spawn([process.execPath, INDEX, "agent", "make three files", "-w", workspace], {
+      cwd: workspace,
+      env,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     const deadline = Date.now() + 15_000;
     // The third request means the second step finished (and was saved before it was sent).
     while (groq.requests.length < 3 && Date.now() < deadline) await Bun.sleep(50);
@@ -137,7 +157,11 @@ describe("sessions you can talk to", () => {
     const { workspace, groq, env } = await setup();
     const outside = tempDir("pencil-outside-");
     writeFileSync(join(outside, "notes.txt"), "outside notes\n");
-    groq.enqueue(create("c.txt", "gamma\n"), toolCallReply([{ name: "read_file", arguments: { path: join(outside, "notes.txt") } }]), textReply("never asked for"));
+    groq.enqueue(
+      create("c.txt", "gamma\n"),
+      toolCallReply([{ name: "read_file", arguments: { path: join(outside, "notes.txt") } }]),
+      textReply("never asked for"),
+    );
     const { code, output } = await runCliPty(["agent", "make c then read notes", "-w", workspace], {
       cwd: workspace,
       env,
@@ -182,12 +206,19 @@ describe("sessions you can talk to", () => {
 
   test("steps lists the checkpoints; rewind drops exactly the later files and turns, and the next turn continues from there", async () => {
     const { groq, cli, log } = await setup();
-    groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), create("e.txt", "epsilon\n"), textReply("Made three."));
+    groq.enqueue(
+      create("c.txt", "gamma\n"),
+      create("d.txt", "delta\n"),
+      create("e.txt", "epsilon\n"),
+      textReply("Made three."),
+    );
     expect((await cli(["agent", "make files"])).code).toBe(3);
     const [before] = await log();
     const steps = await cli(["steps"]);
     expect(steps.code).toBe(0);
-    expect(steps.stdout).toMatch(/ 1 .*create_file.*\n\s+c\.txt \+1 -0 create\n\s+2 .*create_file.*\n\s+d\.txt.*\n\s+3 .*create_file.*\n\s+e\.txt/);
+    expect(steps.stdout).toMatch(
+      / 1 .*create_file.*\n\s+c\.txt \+1 -0 create\n\s+2 .*create_file.*\n\s+d\.txt.*\n\s+3 .*create_file.*\n\s+e\.txt/,
+    );
 
     const bad = await cli(["rewind", "9"]);
     expect(bad.code).toBe(2);
@@ -239,8 +270,17 @@ describe("sessions you can talk to", () => {
     expect((await cli(["agent", "make c"])).code).toBe(3);
     // A second pending changeset from another session (as the phone could leave one).
     const runtime = createRuntime({ env, workspace });
-    const model = new ScriptedModel([{ toolCalls: [{ name: "create_file", input: { path: "d.txt", content: "delta\n" } }] }, { text: "made d" }]);
-    await AgentRun.start(runtime, "agent", "make d", { approver: nobodyApprover, emit: () => {} }, { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } });
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: "create_file", input: { path: "d.txt", content: "delta\n" } }] },
+      { text: "made d" },
+    ]);
+    await AgentRun.start(
+      runtime,
+      "agent",
+      "make d",
+      { approver: nobodyApprover, emit: () => {} },
+      { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } },
+    );
     const [newest, older] = (await log()).sort((a, b) => (a.time < b.time ? 1 : -1));
     expect(older!.files.map((f) => f.path)).toEqual(["c.txt"]);
     const { code, output } = await runCliPty(["review", "-w", workspace], {

@@ -7,7 +7,13 @@ import { tempDir } from "../../support/temp.ts";
 function demoEnv(): Record<string, string> {
   const home = tempDir("pencil-demo-home-");
   // No model keys at all: the demo must need none.
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1", TMPDIR: home };
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    PENCIL_HOME: join(home, ".pencil"),
+    NO_COLOR: "1",
+    TMPDIR: home,
+  };
 }
 
 test("demo without a terminal prints the summary and diffs, applies nothing, exits 0", async () => {
@@ -39,7 +45,9 @@ test("demo in a terminal applies what is approved in the copy and shows git diff
     ],
   });
   expect(output).toContain("test/slugify-max-length.test.ts (approved) imports src/slugify.ts (rejected)");
-  expect(output).toContain("note: test/slugify-max-length.test.ts was written, but src/slugify.ts, which it imports, was not.");
+  expect(output).toContain(
+    "note: test/slugify-max-length.test.ts was written, but src/slugify.ts, which it imports, was not.",
+  );
   expect(code).toBe(0);
   const workspace = output.match(/examples\/demo at (\S+)/)![1]!;
   expect(readFileSync(join(workspace, "README.md"), "utf8")).toContain("maxLength");

@@ -3,7 +3,12 @@ import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { formatSummary } from "../../../render/summary.ts";
-import { startFakeOpenAIServer, textReply, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
+import {
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
@@ -41,7 +46,10 @@ async function setup(editorBody: string) {
     toolCallReply([{ name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }]),
     textReply("Shouted."),
   );
-  const changesets = () => readdirSync(join(home, ".pencil/changesets")).filter((n) => n.endsWith(".json") && !n.endsWith(".conversation.json")).map((n) => JSON.parse(readFileSync(join(home, ".pencil/changesets", n), "utf8")));
+  const changesets = () =>
+    readdirSync(join(home, ".pencil/changesets"))
+      .filter((n) => n.endsWith(".json") && !n.endsWith(".conversation.json"))
+      .map((n) => JSON.parse(readFileSync(join(home, ".pencil/changesets", n), "utf8")));
   return { workspace, env, tools, changesets, read: () => readFileSync(join(workspace, "a.txt"), "utf8") };
 }
 
@@ -70,7 +78,9 @@ describe("editor hand-off", () => {
     expect(record.editedByOwner).toEqual(["a.txt"]);
     expect(record.files[0].origins.map((o: any) => o.tool)).toContain("edited by you");
     // The record's summary says so too.
-    expect(formatSummary(new ChangesetStore(env.PENCIL_HOME!).load(record.id), { color: false })).toContain("edited by you");
+    expect(formatSummary(new ChangesetStore(env.PENCIL_HOME!).load(record.id), { color: false })).toContain(
+      "edited by you",
+    );
     const shown = await runCli(["review", record.id, "--patch", "-w", workspace], { cwd: workspace, env });
     expect(shown.stdout).toContain("+ALPHA, said the owner");
   });
@@ -79,7 +89,11 @@ describe("editor hand-off", () => {
     const { workspace, env, read } = await setup(`printf 'from the editor\\n' > "$1"`);
     const first = await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env });
     expect(first.code).toBe(3);
-    const { code, output } = await runCliPty(["review", "--open", "-w", workspace], { cwd: workspace, env, steps: [{ expect: PROMPT, send: "y\r" }] });
+    const { code, output } = await runCliPty(["review", "--open", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [{ expect: PROMPT, send: "y\r" }],
+    });
     expect(code).toBe(0);
     expect(output).toContain("edited by you: a.txt");
     expect(read()).toBe("from the editor\n");

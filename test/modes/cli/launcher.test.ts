@@ -12,7 +12,11 @@ function hostileRepo() {
   // A cloned repository trying to move Pencil's trusted state into itself.
   writeFileSync(join(repo, ".env"), "PENCIL_HOME=.pencil-home\n");
   const home = tempDir("pencil-home-");
-  const env = { PATH: `${join(join(import.meta.dir, "../.."), "../node_modules/.bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home, NO_COLOR: "1" };
+  const env = {
+    PATH: `${join(join(import.meta.dir, "../.."), "../node_modules/.bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: home,
+    NO_COLOR: "1",
+  };
   return { repo, home, env };
 }
 
@@ -50,9 +54,17 @@ test("hints print the command the way the person started Pencil", () => {
   const byPath = spawnSync(LAUNCHER, ["log"], { cwd: repo, env, encoding: "utf8" });
   expect(byPath.stdout).toContain(`Try: ${LAUNCHER} demo`);
   // Found on PATH (npm link): plain `pencil`.
-  const onPath = spawnSync("pencil", ["log"], { cwd: repo, env: { ...env, PATH: `${join(join(import.meta.dir, "../.."), "../bin")}:${env.PATH}` }, encoding: "utf8" });
+  const onPath = spawnSync("pencil", ["log"], {
+    cwd: repo,
+    env: { ...env, PATH: `${join(join(import.meta.dir, "../.."), "../bin")}:${env.PATH}` },
+    encoding: "utf8",
+  });
   expect(onPath.stdout).toContain("Try: pencil demo");
   // Bun started directly on index.ts.
-  const direct = spawnSync(process.execPath, [INDEX, "log"], { cwd: join(join(import.meta.dir, "../.."), ".."), env: { ...env, PENCIL_HOME: join(env.HOME, ".pencil") }, encoding: "utf8" });
+  const direct = spawnSync(process.execPath, [INDEX, "log"], {
+    cwd: join(join(import.meta.dir, "../.."), ".."),
+    env: { ...env, PENCIL_HOME: join(env.HOME, ".pencil") },
+    encoding: "utf8",
+  });
   expect(direct.stdout).toContain("Try: bun index.ts demo");
 });

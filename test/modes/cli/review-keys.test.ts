@@ -59,7 +59,11 @@ describe("review keys", () => {
   test("an unknown word decides nothing and is not sent to the agent; r then a line is a reason", async () => {
     const { io, screen } = scriptedTerminal(["whatever\n", "r\n", "keep it lowercase\n", "y\n"], { tty: false });
     const decision = await reviewChangeset(io, twoFiles());
-    expect(decision).toEqual({ approved: ["b.txt"], rejected: [{ path: "a.txt", reason: "keep it lowercase" }], quit: false });
+    expect(decision).toEqual({
+      approved: ["b.txt"],
+      rejected: [{ path: "a.txt", reason: "keep it lowercase" }],
+      quit: false,
+    });
     expect(screen()).toContain('"whatever" is not a key: nothing decided');
   });
 

@@ -5,14 +5,22 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 import type { Message } from "grammy/types";
 import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/start-bot.ts";
-import { messageUpdate, startFakeTelegram, visibleText, type FakeTelegram } from "../../support/fake-telegram-server.ts";
+import {
+  messageUpdate,
+  startFakeTelegram,
+  visibleText,
+  type FakeTelegram,
+} from "../../support/fake-telegram-server.ts";
 import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const OWNER = 4242;
 const STRANGER = 666;
-const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 let fake: FakeTelegram;
 let llm: FakeOpenAIServer;
@@ -56,7 +64,10 @@ afterAll(async () => {
 async function exchange(text: string, until: RegExp, extra: object = {}, from = OWNER): Promise<string> {
   const start = fake.calls.length;
   fake.pushUpdate(messageUpdate(from, text, undefined, extra));
-  const call = await fake.waitFor("sendMessage", (p) => until.test(visibleText(String(p.text), p.parse_mode)), { from: start, timeoutMs: 20_000 });
+  const call = await fake.waitFor("sendMessage", (p) => until.test(visibleText(String(p.text), p.parse_mode)), {
+    from: start,
+    timeoutMs: 20_000,
+  });
   return visibleText(String(call.payload.text), call.payload.parse_mode);
 }
 
@@ -77,8 +88,13 @@ async function noteCount(): Promise<number> {
 
 describe("the brain from Telegram", () => {
   test("/dump then /brain: the answer cites the note as a tappable /note_<id>; /notes and /note_<id> show it", async () => {
-    llm.enqueue(enrichment("Boiler service code", ["home", "boiler"], "The boiler's service code. Needed to book the check."));
-    const stored = await exchange("/dump The boiler service code is BX-4471; book the annual check in March.", /Stored/);
+    llm.enqueue(
+      enrichment("Boiler service code", ["home", "boiler"], "The boiler's service code. Needed to book the check."),
+    );
+    const stored = await exchange(
+      "/dump The boiler service code is BX-4471; book the annual check in March.",
+      /Stored/,
+    );
     expect(stored).toContain("Stored [#1 Boiler service code] /note_1");
     expect(stored).toContain("#home #boiler");
 
@@ -100,8 +116,14 @@ describe("the brain from Telegram", () => {
 
   test("a photo without a caption, and one captioned /dump, are read by the vision model and stored", async () => {
     const file = { file_id: fake.addFile(PNG), file_unique_id: "u1", file_size: PNG.length };
-    llm.enqueue(textReply("PARKING LEVEL 3 BAY 41\nDescription: a parking sign."), enrichment("Parking spot", ["car"], "Where the car is parked. Level 3, bay 41."));
-    const reply = await exchange("", /Stored|could not|vision/, { text: undefined, photo: [{ ...file, width: 1, height: 1 }] });
+    llm.enqueue(
+      textReply("PARKING LEVEL 3 BAY 41\nDescription: a parking sign."),
+      enrichment("Parking spot", ["car"], "Where the car is parked. Level 3, bay 41."),
+    );
+    const reply = await exchange("", /Stored|could not|vision/, {
+      text: undefined,
+      photo: [{ ...file, width: 1, height: 1 }],
+    });
     expect(reply).toContain("Stored [#2 Parking spot] /note_2");
     const visionRequest = llm.requests.find((r) => JSON.stringify(r.body.messages).includes("data:image/png;base64,"));
     expect(visionRequest?.body.model).toBe("meta-llama/llama-4-scout-17b-16e-instruct");
@@ -111,15 +133,24 @@ describe("the brain from Telegram", () => {
     expect(Buffer.compare(readFileSync(original), PNG)).toBe(0);
     expect(statSync(original).mode & 0o777).toBe(0o600);
 
-    llm.enqueue(textReply("Receipt 42.50 EUR"), enrichment("Lunch receipt", ["expenses"], "A lunch receipt. 42.50 EUR."));
-    const captioned = await exchange("", /Stored/, { text: undefined, caption: "/dump lunch with the client", photo: [{ ...file, width: 1, height: 1 }] });
+    llm.enqueue(
+      textReply("Receipt 42.50 EUR"),
+      enrichment("Lunch receipt", ["expenses"], "A lunch receipt. 42.50 EUR."),
+    );
+    const captioned = await exchange("", /Stored/, {
+      text: undefined,
+      caption: "/dump lunch with the client",
+      photo: [{ ...file, width: 1, height: 1 }],
+    });
     expect(captioned).toContain("Stored [#3 Lunch receipt]");
     expect(await exchange("/note_3", /Receipt/)).toContain("lunch with the client\n\nReceipt 42.50 EUR");
   }, 60_000);
 
   test("a forwarded message is stored as a note; a forwarded command starts nothing", async () => {
     llm.enqueue(enrichment("Alice's flight", ["travel"], "Alice lands Friday. Flight LH 123."));
-    const forward = { forward_origin: { type: "user" as const, date: 1, sender_user: { id: 7, is_bot: false, first_name: "Alice" } } };
+    const forward = {
+      forward_origin: { type: "user" as const, date: 1, sender_user: { id: 7, is_bot: false, first_name: "Alice" } },
+    };
     const reply = await exchange("I land Friday 18:05, flight LH 123", /Stored/, forward);
     expect(reply).toContain("Stored [#4 Alice's flight]");
     expect(await exchange("/note_4", /LH 123/)).toContain("forwarded from Alice");

@@ -3,13 +3,20 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HttpError } from "grammy";
 import type { Update } from "grammy/types";
-import { backoffSeconds, delivers, networkRetry, neverSent, NETWORK_RETRIES } from "../../../modes/telegram/api-retries.ts";
+import {
+  backoffSeconds,
+  delivers,
+  networkRetry,
+  neverSent,
+  NETWORK_RETRIES,
+} from "../../../modes/telegram/api-retries.ts";
 import { DEFAULT_TIMEOUTS, deadlineOf, longestCall } from "../../../modes/telegram/api-timeouts.ts";
 import { UpdateLedger } from "../../../modes/telegram/update-ledger.ts";
 import { tempDir } from "../../support/temp.ts";
 
 /** A network error as grammY raises it, around the platform's error with `code`. */
-const netError = (code: string) => new HttpError("Network request failed!", Object.assign(new TypeError(code), { code }));
+const netError = (code: string) =>
+  new HttpError("Network request failed!", Object.assign(new TypeError(code), { code }));
 
 describe("telegram API policy: deadlines and waits", () => {
   test.each([
@@ -64,7 +71,11 @@ describe("telegram API policy: what may be sent again", () => {
       if (tries <= failures) throw netError(code);
       return { ok: true as const, result: true };
     };
-    const call = networkRetry(quick) as unknown as (prev: unknown, method: string, payload: unknown) => Promise<unknown>;
+    const call = networkRetry(quick) as unknown as (
+      prev: unknown,
+      method: string,
+      payload: unknown,
+    ) => Promise<unknown>;
     const ok = await call(prev, method, {}).then(
       () => true,
       () => false,
@@ -90,7 +101,12 @@ describe("telegram update ledger", () => {
   test("admits each update and each press once, and remembers across a restart", () => {
     const file = join(tempDir(), "telegram", "updates.json");
     const ledger = new UpdateLedger(file);
-    expect([ledger.admit(text(1)), ledger.admit(text(1)), ledger.admit(press(2, "q")), ledger.admit(press(3, "q"))]).toEqual([true, false, true, false]);
+    expect([
+      ledger.admit(text(1)),
+      ledger.admit(text(1)),
+      ledger.admit(press(2, "q")),
+      ledger.admit(press(3, "q")),
+    ]).toEqual([true, false, true, false]);
     const again = new UpdateLedger(file);
     expect([again.admit(text(1)), again.admit(press(9, "q")), again.admit(text(4))]).toEqual([false, false, true]);
   });

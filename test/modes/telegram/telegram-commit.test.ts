@@ -4,7 +4,14 @@ import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/start-bot.ts";
-import { callbackUpdate, messageUpdate, startFakeTelegram, type FakeTelegram, type StoredMessage, visibleText } from "../../support/fake-telegram-server.ts";
+import {
+  callbackUpdate,
+  messageUpdate,
+  startFakeTelegram,
+  type FakeTelegram,
+  type StoredMessage,
+  visibleText,
+} from "../../support/fake-telegram-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 const OWNER = 4343;
@@ -39,19 +46,33 @@ async function bot(commitButton: boolean) {
   const entry: { fake: FakeTelegram; bot?: TelegramBot } = { fake };
   running.push(entry);
   const model = new ScriptedModel([
-    { toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }, { name: "create_file", input: { path: "b.txt", content: "bee\n" } }] },
+    {
+      toolCalls: [
+        { name: "create_file", input: { path: "a.txt", content: "alpha\n" } },
+        { name: "create_file", input: { path: "b.txt", content: "bee\n" } },
+      ],
+    },
     { text: "Created a.txt and b.txt." },
   ]);
   entry.bot = await startTelegramBot({
-    env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home },
+    env: {
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_OWNER_ID: String(OWNER),
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      HOME: home,
+    },
     workspace: root,
     pencilHome: join(home, ".pencil"),
     log: () => {},
-    runOptions: () => ({ models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } }),
+    runOptions: () => ({
+      models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 },
+    }),
     progressIntervalMs: 20,
   });
   fake.pushUpdate(messageUpdate(OWNER, "/agent create a and b"));
-  const call = await fake.waitFor("sendMessage", (p) => visibleText(String(p.text), p.parse_mode).includes("📝 Review"));
+  const call = await fake.waitFor("sendMessage", (p) =>
+    visibleText(String(p.text), p.parse_mode).includes("📝 Review"),
+  );
   const card = [...fake.messages.values()].find((m) => m.chat_id === OWNER && m.text === call.payload.text)!;
   return { fake, root, card };
 }
@@ -61,7 +82,11 @@ async function press(fake: FakeTelegram, card: StoredMessage, label: string): Pr
   if (!data) throw new Error(`no button ${label}`);
   const update = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: card.message_id });
   fake.pushUpdate(update);
-  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === (update as any).callback_query.id, { timeoutMs: 5000 });
+  const answer = await fake.waitFor(
+    "answerCallbackQuery",
+    (p) => p.callback_query_id === (update as any).callback_query.id,
+    { timeoutMs: 5000 },
+  );
   return String(answer.payload.text ?? "");
 }
 
@@ -74,7 +99,12 @@ test("with git.commitButton on, the card offers Approve all & commit: one commit
   expect(await press(fake, card, "✅ Approve all & commit")).toBe("Approved 2 files.");
   expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
   expect(git(root, "rev-list", "--count", `${before}..HEAD`).trim()).toBe("1");
-  expect(git(root, "show", "--name-only", "--format=%an|%s", "HEAD").trim().split("\n")).toEqual(["Phone Owner|create a and b", "", "a.txt", "b.txt"]);
+  expect(git(root, "show", "--name-only", "--format=%an|%s", "HEAD").trim().split("\n")).toEqual([
+    "Phone Owner|create a and b",
+    "",
+    "a.txt",
+    "b.txt",
+  ]);
   expect(git(root, "status", "--porcelain")).toBe("?? mine.txt\n");
   const now = fake.messages.get(`${card.chat_id}:${card.message_id}`)!;
   expect(visibleText(now.text, now.parse_mode)).toMatch(/Committed [0-9a-f]{12} on main: 2 file\(s\), not pushed\./);

@@ -18,7 +18,13 @@ describe("cost: pure parts", () => {
   test.each([
     [{ "groq:a": { inputTokens: 1_000_000, outputTokens: 0 } }, 0.15],
     [{ "groq:a": { inputTokens: 0, outputTokens: 2_000_000 } }, 1.5],
-    [{ "groq:a": { inputTokens: 1000, outputTokens: 1000 }, "openrouter:b": { inputTokens: 1000, outputTokens: 1000 } }, 0.0039],
+    [
+      {
+        "groq:a": { inputTokens: 1000, outputTokens: 1000 },
+        "openrouter:b": { inputTokens: 1000, outputTokens: 1000 },
+      },
+      0.0039,
+    ],
     [{ "local:c": { inputTokens: 10, outputTokens: 10 } }, null],
     [{}, 0],
     [{ "openrouter:x": { inputTokens: 10, outputTokens: 10, steps: 2, reportedSteps: 2, reportedCost: 0.003 } }, 0.003],
@@ -36,7 +42,9 @@ describe("cost: pure parts", () => {
     [0, "$0"],
   ])("formatDollars(%p) = %p", (n, text) => expect(formatDollars(n)).toBe(text));
   test("a model without a price makes the cost unknown, never a guess; a model name that is an Object key is not a price", () => {
-    expect(usageLine({ "local:c": { inputTokens: 1200, outputTokens: 340 } }, prices)).toBe("local:c · 1.2k in / 340 out · cost: no price set");
+    expect(usageLine({ "local:c": { inputTokens: 1200, outputTokens: 340 } }, prices)).toBe(
+      "local:c · 1.2k in / 340 out · cost: no price set",
+    );
     expect(costOf({ constructor: { inputTokens: 1, outputTokens: 1 } }, prices)).toBeNull();
   });
   test("the ledger keeps today's totals across restarts", () => {
@@ -55,7 +63,10 @@ describe("telegram: what a run cost", () => {
     const w = telegramWorld([{ text: "First answer." }, { text: "Second answer." }]);
     worlds.push(w);
     mkdirSync(w.pencilHome, { recursive: true });
-    writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ telegram: { prices: { "scripted:demo": { input: 0.15, output: 0.75 } } } }));
+    writeFileSync(
+      join(w.pencilHome, "settings.json"),
+      JSON.stringify({ telegram: { prices: { "scripted:demo": { input: 0.15, output: 0.75 } } } }),
+    );
     await w.start();
     w.fake.pushUpdate(messageUpdate(OWNER, "/ask what is here?"));
     await message(w.fake, (t) => t === "First answer.");
@@ -76,7 +87,10 @@ describe("telegram: what a run cost", () => {
     openrouter.enqueue({ kind: "reply", text: "Priced answer.", cost: 0.00042 });
     const w = telegramWorld([]);
     worlds.push(w);
-    await w.start({ runOptions: () => ({}) }, { OPENROUTER_API_KEY: "or-test", OPENROUTER_BASE_URL: `${openrouter.url}/api/v1` });
+    await w.start(
+      { runOptions: () => ({}) },
+      { OPENROUTER_API_KEY: "or-test", OPENROUTER_BASE_URL: `${openrouter.url}/api/v1` },
+    );
     w.fake.pushUpdate(messageUpdate(OWNER, "/ask price?"));
     await message(w.fake, (t) => t === "Priced answer.");
     expect(openrouter.requests[0]!.body.usage).toEqual({ include: true });

@@ -2,8 +2,23 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DIFF_FIRST, PRESS_AGAIN } from "../../../modes/telegram/review-desk.ts";
-import { callbackUpdate, type FakeTelegram, messageUpdate, type StoredMessage } from "../../support/fake-telegram-server.ts";
-import { diffsSince, LONG_SCRIPT, message, OWNER, PAYLOAD, press, say, until, world } from "../../support/telegram-world.ts";
+import {
+  callbackUpdate,
+  type FakeTelegram,
+  messageUpdate,
+  type StoredMessage,
+} from "../../support/fake-telegram-server.ts";
+import {
+  diffsSince,
+  LONG_SCRIPT,
+  message,
+  OWNER,
+  PAYLOAD,
+  press,
+  say,
+  until,
+  world,
+} from "../../support/telegram-world.ts";
 
 /*
  * The bot against a Bot API that fails the way Telegram does (issue 16): updates
@@ -11,7 +26,11 @@ import { diffsSince, LONG_SCRIPT, message, OWNER, PAYLOAD, press, say, until, wo
  * rate limits, a blocked chat, a connection reset after a send was handled.
  */
 
-const installer = () => world([{ toolCalls: [{ name: "create_file", input: { path: "install.sh", content: LONG_SCRIPT } }] }, { text: "made it" }]);
+const installer = () =>
+  world([
+    { toolCalls: [{ name: "create_file", input: { path: "install.sh", content: LONG_SCRIPT } }] },
+    { text: "made it" },
+  ]);
 
 /** The callback data of the button labelled `label` on a message as the owner sees it now. */
 function buttonData(fake: FakeTelegram, on: StoredMessage, label: string): string {
@@ -28,7 +47,8 @@ async function barrier(fake: FakeTelegram): Promise<void> {
   await fake.waitFor("sendMessage", (p) => String(p.text).includes("writes in pencil"), { from, timeoutMs: 10_000 });
 }
 
-const answersTo = (fake: FakeTelegram, queryId: string) => fake.callsOf("answerCallbackQuery").filter((c) => c.payload.callback_query_id === queryId);
+const answersTo = (fake: FakeTelegram, queryId: string) =>
+  fake.callsOf("answerCallbackQuery").filter((c) => c.payload.callback_query_id === queryId);
 
 /** Waits for the bot's answer to a pushed press (presses are handled in their own lane, not behind /help). */
 const answered = (fake: FakeTelegram, update: ReturnType<typeof callbackUpdate>) =>
@@ -68,7 +88,10 @@ describe("telegram faults: one physical press acts once", () => {
     const { fake, root } = w;
     say(fake, "/agent write an installer");
     const card = await message(fake, (t) => t.includes("📝 Review"));
-    const update = callbackUpdate(OWNER, buttonData(fake, card, "✅ Approve 1"), { chat_id: OWNER, message_id: card.message_id });
+    const update = callbackUpdate(OWNER, buttonData(fake, card, "✅ Approve 1"), {
+      chat_id: OWNER,
+      message_id: card.message_id,
+    });
     const from = fake.calls.length;
     fake.pushUpdate(update);
     fake.pushUpdate(update);
@@ -134,10 +157,14 @@ describe("telegram faults: one physical press acts once", () => {
 });
 
 /** Short deadlines and waits, so a test sees many retries in little time. */
-const QUICK = { pollTimeoutSeconds: 1, timeouts: { pollSlackSeconds: 0.5, callSeconds: 1, retryBaseSeconds: 0.01, retryCapSeconds: 0.1 } };
+const QUICK = {
+  pollTimeoutSeconds: 1,
+  timeouts: { pollSlackSeconds: 0.5, callSeconds: 1, retryBaseSeconds: 0.01, retryCapSeconds: 0.1 },
+};
 
 /** The waits the bot announced between failed getUpdates, in seconds. */
-const pollWaits = (logs: string[]) => logs.flatMap((l) => /getUpdates failed .*; polling again in ([\d.]+) s$/.exec(l)?.[1] ?? []).map(Number);
+const pollWaits = (logs: string[]) =>
+  logs.flatMap((l) => /getUpdates failed .*; polling again in ([\d.]+) s$/.exec(l)?.[1] ?? []).map(Number);
 
 describe("telegram faults: the bot keeps listening", () => {
   test("another process polling with the same token for a moment (409 Conflict) does not stop the bot: it polls again and answers", async () => {
@@ -148,7 +175,11 @@ describe("telegram faults: the bot keeps listening", () => {
     for (let i = 0; i < 3; i += 1) {
       // The other process's getUpdates ends the bot's waiting one with 409, as Telegram does.
       await until(() => fake.pollWaiting(), "the bot's poll to wait");
-      await fetch(`${fake.apiRoot}/bot${fake.token}/getUpdates`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ timeout: 0 }) });
+      await fetch(`${fake.apiRoot}/bot${fake.token}/getUpdates`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ timeout: 0 }),
+      });
     }
     expect(fake.conflicts()).toBe(3);
     await barrier(fake);
@@ -164,7 +195,9 @@ describe("telegram faults: the bot keeps listening", () => {
     w.fake.hangNext("getUpdates");
     await w.start(QUICK);
     await barrier(w.fake);
-    expect(w.logs.filter((l) => l.includes("getUpdates failed (Request to 'getUpdates' got no answer within 1.5 s)")).length).toBe(1);
+    expect(
+      w.logs.filter((l) => l.includes("getUpdates failed (Request to 'getUpdates' got no answer within 1.5 s)")).length,
+    ).toBe(1);
   }, 15_000);
 
   test("any other call that never answers is given up after its deadline: the bot is not blocked behind it", async () => {
@@ -175,7 +208,10 @@ describe("telegram faults: the bot keeps listening", () => {
     say(fake, "/status");
     await barrier(fake);
     // The reply hung and was given up (not sent again: it may have arrived); the owner is told.
-    await fake.waitFor("sendMessage", (p) => String(p.text).includes("Something went wrong") && String(p.text).includes("no answer within 1 s"));
+    await fake.waitFor(
+      "sendMessage",
+      (p) => String(p.text).includes("Something went wrong") && String(p.text).includes("no answer within 1 s"),
+    );
   }, 15_000);
 
   test("after a long outage the bot polls again within the capped wait, not after as long again", async () => {
@@ -211,14 +247,19 @@ describe("telegram faults: the bot keeps listening", () => {
 });
 
 const isCard = (p: Record<string, any>) => String(p.text).startsWith("📝 <b>Review</b>");
-const createA = () => world([{ toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }] }, { text: "made a" }]);
+const createA = () =>
+  world([{ toolCalls: [{ name: "create_file", input: { path: "a.txt", content: "alpha\n" } }] }, { text: "made a" }]);
 
 describe("telegram faults: cards that did not arrive, or arrived once", () => {
   test("a card Telegram refused (403: the owner had blocked the bot) is not counted as open: /status offers Review, which sends it", async () => {
     const w = createA();
     await w.start();
     const { fake, root } = w;
-    fake.failNext("sendMessage", { error_code: 403, description: "Forbidden: bot was blocked by the user", when: isCard });
+    fake.failNext("sendMessage", {
+      error_code: 403,
+      description: "Forbidden: bot was blocked by the user",
+      when: isCard,
+    });
     say(fake, "/agent make a");
     await message(fake, (t) => t.includes("Something went wrong") && t.includes("blocked"));
     const from = fake.calls.length;
@@ -255,14 +296,23 @@ describe("telegram faults: a rate limit holds only what it limits", () => {
     const { fake, root } = w;
     say(fake, "/agent make a");
     const card = await message(fake, (t) => t.includes("📝 Review"));
-    fake.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 3", retry_after: 3, when: (p) => String(p.text).includes("Workspace") });
+    fake.failNext("sendMessage", {
+      error_code: 429,
+      description: "Too Many Requests: retry after 3",
+      retry_after: 3,
+      when: (p) => String(p.text).includes("Workspace"),
+    });
     const from = fake.calls.length;
     say(fake, "/status");
     await until(() => fake.calls.slice(from).some((c) => c.method === "sendMessage" && !c.ok), "the reply's 429"); // it waits now
     expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
     // The press was answered while the reply still waited: it arrives only now.
-    expect(fake.calls.slice(from).filter((c) => c.method === "sendMessage" && c.ok && String(c.payload.text).includes("Workspace"))).toEqual([]);
+    expect(
+      fake.calls
+        .slice(from)
+        .filter((c) => c.method === "sendMessage" && c.ok && String(c.payload.text).includes("Workspace")),
+    ).toEqual([]);
     await fake.waitFor("sendMessage", (p) => String(p.text).includes("Workspace"), { from, timeoutMs: 10_000 });
   }, 15_000);
 });

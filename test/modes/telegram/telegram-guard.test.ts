@@ -5,7 +5,12 @@ import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { makeChangeset } from "../../fixtures/apply-changeset.ts";
-import { callbackUpdate, type FakeTelegram, messageUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
+import {
+  callbackUpdate,
+  type FakeTelegram,
+  messageUpdate,
+  startFakeTelegram,
+} from "../../support/fake-telegram-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 const OWNER = 4242;
@@ -44,7 +49,12 @@ async function setup(options: { pending?: boolean } = {}): Promise<Setup> {
   const logs: string[] = [];
   const model = new ScriptedModel([]);
   const bot = await startTelegramBot({
-    env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home },
+    env: {
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_OWNER_ID: String(OWNER),
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      HOME: home,
+    },
     workspace: root,
     pencilHome: join(home, ".pencil"),
     log: (line) => logs.push(line),
@@ -78,16 +88,39 @@ describe("telegram bot: owner lock", () => {
     const forged = [];
     for (let i = 0; i < 1000; i++) {
       const stranger = 10_000 + i;
-      const data = i % 3 === 0 ? realData[i % 2]! : i % 3 === 1 ? `p1:${Math.random().toString(36).slice(2, 18).padEnd(16, "A")}` : `garbage-${i}`;
+      const data =
+        i % 3 === 0
+          ? realData[i % 2]!
+          : i % 3 === 1
+            ? `p1:${Math.random().toString(36).slice(2, 18).padEnd(16, "A")}`
+            : `garbage-${i}`;
       switch (i % 8) {
-        case 0: forged.push(messageUpdate(stranger, "/agent delete everything")); break;
-        case 1: forged.push(messageUpdate(OWNER, "/agent from a group", { id: -1000 - i, type: "supergroup" })); break;
-        case 2: forged.push(messageUpdate(stranger, "/cancel", { id: OWNER, type: "private" })); break;
-        case 3: forged.push(callbackUpdate(stranger, data, msg)); break;
-        case 4: forged.push(callbackUpdate(stranger, data, { chat_id: stranger, message_id: 1 })); break;
-        case 5: forged.push(callbackUpdate(OWNER, data, { chat_id: -77, message_id: 1 })); break;
-        case 6: forged.push({ channel_post: { message_id: i, date: 0, chat: { id: -200, type: "channel", title: "c" }, text: "/agent x" } } as any); break;
-        default: forged.push({ edited_message: { ...(messageUpdate(OWNER, "/undo") as any).message } }); break;
+        case 0:
+          forged.push(messageUpdate(stranger, "/agent delete everything"));
+          break;
+        case 1:
+          forged.push(messageUpdate(OWNER, "/agent from a group", { id: -1000 - i, type: "supergroup" }));
+          break;
+        case 2:
+          forged.push(messageUpdate(stranger, "/cancel", { id: OWNER, type: "private" }));
+          break;
+        case 3:
+          forged.push(callbackUpdate(stranger, data, msg));
+          break;
+        case 4:
+          forged.push(callbackUpdate(stranger, data, { chat_id: stranger, message_id: 1 }));
+          break;
+        case 5:
+          forged.push(callbackUpdate(OWNER, data, { chat_id: -77, message_id: 1 }));
+          break;
+        case 6:
+          forged.push({
+            channel_post: { message_id: i, date: 0, chat: { id: -200, type: "channel", title: "c" }, text: "/agent x" },
+          } as any);
+          break;
+        default:
+          forged.push({ edited_message: { ...(messageUpdate(OWNER, "/undo") as any).message } });
+          break;
       }
     }
     for (const u of forged) fake.pushUpdate(u);
@@ -111,7 +144,10 @@ describe("telegram bot: owner lock", () => {
     const held = bot.held();
     const update = callbackUpdate(OWNER, "p1:AAAAAAAAAAAAAAAA", { chat_id: OWNER, message_id: 1 });
     fake.pushUpdate(update);
-    const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === (update as any).callback_query.id);
+    const answer = await fake.waitFor(
+      "answerCallbackQuery",
+      (p) => p.callback_query_id === (update as any).callback_query.id,
+    );
     expect(answer.payload.text).toBe("This is no longer pending.");
     expect(bot.held()).toEqual(held);
   });
@@ -131,7 +167,10 @@ describe("telegram bot: reliability", () => {
 
   test("HTML Telegram refuses is sent again as plain text rather than lost", async () => {
     const { fake, logs } = await setup({ pending: false });
-    fake.failNext("sendMessage", { error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"foo\" at byte offset 3" });
+    fake.failNext("sendMessage", {
+      error_code: 400,
+      description: 'Bad Request: can\'t parse entities: Unsupported start tag "foo" at byte offset 3',
+    });
     await fake.waitFor("setMyCommands");
     const from = fake.calls.length;
     fake.pushUpdate(messageUpdate(OWNER, "/help"));
@@ -144,7 +183,24 @@ describe("telegram bot: reliability", () => {
   test("the command menu is set with every command of the contract", async () => {
     const { fake } = await setup({ pending: false });
     const call = await fake.waitFor("setMyCommands");
-    expect(call.payload.commands.map((c: { command: string }) => c.command)).toEqual(["start", "help", "agent", "plan", "ask", "dump", "brain", "notes", "status", "cancel", "log", "undo", "projects", "new", "steps", "rewind"]);
+    expect(call.payload.commands.map((c: { command: string }) => c.command)).toEqual([
+      "start",
+      "help",
+      "agent",
+      "plan",
+      "ask",
+      "dump",
+      "brain",
+      "notes",
+      "status",
+      "cancel",
+      "log",
+      "undo",
+      "projects",
+      "new",
+      "steps",
+      "rewind",
+    ]);
   });
 });
 
@@ -160,7 +216,9 @@ describe("telegram bot: startup", () => {
         workspace: tempDir(),
         pencilHome: tempDir(),
         log: () => {},
-        runOptions: () => ({ models: { model: new ScriptedModel([]), labels: ["x"], current: () => "x", contextWindow: 1 } }),
+        runOptions: () => ({
+          models: { model: new ScriptedModel([]), labels: ["x"], current: () => "x", contextWindow: 1 },
+        }),
       });
     } catch (e) {
       error = e;
@@ -179,7 +237,9 @@ describe("telegram bot: startup", () => {
         workspace: tempDir(),
         pencilHome: tempDir(),
         log: () => {},
-        runOptions: () => ({ models: { model: new ScriptedModel([]), labels: ["x"], current: () => "x", contextWindow: 1 } }),
+        runOptions: () => ({
+          models: { model: new ScriptedModel([]), labels: ["x"], current: () => "x", contextWindow: 1 },
+        }),
       });
     } catch (e) {
       error = e;
@@ -193,12 +253,19 @@ describe("telegram bot: startup", () => {
     running.push({ fake });
     const home = tempDir();
     await expect(
-      startTelegramBot({ env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: "1", TELEGRAM_API_ROOT: fake.apiRoot, HOME: home }, workspace: tempDir(), pencilHome: join(home, "p"), log: () => {} }),
+      startTelegramBot({
+        env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: "1", TELEGRAM_API_ROOT: fake.apiRoot, HOME: home },
+        workspace: tempDir(),
+        pencilHome: join(home, "p"),
+        log: () => {},
+      }),
     ).rejects.toThrow(/GROQ_API_KEY|LOCAL_LLM_BASE_URL/);
     expect(fake.calls).toEqual([]);
   });
 
   test("a missing owner id stops startup before any network call", async () => {
-    await expect(startTelegramBot({ env: { TELEGRAM_BOT_TOKEN: "123456:TEST-token_abcdefghijklmnop" }, log: () => {} })).rejects.toThrow("TELEGRAM_OWNER_ID is not set");
+    await expect(
+      startTelegramBot({ env: { TELEGRAM_BOT_TOKEN: "123456:TEST-token_abcdefghijklmnop" }, log: () => {} }),
+    ).rejects.toThrow("TELEGRAM_OWNER_ID is not set");
   });
 });

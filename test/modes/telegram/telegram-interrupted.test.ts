@@ -1,8 +1,18 @@
 import { afterEach, expect, test } from "bun:test";
 import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { hangReply, startFakeOpenAIServer, toolCallReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
-import { messageUpdate, startFakeTelegram, type FakeTelegram, visibleText } from "../../support/fake-telegram-server.ts";
+import {
+  hangReply,
+  startFakeOpenAIServer,
+  toolCallReply,
+  type FakeOpenAIServer,
+} from "../../support/fake-openai-server.ts";
+import {
+  messageUpdate,
+  startFakeTelegram,
+  type FakeTelegram,
+  visibleText,
+} from "../../support/fake-telegram-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 // Issue 16 item 2: the real `./bin/pencil telegram` process, killed with SIGKILL while
@@ -80,10 +90,16 @@ test("kill -9 of the bot mid-run: on restart the owner is told which run, its st
 
   const from = fake.calls.length;
   await spawnBot(env, root);
-  const notice = await fake.waitFor("sendMessage", (p) => String(p.text).includes("A run was interrupted"), { from, timeoutMs: 15_000 });
+  const notice = await fake.waitFor("sendMessage", (p) => String(p.text).includes("A run was interrupted"), {
+    from,
+    timeoutMs: 15_000,
+  });
   expect(visibleText(notice.payload.text, "HTML")).toContain("make three files");
   expect(visibleText(notice.payload.text, "HTML")).toContain("staged 2 files");
-  const card = await fake.waitFor("sendMessage", (p) => JSON.stringify(p.reply_markup ?? {}).includes("Approve"), { from, timeoutMs: 15_000 });
+  const card = await fake.waitFor("sendMessage", (p) => JSON.stringify(p.reply_markup ?? {}).includes("Approve"), {
+    from,
+    timeoutMs: 15_000,
+  });
   const cardText = visibleText(card.payload.text, "HTML");
   expect(cardText).toContain("c.txt");
   expect(cardText).toContain("d.txt");

@@ -1,8 +1,19 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { type FakeOpenAIServer, startFakeOpenAIServer, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
-import { callbackUpdate, type FakeTelegram, messageUpdate, startFakeTelegram, visibleText } from "../../support/fake-telegram-server.ts";
+import {
+  type FakeOpenAIServer,
+  startFakeOpenAIServer,
+  textReply,
+  toolCallReply,
+} from "../../support/fake-openai-server.ts";
+import {
+  callbackUpdate,
+  type FakeTelegram,
+  messageUpdate,
+  startFakeTelegram,
+  visibleText,
+} from "../../support/fake-telegram-server.ts";
 import { diffsSince, LONG_SCRIPT, OWNER, PAYLOAD } from "../../support/telegram-world.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -38,7 +49,10 @@ async function setup(): Promise<Setup> {
   mkdirSync(root);
   const fake = startFakeTelegram();
   const llm = await startFakeOpenAIServer();
-  cleanup.push(() => fake.close(), () => llm.stop());
+  cleanup.push(
+    () => fake.close(),
+    () => llm.stop(),
+  );
   const home = join(base, "pencil-home");
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -61,7 +75,8 @@ async function setup(): Promise<Setup> {
       let err = "";
       const decoder = new TextDecoder();
       void (async () => {
-        for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) err += decoder.decode(chunk, { stream: true });
+        for await (const chunk of proc.stderr as ReadableStream<Uint8Array>)
+          err += decoder.decode(chunk, { stream: true });
       })();
       cleanup.push(() => {
         proc.kill("SIGKILL");
@@ -81,7 +96,10 @@ async function until(check: () => boolean, what: string, ms = 15_000): Promise<v
 
 /** The owner's latest message whose visible text passes `test`. */
 function latest(fake: FakeTelegram, test: (text: string) => boolean) {
-  return fake.messagesIn(OWNER).reverse().find((m) => test(visibleText(m.text, m.parse_mode)));
+  return fake
+    .messagesIn(OWNER)
+    .reverse()
+    .find((m) => test(visibleText(m.text, m.parse_mode)));
 }
 
 /** Presses the button labelled `label` on the card as it is now; returns the pushed update. */
@@ -99,7 +117,10 @@ describe("telegram process: kill -9 and restart", () => {
     const { fake, root } = s;
     const first = s.spawn();
     await until(() => fake.polls() >= 1, "the bot to poll");
-    s.llm.enqueue(toolCallReply([{ name: "create_file", arguments: { path: "install.sh", content: LONG_SCRIPT } }]), textReply("made it"));
+    s.llm.enqueue(
+      toolCallReply([{ name: "create_file", arguments: { path: "install.sh", content: LONG_SCRIPT } }]),
+      textReply("made it"),
+    );
     fake.pushUpdate(messageUpdate(OWNER, "/agent write an installer"));
     await until(() => latest(fake, (t) => t.includes("📝 Review")) !== undefined, "the card");
     const cardId = latest(fake, (t) => t.includes("📝 Review"))!.message_id;
@@ -119,14 +140,21 @@ describe("telegram process: kill -9 and restart", () => {
     await until(() => latest(fake, (t) => t.includes("Pencil is back")) !== undefined, "the restarted bot");
     const help = fake.calls.length;
     fake.pushUpdate(messageUpdate(OWNER, "/help"));
-    await fake.waitFor("sendMessage", (p) => String(p.text).includes("writes in pencil"), { from: help, timeoutMs: 15_000 });
+    await fake.waitFor("sendMessage", (p) => String(p.text).includes("writes in pencil"), {
+      from: help,
+      timeoutMs: 15_000,
+    });
     await until(() => fake.queued() === 0, "Telegram to hold nothing unconfirmed");
     expect(existsSync(join(root, "install.sh"))).toBe(false);
     expect(second.stderr()).toContain("already taken in once");
 
     // A press made now, on the card as the owner sees it, approves.
     const now = pressOn(fake, cardId, "✅ Approve 1");
-    const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === (now as any).callback_query.id, { timeoutMs: 15_000 });
+    const answer = await fake.waitFor(
+      "answerCallbackQuery",
+      (p) => p.callback_query_id === (now as any).callback_query.id,
+      { timeoutMs: 15_000 },
+    );
     expect(answer.payload.text).toBe("Approved.");
     expect(readFileSync(join(root, "install.sh"), "utf8")).toBe(LONG_SCRIPT);
     second.proc.kill("SIGTERM");

