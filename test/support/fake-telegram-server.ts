@@ -502,13 +502,13 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
           watchers.delete(check);
           reject(
             new Error(
-              `fake Telegram: no ${method} call matched within ${options.timeoutMs ?? 5000} ms; calls: ${calls
+              `fake Telegram: no ${method} call matched within ${options.timeoutMs ?? 15_000} ms; calls: ${calls
                 .slice(from)
                 .map((c) => c.method)
                 .join(", ")}`,
             ),
           );
-        }, options.timeoutMs ?? 5000);
+        }, options.timeoutMs ?? 15_000);
         watchers.add(check);
       });
     },

@@ -122,7 +122,7 @@ export async function press(fake: FakeTelegram, label: string | RegExp, on?: Sto
   const update = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: message.message_id });
   fake.pushUpdate(update);
   const id = (update as any).callback_query.id;
-  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === id, { timeoutMs: 5000 });
+  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === id, { timeoutMs: 15_000 });
   return String(answer.payload.text ?? "");
 }
 
@@ -145,7 +145,7 @@ export function textOf(fake: FakeTelegram, m: StoredMessage): string {
   return visibleText(now.text, now.parse_mode);
 }
 
-export async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+export async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

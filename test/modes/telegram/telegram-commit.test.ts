@@ -85,7 +85,7 @@ async function press(fake: FakeTelegram, card: StoredMessage, label: string): Pr
   const answer = await fake.waitFor(
     "answerCallbackQuery",
     (p) => p.callback_query_id === (update as any).callback_query.id,
-    { timeoutMs: 5000 },
+    { timeoutMs: 15_000 },
   );
   return String(answer.payload.text ?? "");
 }

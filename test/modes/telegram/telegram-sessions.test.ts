@@ -104,7 +104,7 @@ async function press(fake: FakeTelegram, label: string | RegExp, on?: StoredMess
   const update = callbackUpdate(OWNER, data, { chat_id: OWNER, message_id: message.message_id });
   fake.pushUpdate(update);
   const id = (update as any).callback_query.id;
-  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === id, { timeoutMs: 5000 });
+  const answer = await fake.waitFor("answerCallbackQuery", (p) => p.callback_query_id === id, { timeoutMs: 15_000 });
   return String(answer.payload.text ?? "");
 }
 
@@ -121,7 +121,7 @@ async function message(fake: FakeTelegram, test: (text: string) => boolean, from
   return { ...stored, visible: visibleText(stored.text, stored.parse_mode) };
 }
 
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
