@@ -130,7 +130,7 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
       } else if (key === "e") {
         if (!hooks.edit) {
           io.out(
-            `${wrapText("Editing a staged file is not built yet (issue 14). Decide with y or n, or press r to ask the agent for a change.", io.columns)}\n`,
+            `${wrapText("Editing a staged file is not available here. Decide with y or n, or press r to ask the agent for a change.", io.columns)}\n`,
           );
           continue;
         }

@@ -80,7 +80,7 @@ describe("review keys", () => {
     const plain = scriptedTerminal(["s", "e", "y", "y"]);
     await reviewChangeset(plain.io, twoFiles());
     expect(plain.screen()).toContain("No steps are recorded for this changeset yet.");
-    expect(plain.screen()).toContain("not built yet (issue 14)");
+    expect(plain.screen()).toContain("Editing a staged file is not available here");
     const withSteps = scriptedTerminal(["s", "y", "y"]);
     await reviewChangeset(withSteps.io, twoFiles(), { steps: (_cs, path) => `step 1 staged ${path}\n` });
     expect(withSteps.screen()).toContain("step 1 staged a.txt");
