@@ -88,28 +88,26 @@ export class RunLauncher {
   /**
    * Plain text from the owner: the next turn of the current session (it sees the
    * earlier turns and how their changes were reviewed); after /new, a fresh run.
-   * Returns false when there is no session to continue (the caller explains).
+   * A voice goal's Run comes here too, so both decide alike. Returns whether the
+   * run started ("held" when it cannot start now: the message says why), or
+   * "no-session" when there is no session to continue (the caller decides).
    */
-  async followUp(text: string): Promise<boolean> {
+  async followUp(text: string): Promise<"started" | "held" | "no-session"> {
     const state = this.sessionState();
-    if (state.fresh) {
-      await this.launch("agent", text);
-      return true;
-    }
-    if (!state.session) return false;
-    await this.continueIn(state.session, text);
-    return true;
+    if (state.fresh) return (await this.launch("agent", text)) ? "started" : "held";
+    if (!state.session) return "no-session";
+    return (await this.continueIn(state.session, text)) ? "started" : "held";
   }
 
-  /** Runs `text` as the next turn of session `id` (detached, like every run). */
-  async continueIn(id: string, text: string): Promise<void> {
+  /** Runs `text` as the next turn of session `id` (detached, like every run); false when it could not start (the owner is told why). */
+  async continueIn(id: string, text: string): Promise<boolean> {
     // The workspace is fixed now: a switch while the run starts must not move it.
     const runtime = this.deps.runtime;
     const gate = this.gateOf(runtime.ws.root);
     if (gate.active) {
       const busy = this.busy("agent")!;
       await this.deps.outbox.send(this.deps.ownerId, busy.html, busy.keyboard);
-      return;
+      return false;
     }
     let run: AgentRun;
     try {
@@ -120,7 +118,7 @@ export class RunLauncher {
         this.deps.ownerId,
         `⚠️ Session <code>${escapeHtml(id)}</code> cannot be continued: ${escapeHtml(error instanceof Error ? error.message : String(error))}\nSend /new to start afresh.`,
       );
-      return;
+      return false;
     }
     const begun = gate.tryBegin("agent", text)!;
     this.detach(begun, gate, runtime.ws.root, async (hooks, tag) => {
@@ -128,6 +126,7 @@ export class RunLauncher {
       await run.followUp(text, hooks);
       return run;
     });
+    return true;
   }
 
   /** Acts on a held goal's button: go on with the changeset pending, review it first, or discard it. */

@@ -75,7 +75,7 @@ export const sessionsFeature: FeatureFactory = (deps) => {
   // Plain text that no earlier feature took (a rejection reason is taken by the review feature first).
   composer.on("message:text", async (ctx, next) => {
     if (ctx.message.text.startsWith("/")) return next();
-    if (!(await deps.launcher.followUp(ctx.message.text))) return next();
+    if ((await deps.launcher.followUp(ctx.message.text)) === "no-session") return next();
   });
 
   return {

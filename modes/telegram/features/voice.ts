@@ -75,7 +75,14 @@ export const voiceFeature: FeatureFactory = (deps) => {
 
   composer.filter(
     pressed("goal-run", "goal-edit", "goal-cancel"),
-    answerWith((ctx) => goals.press(ctx.button!, (goal) => deps.launcher.launch("agent", goal))),
+    answerWith((ctx) =>
+      // Run does what the same words typed would do: a follow-up in the current session, a fresh run after /new, the
+      // held-goal choice when a changeset waits; with no session yet, a first run.
+      goals.press(ctx.button!, async (goal) => {
+        const outcome = await deps.launcher.followUp(goal);
+        return outcome === "no-session" ? deps.launcher.launch("agent", goal) : outcome === "started";
+      }),
+    ),
   );
 
   composer.on("message:text", async (ctx, next) => {

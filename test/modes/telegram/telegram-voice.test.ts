@@ -123,7 +123,37 @@ describe("telegram: voice goals", () => {
     expect(JSON.stringify(w.model.calls[0]!.prompt)).not.toContain("yellow");
   });
 
-  test("Run while a changeset waits: not started, and the card stays usable", async () => {
+  test("after a run, a voice goal's Run continues the same session, as the typed words would", async () => {
+    const { w, stt, env } = setup([
+      ...createHello,
+      { toolCalls: [{ name: "create_file", input: { path: "bye.ts", content: "export const bye = () => 2;\n" } }] },
+      { text: "Added bye.ts." },
+    ]);
+    await w.start({}, env);
+    sendVoice(w);
+    const first = await message(w.fake, (t) => t.includes("I heard"));
+    expect(await press(w.fake, "▶️ Run", first)).toBe("Starting…");
+    await message(w.fake, (t) => t.includes("📝 Review") && t.includes("hello.ts"));
+
+    stt.enqueue({ text: "now add a bye function" });
+    const from = w.fake.calls.length;
+    sendVoice(w);
+    const second = await message(w.fake, (t) => t.includes("I heard"), from);
+    expect(second.visible).toContain("now add a bye function");
+    expect(w.model.calls).toHaveLength(2); // the card alone starts nothing
+    expect(await press(w.fake, "▶️ Run", second)).toBe("Starting…");
+    const grown = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("bye.ts"), from);
+    // The follow-up's model request carries the earlier turns: the first goal and the model's answer to it.
+    const request = JSON.stringify(w.model.calls[2]!.prompt);
+    expect(request).toContain("add a hello function");
+    expect(request).toContain("Added hello.ts.");
+    expect(request).toContain("now add a bye function");
+    // The session's one pending changeset grew; no held-goal choice was asked for.
+    expect(grown.visible).toContain("hello.ts");
+    expect(w.fake.messagesIn(OWNER).some((m) => m.text.includes("Your goal is kept"))).toBe(false);
+  });
+
+  test("after /new, Run while a changeset waits: not started (the goal is held with its choice), and the card stays usable", async () => {
     const { w, env } = setup([
       ...createHello,
       { toolCalls: [{ name: "create_file", input: { path: "other.ts", content: "x\n" } }] },
@@ -134,6 +164,8 @@ describe("telegram: voice goals", () => {
     const first = await message(w.fake, (t) => t.includes("I heard"));
     expect(await press(w.fake, "▶️ Run", first)).toBe("Starting…");
     const review = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("hello.ts"));
+    w.fake.pushUpdate(messageUpdate(OWNER, "/new"));
+    await message(w.fake, (t) => t.includes("fresh session"));
     const from = w.fake.calls.length;
     sendVoice(w);
     const second = await message(w.fake, (t) => t.includes("I heard"), from);
