@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 import type { NewNote } from "../../../modes/brain/note.ts";
-import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
+import { vectorText } from "../../../modes/brain/note-rows.ts";
+import { HNSW_AFTER_LOAD, PgliteStore } from "../../../modes/brain/pglite-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
 function note(content: string, extra: Partial<NewNote> = {}): NewNote {
@@ -72,6 +73,78 @@ describe("the embedded store (real PGlite with pgvector)", () => {
       store.insert(note("x", { embeddingModel: "m", embedding: new Array(2000).fill(0.1) })),
     ).rejects.toThrow(/at most 1536/);
   });
+});
+
+describe("insertMany (binary COPY)", () => {
+  test("stores each note as one row, exactly as insert does: text, tags, nulls, model and zero-padded vector", async () => {
+    const store = await PgliteStore.inMemory();
+    try {
+      const many = [
+        note("ünïcode ✓ café\ttab\nline", {
+          tags: ["a b", "ü", ""],
+          source: "https://x.test/p",
+          enrichedBy: "groq:x",
+          embeddingModel: "local:one",
+          embedding: [0.25, -1.5, 3],
+        }),
+        note("no vector, no tags"),
+      ];
+      await store.insertMany(many);
+      const one = await store.insert(many[0]!);
+      const rows = (await store.list(10)).reverse();
+      expect(rows.length).toBe(3);
+      const strip = ({ id: _id, createdAt: _c, ...rest }: (typeof rows)[number]) => rest;
+      expect(strip(rows[0]!)).toEqual(strip(one));
+      expect(strip(rows[1]!)).toMatchObject({
+        content: "no vector, no tags",
+        tags: [],
+        source: null,
+        embeddingModel: null,
+        enrichedBy: null,
+      });
+      const vectors = (
+        await store.database.query<{ v: string | null }>(`select embedding::text as v from brain_notes order by id`)
+      ).rows;
+      expect(vectors[0]!.v).toBe(vectors[2]!.v);
+      expect(vectors[0]!.v!.startsWith("[0.25,-1.5,3,0,0,")).toBe(true);
+      expect(vectors[1]!.v).toBeNull();
+      expect((await store.matchVector([0.25, -1.5, 3], "local:one", 8, 0.99)).length).toBe(2);
+      await expect(
+        store.insertMany([note("x", { embeddingModel: "m", embedding: new Array(2000).fill(0.1) })]),
+      ).rejects.toThrow(/at most 1536/);
+      expect((await store.list(10)).length).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a large load into an empty table builds the HNSW index after the rows; searches use it", async () => {
+    const store = await PgliteStore.inMemory();
+    try {
+      const notes = Array.from({ length: HNSW_AFTER_LOAD }, (_, i) =>
+        note(`note ${i}`, { embeddingModel: "local:one", embedding: [Math.cos(i), Math.sin(i), i % 7] }),
+      );
+      await store.insertMany(notes);
+      const indexes = (
+        await store.database.query<{ indexname: string }>(
+          `select indexname from pg_indexes where tablename = 'brain_notes'`,
+        )
+      ).rows.map((r) => r.indexname);
+      expect(indexes).toContain("brain_notes_embedding_idx");
+      const plan = (
+        await store.database.query<{ "QUERY PLAN": string }>(
+          `explain select id from brain_notes order by embedding <=> '${vectorText([1, 0, 0])}'::vector limit 8`,
+        )
+      ).rows
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+      expect(plan).toContain("brain_notes_embedding_idx");
+      expect((await store.matchVector([Math.cos(5), Math.sin(5), 5], "local:one", 1, 0))[0]?.id).toBe(6);
+      expect((await store.counts(null)).notes).toBe(HNSW_AFTER_LOAD);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
 
 describe("the brain directory", () => {
