@@ -1,41 +1,93 @@
-import { spawnSync } from "node:child_process";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join } from "node:path";
+import { commandPath } from "../../core/sandbox/command-env.ts";
+import { planHiding } from "../../core/sandbox/hiding.ts";
+import { sandboxedLaunch } from "../../core/sandbox/namespace.ts";
 
 /** How a stdio server's command is started: the command and arguments to spawn, and what confines it. */
 export interface ConfinedCommand {
   command: string;
   args: string[];
-  /** "network-off": in its own user and network namespace (only its own loopback); "none": as is. */
-  confinement: "network-off" | "none";
+  /** "sandbox": in the command sandbox (read-only system, home, credentials and secrets hidden; no network unless opened); "none": as is. */
+  confinement: "sandbox" | "none";
 }
 
-let unshareMap: string | null | undefined;
+/** Where a stdio server runs: `root` a private directory of its own, `dir` (inside it) its working directory and home. */
+export interface ServerPlace {
+  root: string;
+  dir: string;
+}
 
-/** The unshare flag that maps the current user into a new user namespace here, or null when none works. */
-function userMapFlag(): string | null {
-  if (unshareMap !== undefined) return unshareMap;
-  unshareMap = null;
-  if (process.platform === "linux" && sandboxAvailable()) {
-    for (const flag of ["--map-current-user", "--map-root-user"]) {
-      if (spawnSync("unshare", ["--user", flag, "--net", "true"], { stdio: "ignore", timeout: 5000 }).status === 0) {
-        unshareMap = flag;
-        break;
-      }
+/**
+ * The directory a server's program needs to see, for an absolute path among its
+ * command and arguments: the package it belongs to (nearest package.json, so its
+ * node_modules come with it), else its own directory. Null for what is not an
+ * existing absolute path, and for the home or an ancestor of it (that would show
+ * the whole home; its secrets stay masked, but nothing more of it is shown).
+ */
+function keepFor(word: string, home: string | null): string | null {
+  if (!isAbsolute(word) || !existsSync(word)) return null;
+  let real: string;
+  try {
+    real = realpathSync(word);
+  } catch {
+    return null;
+  }
+  let dir = statSync(real).isDirectory() ? real : dirname(real);
+  for (let d = dir; d !== "/" && d !== home; d = dirname(d)) {
+    if (existsSync(join(d, "package.json"))) {
+      dir = d;
+      break;
     }
   }
-  return unshareMap;
+  if (dir === "/" || (home !== null && (home === dir || home.startsWith(`${dir}/`)))) return null;
+  return dir;
 }
 
 /**
  * Wraps a stdio MCP server's command so that, where the namespace sandbox works, it
- * has no network (a network namespace with only its own loopback) unless the owner's
- * settings open the network to commands. It does not yet get the command sandbox's
- * read-only file system or hidden secrets: that needs a long-running entry point in
- * core/sandbox (its `runIn` runs a command to completion).
+ * runs in the command sandbox: read-only system, the owner's home, credentials,
+ * PENCIL_HOME, .env files and host sockets hidden, other projects and the workspace
+ * out of sight, writes only in its private directory and temporary space, and no
+ * network unless the owner's settings open it. The program's own files (the
+ * command's package and those its absolute arguments name) are shown read-only.
+ * Where the sandbox is not available it runs as is.
  */
-export function confineServer(command: string, args: string[], network: boolean): ConfinedCommand {
-  if (network) return { command, args, confinement: "none" };
-  const flag = userMapFlag();
-  if (!flag) return { command, args, confinement: "none" };
-  return { command: "unshare", args: ["--user", flag, "--net", "--", command, ...args], confinement: "network-off" };
+export function confineServer(
+  command: string,
+  args: string[],
+  input: {
+    network: boolean;
+    place: ServerPlace;
+    pencilHome: string;
+    realHome?: string;
+    env?: Record<string, string | undefined>;
+  },
+): ConfinedCommand {
+  const realHome = input.realHome ?? homedir();
+  let home: string | null = null;
+  try {
+    home = realpathSync(realHome);
+  } catch {
+    // no home: nothing to spare
+  }
+  const path = commandPath(input.env ?? process.env);
+  const keep = [command, ...args].flatMap((w) => keepFor(w, home) ?? []);
+  const launch = sandboxedLaunch({
+    root: input.place.root,
+    dir: input.place.dir,
+    command,
+    args,
+    network: input.network,
+    hiding: planHiding({
+      realHome,
+      pencilHome: input.pencilHome,
+      wsRoot: input.place.root,
+      scratchRoot: input.place.root,
+      path,
+      keep,
+    }),
+  });
+  return launch ? { ...launch, confinement: "sandbox" } : { command, args, confinement: "none" };
 }

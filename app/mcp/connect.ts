@@ -1,6 +1,6 @@
 import { createMCPClient, type MCPClient } from "@ai-sdk/mcp";
 import { StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -77,7 +77,7 @@ export async function openMcpSession(input: {
       approvals.approve(input.workspaceRoot, server);
     }
     try {
-      const { client, cleanup } = await connect(server, timeouts, input.network ?? false);
+      const { client, cleanup } = await connect(server, timeouts, input.network ?? false, input.pencilHome);
       clients.push(client);
       cleanups.push(cleanup);
       const listed = await withTimeout(
@@ -104,6 +104,7 @@ async function connect(
   server: McpServerConfig,
   timeouts: McpTimeouts,
   network: boolean,
+  pencilHome: string,
 ): Promise<{ client: MCPClient; cleanup: () => void }> {
   if (server.kind === "http") {
     const client = await withTimeout(
@@ -120,15 +121,23 @@ async function connect(
   }
   // The server starts in an empty private directory with a private home and the secret-looking variables removed:
   // a relative write does not land in the workspace, and nothing it writes is trusted or applied.
-  const dir = mkdtempSync(join(tmpdir(), "pencil-mcp-"));
-  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const root = mkdtempSync(join(tmpdir(), "pencil-mcp-"));
+  const dir = join(root, "work");
+  mkdirSync(dir, { mode: 0o700 });
+  const cleanup = () => rmSync(root, { recursive: true, force: true });
   try {
     // The owner's own server gets the variables the owner wrote for it (a token, say); a proposal's secret-looking ones are dropped.
     const env =
       server.origin === "owner"
         ? { ...commandEnv(process.env, { home: dir, tmp: dir }), ...server.env }
         : commandEnv(process.env, { home: dir, tmp: dir }, server.env);
-    const confined = confineServer(server.command, server.args, network);
+    // In the command sandbox where it works: read-only system, home, credentials and secrets hidden, no network unless opened.
+    const confined = confineServer(server.command, server.args, {
+      network,
+      place: { root, dir },
+      pencilHome,
+      env: process.env,
+    });
     const transport = new StdioMCPTransport({
       command: confined.command,
       args: confined.args,

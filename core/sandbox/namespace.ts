@@ -339,6 +339,84 @@ fi
 exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
 `;
 
+/** A long-running program started in the namespace sandbox: what to spawn, its standard input and output left to the caller. */
+export interface SandboxedLaunch {
+  command: string;
+  args: string[];
+}
+
+/**
+ * Runs "$@" (unshare) with stdin passed on, and kills it on SIGTERM, SIGINT or SIGHUP: unshare --fork blocks those
+ * while it waits, and the namespace's init ignores them, so a client's kill would otherwise leave the server running.
+ * Its --kill-child then takes everything in the namespace down with it.
+ */
+const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 & p=$!; while :; do wait "$p"; s=$?; kill -0 "$p" 2>/dev/null || exit "$s"; done`;
+
+/** Quotes one word for the shell. */
+function shellWord(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The argv that starts `command args` under the same namespace setup as runIn
+ * (read-only system, the host hidden as `hiding` plans, secrets masked, every
+ * capability dropped), for a program that keeps running and talks over its
+ * stdin and stdout (a stdio MCP server). `root` is a private directory (the
+ * scratch: it and `dir` inside it are the only writable places besides the
+ * private temporary space); the program starts in `dir`. Its stderr goes to
+ * /dev/null, so the setup's merged output cannot corrupt the stdout protocol
+ * (a setup failure exits 97 before the program starts, its complaint on the
+ * original stderr). No network unless `network` (then the host's network).
+ * Null where the namespace sandbox is not available here.
+ */
+export function sandboxedLaunch(input: {
+  root: string;
+  dir: string;
+  command: string;
+  args: readonly string[];
+  hiding: Hiding;
+  network: boolean;
+  writeCapBytes?: number;
+}): SandboxedLaunch | null {
+  if (!sandboxAvailable()) return null;
+  const empty = join(input.root, "empty");
+  mkdirSync(empty, { recursive: true, mode: 0o755 });
+  mkdirSync(input.dir, { recursive: true, mode: 0o700 });
+  const plan = planMounts({ root: input.root, mounts: [], shared: [] }, input.hiding);
+  prepareCoverDirs(plan);
+  makeDevDir(join(input.root, "dev"));
+  const fileBlocks = Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024));
+  // The setup sends stderr to stdout just before the command (right for run_command's combined output); here stdout is
+  // the protocol, so the program's stderr is discarded instead.
+  const line = `exec 2>/dev/null; exec ${[input.command, ...input.args].map(shellWord).join(" ")}`;
+  return {
+    command: BASH!,
+    args: [
+      "-c",
+      STOP_ON_TERM,
+      "pencil-server",
+      "unshare",
+      ...unshareArgs!,
+      ...(input.network ? [] : ["--net"]),
+      BASH!,
+      "-c",
+      NAMESPACE_SETUP,
+      "pencil-sandbox",
+      input.root,
+      input.dir,
+      input.dir,
+      empty,
+      SHELL,
+      line,
+      SETPRIV!,
+      IP ?? "",
+      String(fileBlocks),
+      "",
+      ...stepArguments(plan.steps),
+    ],
+  };
+}
+
 /** What one run produced, plus why the sandbox could not be set up if it could not. */
 export interface RunOutcome extends CommandOutcome {
   /** The sandbox setup's complaint when the command never started; null otherwise. */

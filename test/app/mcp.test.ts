@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { nobodyApprover, type Approver, type PermissionQuestion } from "../../agent/approver.ts";
 import { McpApprovals, parseServers, type McpServerConfig } from "../../app/mcp/config.ts";
@@ -18,6 +19,24 @@ import {
 } from "../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+
+/** A listener on 127.0.0.1 the stdio server tells its working directory when it starts (its `tcp:PORT` marker). */
+async function startMarker(): Promise<{ arg: string; seen: string[]; arrived: () => Promise<void> }> {
+  const seen: string[] = [];
+  const listener = createServer((socket) => {
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk;
+    });
+    socket.on("end", () => seen.push(text.trim()));
+  });
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+  const arrived = async () => {
+    for (let i = 0; i < 100 && seen.length === 0; i++) await Bun.sleep(50);
+  };
+  return { arg: `tcp:${(listener.address() as { port: number }).port}`, seen, arrived };
+}
 
 const STDIO_SERVER = join(join(import.meta.dir, ".."), "fixtures/mcp/stdio-server.ts");
 const stdio = (
@@ -131,11 +150,13 @@ describe("MCP servers: started, listed, called", () => {
     expect(names).toEqual([
       "mcp__docs__echo",
       "mcp__docs__fail",
+      "mcp__docs__peek",
       "mcp__docs__reach",
       "mcp__docs__read_file",
       "mcp__docs__write_here",
       "mcp__web__echo",
       "mcp__web__fail",
+      "mcp__web__peek",
       "mcp__web__reach",
       "mcp__web__write_here",
     ]);
@@ -194,33 +215,76 @@ describe("MCP servers: started, listed, called", () => {
     20_000,
   );
 
+  if (!sandboxAvailable())
+    console.warn("skipped: a stdio server's hidden files (no user, mount and pid namespaces or setpriv here)");
+  test.if(sandboxAvailable())(
+    "a stdio server runs in the command sandbox: the owner's keys, the workspace's .env and PENCIL_HOME are out of its reach",
+    async () => {
+      const home = tempDir("pencil-owner-");
+      writeTree(home, { ".ssh/id_ed25519": "PRIVATE KEY\n" });
+      const ws = tempDir("pencil-ws-");
+      writeTree(ws, { ".env": "API_KEY=s3cret\n", "a.txt": "a\n" });
+      const pencilHome = tempDir();
+      writeTree(pencilHome, { "settings.json": "{}\n" });
+      const session = await openMcpSession({
+        servers: [stdio("docs", ["docs"])],
+        workspaceRoot: ws,
+        pencilHome,
+        approver: nobodyApprover,
+      });
+      sessions.push(session);
+      const peek = session.tools.find((t) => t.name === "mcp__docs__peek")!;
+      const read = (path: string) => peek.execute({ path }, {} as never) as Promise<string>;
+      // The control: its own program stays readable, so "unreadable" below is the sandbox, not a broken tool.
+      expect(await read(STDIO_SERVER)).toStartWith("read: ");
+      for (const secret of [
+        join(home, ".ssh/id_ed25519"),
+        join(ws, ".env"),
+        join(ws, "a.txt"),
+        join(pencilHome, "settings.json"),
+        join(homedir(), ".ssh/id_ed25519"),
+      ])
+        expect(await read(secret)).toStartWith("unreadable: ");
+    },
+    20_000,
+  );
+
   test("a workspace-proposed server is not started before approval (no human → never); approval is remembered per exact command", async () => {
     const ws = tempDir();
     const pencilHome = tempDir();
-    const marker = join(tempDir(), "started.txt");
-    const proposal = stdio("proposed", ["proposed", marker], "workspace");
+    const marker = await startMarker();
+    const proposal = stdio("proposed", ["proposed", marker.arg], "workspace");
     const refused = await openMcpSession({
       servers: [proposal],
       workspaceRoot: ws,
       pencilHome,
       approver: nobodyApprover,
+      network: true,
     });
     sessions.push(refused);
     expect(refused.tools).toEqual([]);
     expect(refused.notices).toEqual([
       'MCP server "proposed" (proposed by the workspace) was not started: not approved.',
     ]);
-    expect(existsSync(marker)).toBe(false);
+    expect(marker.seen).toEqual([]);
 
     const owner = recordingApprover("yes");
-    const approved = await openMcpSession({ servers: [proposal], workspaceRoot: ws, pencilHome, approver: owner });
+    const approved = await openMcpSession({
+      servers: [proposal],
+      workspaceRoot: ws,
+      pencilHome,
+      approver: owner,
+      network: true,
+    });
     sessions.push(approved);
     expect(owner.asked).toHaveLength(1);
     expect(owner.asked[0]!.subject).toContain(STDIO_SERVER);
     expect(owner.asked[0]!.once).toBe(true);
     expect(approved.tools.map((t) => t.name)).toContain("mcp__proposed__echo");
     // It ran in a private directory, not the workspace.
-    expect(readFileSync(marker, "utf8").trim()).not.toBe(ws);
+    await marker.arrived();
+    expect(marker.seen).toHaveLength(1);
+    expect(marker.seen[0]).not.toBe(ws);
     expect(new McpApprovals(pencilHome).approved(ws, proposal)).toBe(true);
 
     const again = recordingApprover("no");
@@ -317,13 +381,14 @@ describe("MCP tools through the policy seam, end to end", () => {
   });
 
   test("a workspace's .pencil/mcp.json server is not started with no terminal to approve it; the run goes on", async () => {
-    const marker = join(tempDir(), "started.txt");
+    const marker = await startMarker();
     const { workspace, groq, env } = await cliSetup(
-      {},
+      // The network on, so that a sandboxed server could report its start to the marker.
+      { sandbox: { network: true } },
       {
         "a.txt": "a\n",
         ".pencil/mcp.json": JSON.stringify({
-          mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed", marker] } },
+          mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed", marker.arg] } },
         }),
       },
     );
@@ -333,11 +398,11 @@ describe("MCP tools through the policy seam, end to end", () => {
     expect(result.stdout + result.stderr).toContain(
       'MCP server "proposed" (proposed by the workspace) was not started',
     );
-    expect(existsSync(marker)).toBe(false);
+    expect(marker.seen).toEqual([]);
     expect((groq.requests[0]!.body.tools as any[]).some((t) => t.function.name.startsWith("mcp__"))).toBe(false);
     // doctor lists it without starting it.
     const doctor = await runCli(["doctor", "-w", workspace], { cwd: workspace, env });
     expect(doctor.stdout).toContain("MCP servers: proposed (stdio, proposed by .pencil/mcp.json, not approved)");
-    expect(existsSync(marker)).toBe(false);
+    expect(marker.seen).toEqual([]);
   });
 });
