@@ -124,7 +124,9 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     expect(out).toContain("\n1048576\n");
     // Either guard may speak first: the per-file limit, or the watcher that saw 1 MB written
     // (it counts what the write asked for); both name the cap and the setting.
-    expect(out).toMatch(/(may exceed|wrote more than) 1\.0 MB[^\n]*\(limits\.scratchWriteBytes in the user's settings\)/);
+    expect(out).toMatch(
+      /(may exceed|wrote more than) 1\.0 MB[^\n]*\(limits\.scratchWriteBytes in the user's settings\)/,
+    );
   });
 
   test("the write cap: many files past it in all, and the command is killed with nothing staged", async () => {
