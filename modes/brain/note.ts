@@ -23,17 +23,7 @@ export interface Note {
 }
 
 /** A note about to be stored: everything but its id and time, plus its vector when one was made. */
-export interface NewNote {
-  kind: NoteKind;
-  source: string | null;
-  content: string;
-  title: string;
-  tags: string[];
-  summary: string;
-  enrichedBy: EnrichedBy;
-  embeddingModel: string | null;
-  embedding: number[] | null;
-}
+export type NewNote = Omit<Note, "id" | "createdAt"> & { embedding: number[] | null };
 
 /** The fields a model writes about a note. */
 export interface Enrichment {
