@@ -88,39 +88,30 @@ export function prepareCoverDirs(plan: MountPlan): void {
   }
 }
 
-/** The steps as the runner script reads them: triples (kind, path, path). */
-export function stepArguments(steps: readonly MountStep[]): string[] {
-  const out: string[] = [];
-  for (const step of steps) {
-    switch (step.op) {
-      case "overlay":
-        // The work directory first: the overlay triple mounts at once.
-        out.push("ovwork", step.work, "-", "overlay", step.lower, step.upper);
-        break;
-      case "whiteout":
-        out.push("unlink", step.path, "-");
-        break;
-      case "bind":
-        out.push("bind", step.source, step.target);
-        break;
-      case "mask":
-        out.push(step.dir ? "maskd" : "maskf", step.path, "-");
-        break;
-      case "mount-point":
-        out.push("mkpt", step.path, String(step.cover));
-        break;
-      case "cover":
-        out.push(step.writable ? "wcover" : "cover", step.path, step.source);
-        break;
-      case "keep":
-        out.push("keep", step.path, String(step.cover));
-        break;
-      case "secret":
-        out.push("secret", step.path, "-");
-        break;
-    }
-  }
-  return out;
+/**
+ * Everything the namespace setup (core/sandbox/namespace-setup.ts) needs, written as JSON into the scratch before the
+ * namespace starts: the mount steps, and what to run once they are taken.
+ */
+export interface SetupPlan {
+  /** The scratch directory: bound on itself, writable. */
+  scratch: string;
+  /** The copy (or the overlay's mount point) inside the scratch. */
+  dir: string;
+  /** Where `dir` is placed for the command: the workspace's own path (writable). */
+  at: string;
+  /** An empty directory, bound over what is hidden. */
+  empty: string;
+  steps: MountStep[];
+  /** The write cap in 1024-byte blocks: the size of tmpfs covers and the largest file the command may write. */
+  fileBlocks: number;
+  /** setpriv, which drops every capability before `argv` runs. */
+  setpriv: string;
+  /** The program and its arguments, run in `at` with every capability dropped. */
+  argv: string[];
+  /** Where the program's stderr goes: merged into stdout (run_command), or discarded (a server speaking on stdout). */
+  stderr: "stdout" | "discard";
+  /** With the network on: the forwarder from the namespace's 127.0.0.1:port to the proxy's unix socket, run by `bun`. */
+  forwarder?: { bun: string; script: string; socket: string; port: number; ready: string };
 }
 
 /** What a command sees of the host under the plan, for people and tests: the scratch (a copy, or an overlay of the workspace), covered, kept, read-only binds, hidden. */

@@ -1,12 +1,23 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
 import { commandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
-import { planMounts, prepareCoverDirs, stepArguments } from "./mount-plan.ts";
+import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
+import { SETUP_FAILED_EXIT, SETUP_MARKER } from "./setup-contract.ts";
 
 /** How a command is run and what it gets: the knobs of run_command that reach the process itself. */
 export interface CommandRunOptions {
@@ -98,8 +109,6 @@ const WRITE_WATCH_MS = 100;
 /** Milliseconds before a command is killed when no timeout is given. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_OUTPUT_CAP = 30 * 1024;
-const SETUP_FAILED_EXIT = 97;
-const SETUP_MARKER = "pencil-sandbox:";
 
 /**
  * Whether commands can run in the namespace sandbox here: unprivileged user,
@@ -125,39 +134,69 @@ function makeDevDir(dir: string): void {
   for (const [fd, name] of ["stdin", "stdout", "stderr"].entries()) symlinkSync(`/proc/self/fd/${fd}`, join(dir, name));
 }
 
-/** Drops every capability (the bounding set too) and sets no_new_privs: nothing the command runs can mount, unmount or regain privileges. */
-const DROP_PRIVILEGES = ["--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"];
+/** The setup program Bun runs as the first process of the namespaces (core/sandbox/namespace-setup.ts). */
+const SETUP_PROGRAM = join(import.meta.dir, "namespace-setup.ts");
 
-/** The probe: the shell is init of its pid namespace, a bind and a tmpfs mount work before the drop, and an unmount fails after it. */
-const PROBE = `[ "$$" = 1 ] && mount --bind "$1" "$1" && mount -t tmpfs pencil-probe "$1" && exec "$2" ${DROP_PRIVILEGES.join(" ")} "$3" -c '! umount "$1" 2>/dev/null' probe "$1"`;
-
+/**
+ * The probe is a real run: a scratch of its own, the whole setup (binds, /dev, the seal of every mount), then a shell
+ * without capabilities that must fail to unmount what the setup mounted.
+ */
 function probeUnshare(): string[] | null {
   if (process.platform !== "linux" || !BASH || !SETPRIV) return null;
-  // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
-  for (const map of ["--map-current-user", "--map-root-user"]) {
-    // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
-    // --pid --fork --kill-child --mount-proc: the command's shell is init of a private pid namespace, so when it exits (or
-    // is killed) the kernel kills every process left in it, setsid'd ones included, before unshare returns; no survivor
-    // can touch the copy while it is diffed.
-    const args = [
-      "--user",
-      map,
-      "--mount",
-      "--propagation",
-      "private",
-      "--ipc",
-      "--pid",
-      "--fork",
-      "--kill-child",
-      "--mount-proc",
-    ];
-    const r = spawnSync("unshare", [...args, "--net", BASH, "-c", PROBE, "probe", tmpdir(), SETPRIV, BASH], {
-      stdio: "ignore",
-      timeout: 5000,
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "pencil-probe-")));
+  try {
+    const dir = join(root, "ws");
+    const empty = join(root, "empty");
+    mkdirSync(dir);
+    mkdirSync(empty);
+    makeDevDir(join(root, "dev"));
+    const plan = writePlan(root, {
+      scratch: root,
+      dir,
+      at: dir,
+      empty,
+      steps: [],
+      fileBlocks: 1024,
+      setpriv: SETPRIV,
+      argv: [BASH, "-c", '[ "$$" = 1 ] && ! umount "$1" 2>/dev/null', "probe", dir],
+      stderr: "stdout",
     });
-    if (r.status === 0) return args;
+    // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
+    for (const map of ["--map-current-user", "--map-root-user"]) {
+      // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
+      // --pid --fork --kill-child --mount-proc: the setup is init of a private pid namespace (the command then is), so
+      // when it exits (or is killed) the kernel kills every process left in it, setsid'd ones included, before unshare
+      // returns; no survivor can touch the copy while it is diffed.
+      const args = [
+        "--user",
+        map,
+        "--mount",
+        "--propagation",
+        "private",
+        "--ipc",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+      ];
+      const r = spawnSync("unshare", [...args, "--net", process.execPath, SETUP_PROGRAM, plan], {
+        cwd: root,
+        stdio: "ignore",
+        timeout: 10_000,
+      });
+      if (r.status === 0) return args;
+    }
+    return null;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
-  return null;
+}
+
+/** Writes the setup's plan into the scratch; returns its path. */
+function writePlan(root: string, plan: SetupPlan): string {
+  const path = join(root, "sandbox-plan.json");
+  writeFileSync(path, JSON.stringify(plan), { mode: 0o600 });
+  return path;
 }
 
 /** The first of `names` that exists as an absolute path. */
@@ -174,170 +213,6 @@ const SETPRIV = firstExisting([
   "/sbin/setpriv",
   "/usr/local/bin/setpriv",
 ]);
-const IP = firstExisting(["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]);
-
-/**
- * Runs inside the new namespaces, before the command: the private network's
- * loopback brought up (best effort), nested user namespaces forbidden, shares
- * and masks, the copy placed at the workspace path, the covers laid (kept
- * directories re-bound from file descriptors opened before any cover),
- * secrets masked, every reachable mount but the copy and the private
- * temporary space sealed read-only (/proc, /sys and /dev too), and finally
- * every capability dropped by setpriv, so the command cannot undo any of it.
- * Any failure before the command starts exits 97 with a `pencil-sandbox:`
- * line: the command never runs half-confined.
- */
-const NAMESPACE_SETUP = `
-set -e
-S=$1; W=$2; R=$3; E=$4; SH=$5; CMD=$6; SP=$7; IP=$8; FB=$9; FW=\${10}; shift 10
-fail() { echo "${SETUP_MARKER} $*" >&2; exit ${SETUP_FAILED_EXIT}; }
-# A read-only bind in one mount(8) run (each run costs milliseconds; the seal below then skips it). Where the source's
-# locked flags make that refuse, a plain bind, which the seal below makes read-only.
-robind() { mount --bind -o ro "$1" "$2" 2>/dev/null || mount --bind "$1" "$2"; }
-declare -A inherited
-while read -r id _; do inherited[$id]=1; done < /proc/self/mountinfo
-# A nested user namespace starts with every capability again: allow none (/proc is sealed read-only below in any case).
-{ echo 0 > /proc/sys/user/max_user_namespaces; } 2>/dev/null || true
-# The private network's own loopback (the host's stays out of reach): local test servers keep working.
-if [ -n "$IP" ]; then "$IP" link set lo up 2>/dev/null || true; fi
-mount --bind "$S" "$S" || fail "cannot bind the scratch directory"
-binds=(); secrets=(); covers=(); sources=(); writable=(); rocovers=(); keeps=(); kcover=(); points=(); pcover=(); dels=(); OW=
-while [ $# -ge 3 ]; do
-  case "$1" in
-    ovwork) OW=$2 ;;
-    # Copy-on-write: the workspace read-only under a private upper layer, at the scratch's mount point (placed at the
-    # workspace path below like a copy). userxattr: overlayfs keeps whiteouts and opaque marks in user.* attributes.
-    # No redirects followed, no metacopy: nothing written into a layer can make the overlay show what the policy hid.
-    # The layers themselves are then covered: the command reaches its upper layer only through the overlay.
-    overlay) mount -t overlay pencil-scratch -o "userxattr,redirect_dir=nofollow,metacopy=off,lowerdir=$2,upperdir=$3,workdir=$OW" "$W" || fail "cannot mount the copy-on-write overlay"
-      robind "$E" "$3" && robind "$E" "$OW" || fail "cannot cover the overlay's layers" ;;
-    unlink) dels+=("$2") ;;
-    bind) robind "$2" "$3" || fail "cannot share $2"; binds+=("$3")
-      case "$3" in "$W"/*) binds+=("$R/\${3#"$W"/}") ;; esac ;;
-    maskf) robind /dev/null "$2" || fail "cannot hide a file" ;;
-    maskd) robind "$E" "$2" || fail "cannot hide a directory" ;;
-    cover) covers+=("$2"); sources+=("$3"); rocovers+=("$2") ;;
-    wcover) covers+=("$2"); sources+=("$3"); writable+=("$2") ;;
-    keep) keeps+=("$2"); kcover+=("$3") ;;
-    mkpt) points+=("$2"); pcover+=("$3") ;;
-    secret) secrets+=("$2") ;;
-  esac
-  shift 3
-done
-# The staged deletions and what the policy hides, removed through the overlay (whiteouts in the upper layer), before
-# the command: absent, as from a copy.
-if [ \${#dels[@]} -gt 0 ]; then rm -rf -- "\${dels[@]}" || fail "cannot lay the staged deletions and hide what the policy hides"; fi
-mount --rbind "$W" "$R" || fail "cannot place the scratch copy at the workspace path"
-# A /dev of its own: the owner's terminals (/dev/pts, /dev/tty1), disks and consoles stay out of reach (a read-only
-# mount does not stop writes to a device). Prepared in the scratch directory (directories, links, empty files as mount
-# points), the host's harmless devices bound in, then bound over /dev.
-D="$S/dev"
-for d in "$D"/*; do
-  [ -f "$d" ] || continue
-  robind "/dev/\${d##*/}" "$d" || fail "cannot provide /dev/\${d##*/}"
-done
-mount --rbind "$D" /dev || fail "cannot place the private /dev"
-# Everything bound after the first cover is opened before it: a later cover's source may lie under an earlier one.
-fds=(); sfds=()
-for k in "\${keeps[@]}"; do
-  exec {fd}<"$k" || fail "cannot open $k to keep it reachable"
-  fds+=("$fd")
-done
-for src in "\${sources[@]}"; do
-  fd=-
-  if [ "$src" != tmpfs ]; then exec {fd}<"$src" || fail "cannot open $src"; fi
-  sfds+=("$fd")
-done
-for c in "\${!covers[@]}"; do
-  C=\${covers[$c]}; src=\${sources[$c]}; fd=\${sfds[$c]}
-  if [ "$src" = tmpfs ]; then
-    # Memory-backed: sized to the write cap, so it cannot be filled past it either.
-    mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$((FB * 1024))" pencil-tmp "$C" || fail "cannot cover $C"
-    pts=()
-    for i in "\${!points[@]}"; do
-      if [ "\${pcover[$i]}" = "$c" ]; then pts+=("\${points[$i]}"); fi
-    done
-    if [ \${#pts[@]} -gt 0 ]; then mkdir -p -- "\${pts[@]}" || fail "cannot make mount points in $C"; fi
-  else
-    mount -c --bind "/proc/self/fd/$fd" "$C" || fail "cannot cover $C"
-    exec {fd}<&-
-  fi
-  for i in "\${!keeps[@]}"; do
-    if [ "\${kcover[$i]}" != "$c" ]; then continue; fi
-    k=\${keeps[$i]}; fd=\${fds[$i]}
-    mount -c --rbind "/proc/self/fd/$fd" "$k" || fail "cannot keep $k reachable"
-    # An open descriptor would lead past the cover (openat "..") to what it hides: none reaches the command.
-    exec {fd}<&-
-  done
-done
-# The secrets masked in one mount(8) run from a table (one process instead of one each: there can be a hundred);
-# should any line fail, each is masked again on its own, and a failure there stops the setup.
-# fstab escapes (no subshell: REPLY holds the result).
-fesc() { local v=\${1//\\/\\134}; v=\${v// /\\040}; v=\${v//$'\t'/\\011}; REPLY=\${v//$'\n'/\\012}; }
-table=
-fesc "$E"; EE=$REPLY
-for x in "\${secrets[@]}"; do
-  fesc "$x"
-  if [ -d "$x" ]; then table+="$EE $REPLY none bind,ro 0 0"$'\n'
-  elif [ -e "$x" ]; then table+="/dev/null $REPLY none bind,ro 0 0"$'\n'
-  fi
-done
-if [ -n "$table" ]; then
-  printf '%s' "$table" > "$S/masks.fstab"
-  if ! mount -a -T "$S/masks.fstab" 2>/dev/null; then
-    for x in "\${secrets[@]}"; do
-      if [ -d "$x" ]; then robind "$E" "$x" || fail "cannot hide $x"
-      elif [ -e "$x" ]; then robind /dev/null "$x" || fail "cannot hide $x"
-      fi
-    done
-  fi
-fi
-mapfile -t lines < /proc/self/mountinfo
-for line in "\${lines[@]}"; do
-  read -r id _ _ _ mp opts _ <<< "$line"
-  printf -v mp '%b' "$mp"
-  open=
-  for w in "$S" "$R" "\${writable[@]}"; do
-    if [ "$mp" = "$w" ]; then open=1; fi
-  done
-  [ -z "$open" ] || continue
-  case ",$opts," in *,ro,*) continue ;; esac
-  # An automount point holds nothing to write, and naming it would trigger it (systemd's binfmt_misc under /proc).
-  fstype=\${line#* - }
-  case "\${fstype%% *}" in autofs) continue ;; esac
-  if [ -n "\${inherited[$id]}" ]; then
-    # An inherited mount below one of ours is out of the command's reach: nothing to seal (nor can it be named).
-    covered=
-    for c in "$S" "$R" "\${covers[@]}" "\${secrets[@]}"; do
-      case "$mp" in "$c"|"$c"/*) covered=1 ;; esac
-    done
-    # /dev and /proc are fresh (a private /dev, the pid namespace's own proc, itself sealed): what was mounted below them is gone.
-    case "$mp" in /dev/*|/proc/*) covered=1 ;; esac
-    [ -z "$covered" ] || continue
-  fi
-  if ! mount -o "remount,bind,ro\${opts#rw}" "$mp" 2>/dev/null; then
-    # A mount point this setup cannot reach by path, the command (same user, fewer rights) cannot reach either.
-    [ -e "$mp" ] || continue
-    fail "cannot make $mp read-only"
-  fi
-done
-for b in "\${binds[@]}" "\${keeps[@]}" "\${rocovers[@]}" / /proc/sys /sys /dev; do
-  case "$b" in "$S"|"$R") continue ;; esac
-  if [ -w "$b" ]; then fail "$b could not be made read-only"; fi
-done
-cd "$R" || fail "cannot enter the workspace path $R"
-exec 2>&1
-# No file larger than the write cap (1024-byte blocks); the runner watches the total.
-ulimit -f "$FB" || fail "cannot cap file sizes"
-# With the network on, the only way out is Pencil's proxy: a forwarder (no capabilities either) from this private
-# network's 127.0.0.1:${PROXY_PORT} to the proxy's unix socket in the scratch.
-if [ -n "$FW" ]; then
-  "$SP" ${DROP_PRIVILEGES.join(" ")} "$FW" "$S/forward.mjs" "$S/proxy.sock" ${PROXY_PORT} "$S/forward-ready" </dev/null >/dev/null 2>&1 &
-  for _ in $(seq 1 500); do [ -e "$S/forward-ready" ] && break; sleep 0.01; done
-  [ -e "$S/forward-ready" ] || fail "the network proxy's forwarder did not start"
-fi
-exec "$SP" ${DROP_PRIVILEGES.join(" ")} "$SH" -c "$CMD"
-`;
 
 /** A long-running program started in the namespace sandbox: what to spawn, its standard input and output left to the caller. */
 export interface SandboxedLaunch {
@@ -351,11 +226,6 @@ export interface SandboxedLaunch {
  * Its --kill-child then takes everything in the namespace down with it.
  */
 const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 & p=$!; while :; do wait "$p"; s=$?; kill -0 "$p" 2>/dev/null || exit "$s"; done`;
-
-/** Quotes one word for the shell. */
-function shellWord(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The argv that starts `command args` under the same namespace setup as runIn
@@ -385,10 +255,18 @@ export function sandboxedLaunch(input: {
   const plan = planMounts({ root: input.root, mounts: [], shared: [] }, input.hiding);
   prepareCoverDirs(plan);
   makeDevDir(join(input.root, "dev"));
-  const fileBlocks = Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024));
-  // The setup sends stderr to stdout just before the command (right for run_command's combined output); here stdout is
-  // the protocol, so the program's stderr is discarded instead.
-  const line = `exec 2>/dev/null; exec ${[input.command, ...input.args].map(shellWord).join(" ")}`;
+  const planPath = writePlan(input.root, {
+    scratch: input.root,
+    dir: input.dir,
+    at: input.dir,
+    empty,
+    steps: plan.steps,
+    fileBlocks: Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024)),
+    setpriv: SETPRIV!,
+    argv: [input.command, ...input.args],
+    // Stdout is the protocol: the program's stderr must not reach it.
+    stderr: "discard",
+  });
   return {
     command: BASH!,
     args: [
@@ -398,21 +276,9 @@ export function sandboxedLaunch(input: {
       "unshare",
       ...unshareArgs!,
       ...(input.network ? [] : ["--net"]),
-      BASH!,
-      "-c",
-      NAMESPACE_SETUP,
-      "pencil-sandbox",
-      input.root,
-      input.dir,
-      input.dir,
-      empty,
-      SHELL,
-      line,
-      SETPRIV!,
-      IP ?? "",
-      String(fileBlocks),
-      "",
-      ...stepArguments(plan.steps),
+      process.execPath,
+      SETUP_PROGRAM,
+      planPath,
     ],
   };
 }
@@ -437,37 +303,40 @@ export function runIn(
   let file: string;
   let args: string[];
   if (s.share === "namespace") {
-    // The plan as data (core/sandbox/mount-plan.ts), handed to NAMESPACE_SETUP as triples.
+    // The plan as data (core/sandbox/mount-plan.ts), taken by the setup program by system calls.
     const plan = planMounts(s, hiding);
     prepareCoverDirs(plan);
-    const items = stepArguments(plan.steps);
     makeDevDir(join(s.root, "dev"));
-    file = "unshare";
     // A private network always: with the network on, the command reaches it only through the proxy.
-    const forwarder = options.network && options.proxySocket ? process.execPath : "";
-    if (forwarder) {
+    const forwarded = options.network === true && options.proxySocket !== undefined;
+    if (forwarded) {
       writeFileSync(join(s.root, "forward.mjs"), FORWARDER);
       Object.assign(env, proxyEnv());
     }
-    args = [
-      ...unshareArgs!,
-      "--net",
-      BASH!,
-      "-c",
-      NAMESPACE_SETUP,
-      "pencil-sandbox",
-      s.root,
-      s.dir,
-      s.ws.root,
-      s.empty,
-      SHELL,
-      command,
-      SETPRIV!,
-      IP ?? "",
-      String(fileBlocks),
-      forwarder,
-      ...items,
-    ];
+    const planPath = writePlan(s.root, {
+      scratch: s.root,
+      dir: s.dir,
+      at: s.ws.root,
+      empty: s.empty,
+      steps: plan.steps,
+      fileBlocks,
+      setpriv: SETPRIV!,
+      argv: [SHELL, "-c", command],
+      stderr: "stdout",
+      ...(forwarded
+        ? {
+            forwarder: {
+              bun: process.execPath,
+              script: join(s.root, "forward.mjs"),
+              socket: join(s.root, "proxy.sock"),
+              port: PROXY_PORT,
+              ready: join(s.root, "forward-ready"),
+            },
+          }
+        : {}),
+    });
+    file = "unshare";
+    args = [...unshareArgs!, "--net", process.execPath, SETUP_PROGRAM, planPath];
   } else {
     file = SHELL;
     args = [

@@ -558,7 +558,7 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
         const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ToolError);
         expect((error as Error).message).toMatch(
-          /^The sandbox could not be set up \(cannot cover .*home-file\), so the command did not run\./,
+          /^The sandbox could not be set up \(cannot cover .*home-file: [A-Za-z ]+\), so the command did not run\./,
         );
         expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
         expect(readdirSync(scratchParent)).toEqual([]);
@@ -1281,6 +1281,40 @@ function pidsRunning(args: string[]): number[] {
 }
 
 describe("namespace sandbox: nothing outlives the command; the diff follows nothing out of the copy", () => {
+  test.skipIf(!hasNamespace)(
+    "the command starts clean from the setup: no signal ignored or blocked, only stdin, stdout and stderr open, the environment as given",
+    async () => {
+      const { run } = setup("namespace");
+      const out = await run(
+        'grep -E "^Sig(Ign|Blk)" /proc/self/status; ls /proc/$$/fd | tr "\\n" " "; echo; yes | head -1 >/dev/null; echo "pipe=${PIPESTATUS[0]}"; env | cut -d= -f1 | sort | tr "\\n" " "',
+      );
+      expect(out).toContain("SigBlk:\t0000000000000000");
+      expect(out).toContain("SigIgn:\t0000000000000000");
+      expect(out).toContain("\n0 1 2 \n");
+      // A writer into a closed pipe dies of SIGPIPE (141), as outside; an inherited SIG_IGN would make it exit 1.
+      expect(out).toContain("pipe=141");
+      // The runner's environment exactly: nothing the setup's own runtime read or added (no BUN_*, no .env).
+      const names = /\n((?:[A-Z_]+ )+)/
+        .exec(out.slice(out.indexOf("pipe=")))?.[1]
+        ?.trim()
+        .split(" ");
+      expect(names?.filter((n) => !["PWD", "SHLVL", "_"].includes(n))).toEqual([
+        "CI",
+        "GIT_PAGER",
+        "GIT_TERMINAL_PROMPT",
+        "HOME",
+        "LANG",
+        "NO_COLOR",
+        "PAGER",
+        "PATH",
+        "TEMP",
+        "TERM",
+        "TMP",
+        "TMPDIR",
+      ]);
+    },
+  );
+
   test.skipIf(!hasNamespace)(
     "a setsid'd survivor is killed with the command, before it can swap a file for a link to a secret",
     async () => {

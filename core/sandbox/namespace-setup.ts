@@ -1,0 +1,290 @@
+// The namespace sandbox's setup: run by Bun as the first process of fresh user, mount, pid, IPC and network namespaces
+// (`unshare … bun namespace-setup.ts PLAN.json`), it takes the plan's mount steps by system calls, seals every
+// reachable mount read-only but the scratch, the workspace path and the private temporary space, and replaces itself
+// with setpriv, which drops every capability before the command starts. Any failure before that exits 97 with a
+// `pencil-sandbox:` line: the command never runs half-confined.
+import { accessSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import type { MountStep, SetupPlan } from "./mount-plan.ts";
+import { SETUP_FAILED_EXIT, SETUP_MARKER, DROP_PRIVILEGES } from "./setup-contract.ts";
+
+type Lib = typeof import("./libc.ts");
+
+function fail(why: string): never {
+  process.stderr.write(`${SETUP_MARKER} ${why}\n`);
+  process.exit(SETUP_FAILED_EXIT);
+}
+
+/** One line of /proc/self/mountinfo, as the seal needs it. */
+interface MountLine {
+  id: string;
+  point: string;
+  options: string[];
+  type: string;
+}
+
+/** The mount table: the mount point unescaped (mountinfo writes space, tab, newline and backslash as octal). */
+function mountTable(): MountLine[] {
+  const out: MountLine[] = [];
+  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+    if (line === "") continue;
+    const [fields, rest = ""] = line.split(" - ");
+    const f = fields!.split(" ");
+    out.push({
+      id: f[0]!,
+      point: f[4]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8))),
+      options: f[5]!.split(","),
+      type: rest.split(" ")[0]!,
+    });
+  }
+  return out;
+}
+
+/** The per-mount flags a read-only remount must repeat (the kernel refuses to clear locked ones). */
+function mountFlags(lib: Lib, options: readonly string[]): number {
+  const { MS } = lib;
+  const named: Record<string, number> = {
+    nosuid: MS.NOSUID,
+    nodev: MS.NODEV,
+    noexec: MS.NOEXEC,
+    noatime: MS.NOATIME,
+    nodiratime: MS.NODIRATIME,
+    relatime: MS.RELATIME,
+    strictatime: MS.STRICTATIME,
+    nosymfollow: MS.NOSYMFOLLOW,
+  };
+  let flags = 0;
+  for (const o of options) flags |= named[o] ?? 0;
+  return flags;
+}
+
+function isInsideOrAt(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function setUp(plan: SetupPlan, lib: Lib): never {
+  const { MS } = lib;
+  const bind = (source: string, target: string, recursive = false) =>
+    lib.mount(source, target, null, MS.BIND | (recursive ? MS.REC : 0), null);
+  const must = (error: string | null, why: string) => {
+    if (error !== null) fail(`${why}: ${error}`);
+  };
+  const S = plan.scratch;
+  const W = plan.dir;
+  const R = plan.at;
+  const E = plan.empty;
+  const inherited = new Set(mountTable().map((m) => m.id));
+  // A nested user namespace starts with every capability again: allow none (/proc is sealed read-only below anyway).
+  try {
+    writeFileSync("/proc/sys/user/max_user_namespaces", "0");
+  } catch {
+    // not every kernel lets a user namespace lower it; the seal and the dropped capabilities still hold
+  }
+  // The private network's own loopback (the host's stays out of reach): local test servers keep working.
+  lib.loopbackUp();
+  must(bind(S, S), "cannot bind the scratch directory");
+
+  const binds: string[] = [];
+  const deletions: string[] = [];
+  const covers: Extract<MountStep, { op: "cover" }>[] = [];
+  const keeps: Extract<MountStep, { op: "keep" }>[] = [];
+  const points: Extract<MountStep, { op: "mount-point" }>[] = [];
+  const secrets: string[] = [];
+  for (const step of plan.steps) {
+    switch (step.op) {
+      case "overlay":
+        // Copy-on-write: the workspace read-only under a private upper layer. userxattr: overlayfs keeps whiteouts and
+        // opaque marks in user.* attributes. No redirects followed, no metacopy: nothing written into a layer can make
+        // the overlay show what the policy hid. The layers are then covered: the command reaches its upper layer only
+        // through the overlay.
+        must(
+          lib.mount(
+            "pencil-scratch",
+            step.target,
+            "overlay",
+            0,
+            `userxattr,redirect_dir=nofollow,metacopy=off,lowerdir=${step.lower},upperdir=${step.upper},workdir=${step.work}`,
+          ),
+          "cannot mount the copy-on-write overlay",
+        );
+        must(bind(E, step.upper) ?? bind(E, step.work), "cannot cover the overlay's layers");
+        break;
+      case "whiteout":
+        deletions.push(step.path);
+        break;
+      case "bind":
+        must(bind(step.source, step.target), `cannot share ${step.source}`);
+        binds.push(step.target);
+        if (isInsideOrAt(W, step.target) && step.target !== W) binds.push(join(R, relative(W, step.target)));
+        break;
+      case "mask":
+        must(bind(step.dir ? E : "/dev/null", step.path), `cannot hide a ${step.dir ? "directory" : "file"}`);
+        break;
+      case "cover":
+        covers.push(step);
+        break;
+      case "keep":
+        keeps.push(step);
+        break;
+      case "mount-point":
+        points.push(step);
+        break;
+      case "secret":
+        secrets.push(step.path);
+        break;
+    }
+  }
+  // The staged deletions and what the policy hides, removed through the overlay (whiteouts in the upper layer) before
+  // the command: absent, as from a copy.
+  for (const d of deletions) {
+    try {
+      rmSync(d, { recursive: true, force: true });
+    } catch (error) {
+      fail(`cannot lay the staged deletions and hide what the policy hides: ${(error as Error).message}`);
+    }
+  }
+  must(bind(W, R, true), "cannot place the scratch copy at the workspace path");
+  // A /dev of its own: the owner's terminals, disks and consoles stay out of reach (a read-only mount does not stop
+  // writes to a device). The host's harmless devices bound onto the empty files prepared in the scratch.
+  const dev = join(S, "dev");
+  for (const e of readdirSync(dev, { withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    must(bind(`/dev/${e.name}`, join(dev, e.name)), `cannot provide /dev/${e.name}`);
+  }
+  must(bind(dev, "/dev", true), "cannot place the private /dev");
+
+  // Everything bound after the first cover is opened before it: a later cover's source may lie under an earlier one.
+  const openDir = (p: string, why: string) => {
+    try {
+      return openSync(p, constants.O_RDONLY);
+    } catch (error) {
+      return fail(`${why}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  };
+  const keepFds = keeps.map((k) => openDir(k.path, `cannot open ${k.path} to keep it reachable`));
+  const coverFds = covers.map((c) => (c.tmpfs ? -1 : openDir(c.source, `cannot open ${c.source}`)));
+  covers.forEach((c, i) => {
+    if (c.tmpfs) {
+      // Memory-backed: sized to the write cap, so it cannot be filled past it either.
+      must(
+        lib.mount("pencil-tmp", c.path, "tmpfs", MS.NOSUID | MS.NODEV, `mode=1777,size=${plan.fileBlocks}k`),
+        `cannot cover ${c.path}`,
+      );
+      for (const p of points) {
+        if (p.cover !== c.index) continue;
+        try {
+          mkdirSync(p.path, { recursive: true });
+        } catch (error) {
+          fail(`cannot make mount points in ${c.path}: ${(error as NodeJS.ErrnoException).code}`);
+        }
+      }
+    } else {
+      must(bind(`/proc/self/fd/${coverFds[i]}`, c.path), `cannot cover ${c.path}`);
+      closeSync(coverFds[i]!);
+    }
+    keeps.forEach((k, j) => {
+      if (k.cover !== c.index) return;
+      must(bind(`/proc/self/fd/${keepFds[j]}`, k.path, true), `cannot keep ${k.path} reachable`);
+      // An open descriptor would lead past the cover (openat "..") to what it hides: none reaches the command.
+      closeSync(keepFds[j]!);
+    });
+  });
+  for (const x of secrets) {
+    if (isDirectory(x)) must(bind(E, x), `cannot hide ${x}`);
+    else if (existsSync(x)) must(bind("/dev/null", x), `cannot hide ${x}`);
+  }
+
+  // The seal: every mount but the scratch, the workspace path and the private temporary space read-only.
+  const open = new Set([S, R, ...covers.filter((c) => c.writable).map((c) => c.path)]);
+  const stoodOver = [S, R, ...covers.map((c) => c.path), ...secrets];
+  for (const m of mountTable()) {
+    if (open.has(m.point) || m.options.includes("ro")) continue;
+    // An automount point holds nothing to write, and naming it would trigger it (systemd's binfmt_misc under /proc).
+    if (m.type === "autofs") continue;
+    if (inherited.has(m.id)) {
+      // An inherited mount below one of ours is out of the command's reach: nothing to seal (nor can it be named).
+      // /dev and /proc are fresh (a private /dev, the pid namespace's own proc, itself sealed).
+      if (stoodOver.some((c) => isInsideOrAt(c, m.point))) continue;
+      if (m.point.startsWith("/dev/") || m.point.startsWith("/proc/")) continue;
+    }
+    const error = lib.mount(null, m.point, null, MS.REMOUNT | MS.BIND | MS.RDONLY | mountFlags(lib, m.options), null);
+    // A mount point this setup cannot reach by path, the command (same user, fewer rights) cannot reach either.
+    if (error !== null && existsSync(m.point)) fail(`cannot make ${m.point} read-only: ${error}`);
+  }
+  const sealed = [
+    ...binds,
+    ...keeps.map((k) => k.path),
+    ...covers.filter((c) => !c.writable).map((c) => c.path),
+    "/",
+    "/proc/sys",
+    "/sys",
+    "/dev",
+  ];
+  for (const b of sealed) {
+    if (b === S || b === R) continue;
+    let writable = true;
+    try {
+      accessSync(b, constants.W_OK);
+    } catch {
+      writable = false;
+    }
+    if (writable) fail(`${b} could not be made read-only`);
+  }
+
+  try {
+    process.chdir(R);
+  } catch {
+    fail(`cannot enter the workspace path ${R}`);
+  }
+  if (plan.stderr === "stdout") must(lib.dup2(1, 2), "cannot merge the command's output");
+  else {
+    const nul = openSync("/dev/null", constants.O_WRONLY);
+    must(lib.dup2(nul, 2), "cannot discard the program's stderr");
+    closeSync(nul);
+  }
+  // No file larger than the write cap; the runner watches the total.
+  must(lib.limitFileSize(plan.fileBlocks * 1024), "cannot cap file sizes");
+  if (plan.forwarder) startForwarder(plan);
+  // The command gets the environment the runner gave this process, as it was given (not as Bun may have changed it).
+  const env = readFileSync("/proc/self/environ", "utf8").split("\0").filter(Boolean);
+  for (const fd of readdirSync("/proc/self/fd")) if (Number(fd) > 2) lib.closeOnExec(Number(fd));
+  lib.resetSignals();
+  const why = lib.execve(plan.setpriv, [plan.setpriv, ...DROP_PRIVILEGES, ...plan.argv], env);
+  fail(`cannot start the command: ${why}`);
+}
+
+/**
+ * With the network on, the only way out is Pencil's proxy: a forwarder (without capabilities either) from this
+ * private network's 127.0.0.1:port to the proxy's unix socket in the scratch.
+ */
+function startForwarder(plan: SetupPlan): void {
+  const fw = plan.forwarder!;
+  Bun.spawn([plan.setpriv, ...DROP_PRIVILEGES, fw.bun, fw.script, fw.socket, String(fw.port), fw.ready], {
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  for (let i = 0; i < 500 && !existsSync(fw.ready); i++) Bun.sleepSync(10);
+  if (!existsSync(fw.ready)) fail("the network proxy's forwarder did not start");
+}
+
+try {
+  if (process.pid !== 1) fail("not the first process of a fresh pid namespace");
+  const plan = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as SetupPlan;
+  let lib: Lib;
+  try {
+    lib = await import("./libc.ts");
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  setUp(plan, lib);
+} catch (error) {
+  fail(`the setup stopped: ${(error as Error).message ?? String(error)}`);
+}
