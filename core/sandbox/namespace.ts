@@ -134,6 +134,9 @@ function makeDevDir(dir: string): void {
   for (const [fd, name] of ["stdin", "stdout", "stderr"].entries()) symlinkSync(`/proc/self/fd/${fd}`, join(dir, name));
 }
 
+/** Where the sandbox's own programs (unshare) are looked up, whatever PATH the command gets. */
+const SETUP_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /** The setup program Bun runs as the first process of the namespaces (core/sandbox/namespace-setup.ts). */
 const SETUP_PROGRAM = join(import.meta.dir, "namespace-setup.ts");
 
@@ -302,6 +305,7 @@ export function runIn(
   const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));
   let file: string;
   let args: string[];
+  let spawnEnv: Record<string, string> = env;
   if (s.share === "namespace") {
     // The plan as data (core/sandbox/mount-plan.ts), taken by the setup program by system calls.
     const plan = planMounts(s, hiding);
@@ -322,6 +326,7 @@ export function runIn(
       fileBlocks,
       setpriv: SETPRIV!,
       argv: [SHELL, "-c", command],
+      env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
       stderr: "stdout",
       ...(forwarded
         ? {
@@ -337,6 +342,8 @@ export function runIn(
     });
     file = "unshare";
     args = [...unshareArgs!, "--net", process.execPath, SETUP_PROGRAM, planPath];
+    // The command's environment travels in the plan: nothing in it (BUN_OPTIONS, say) can change how the setup runs.
+    spawnEnv = { PATH: SETUP_PATH };
   } else {
     file = SHELL;
     args = [
@@ -357,7 +364,7 @@ export function runIn(
     const setupErr = new Tail(4096);
     let timedOut = false;
     let aborted = false;
-    const child = spawn(file, args, { cwd: s.root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(file, args, { cwd: s.root, env: spawnEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
     // detached makes the shell a process-group leader: one kill reaches everything it started.
     const killGroup = () => {
       try {
