@@ -80,6 +80,30 @@ export function withWorkspaceLock<T>(
   }
 }
 
+/**
+ * Waits, without blocking the event loop, until no live process holds the lock of
+ * `workspace` (a bot must go on answering while another process applies); throws
+ * LockBusyError, naming the holder, when `waitMs` runs out. Taking the lock is still
+ * withWorkspaceLock's: this only keeps its synchronous wait short.
+ */
+export async function lockReleased(pencilHome: string, workspace: string, waitMs = DEFAULT_WAIT_MS): Promise<void> {
+  const file = lockFileOf(pencilHome, workspace);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const seen = readLock(file);
+    if (seen === null || isStale(seen.holder)) return;
+    if (Date.now() > deadline) throw busy(file, seen.holder!);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function busy(file: string, h: LockHolder): LockBusyError {
+  return new LockBusyError(
+    `Another Pencil process (pid ${h.pid} on ${h.host}, ${h.op} since ${h.since}) is writing files of ${h.workspace}; nothing was written. ` +
+      `Try again when it is done. If no Pencil process is running, remove ${file}.`,
+  );
+}
+
 /** True while a live process holds the workspace's lock (an apply or undo in progress, not an interrupted one). */
 export function lockHeld(pencilHome: string, workspace: string): boolean {
   const seen = readLock(lockFileOf(pencilHome, workspace));
@@ -116,13 +140,7 @@ function acquire(file: string, holder: LockHolder, waitMs: number): string {
         waited = true;
         faultPoint("lock-wait", file);
       }
-      if (Date.now() > deadline) {
-        const h = seen.holder!;
-        throw new LockBusyError(
-          `Another Pencil process (pid ${h.pid} on ${h.host}, ${h.op} since ${h.since}) is writing files of ${h.workspace}; nothing was written. ` +
-            `Try again when it is done. If no Pencil process is running, remove ${file}.`,
-        );
-      }
+      if (Date.now() > deadline) throw busy(file, seen.holder!);
       sleep(25);
     }
   } finally {

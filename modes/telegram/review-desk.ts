@@ -8,6 +8,7 @@ import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { commitAfterApply } from "../../app/commit-on-approve.ts";
 import { gitState } from "../../app/git-commit.ts";
 import { settleReview, type Settlement } from "../../app/settle-review.ts";
+import { lockReleased } from "../../core/workspace-lock.ts";
 import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
@@ -393,7 +394,11 @@ export class ReviewDesk {
     const run = this.live.get(cs.id);
     let settled: Settlement;
     try {
-      settled = settleReview(this.runtimeOf(cs), cs, { approved, rejected }, run ?? null);
+      // Another process applying in this workspace is waited for here, not inside the apply's synchronous wait, which
+      // would stop the bot answering anyone until it is done.
+      const rt = this.runtimeOf(cs);
+      await lockReleased(rt.pencilHome, rt.ws.root);
+      settled = settleReview(rt, cs, { approved, rejected }, run ?? null);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${escapeHtml(why)}`]);
@@ -445,7 +450,9 @@ export class ReviewDesk {
     for (const card of this.deps.cards.openFor(cs.id))
       await this.close(card, "Discarded: every undecided file was rejected.");
     const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
-    applyReviewed(this.runtimeOf(cs), cs, [], undecided);
+    const rt = this.runtimeOf(cs);
+    await lockReleased(rt.pencilHome, rt.ws.root);
+    applyReviewed(rt, cs, [], undecided);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id);
     await this.deps.outbox.send(

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname, join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { lockFileOf, startTimeOf } from "../../../core/workspace-lock.ts";
 import { startTelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { callbackUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
 import { startFakeOpenAIServer, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
@@ -121,6 +123,35 @@ describe("telegram bot: the owner's full flow", () => {
         .map((c) => c.status)
         .sort(),
     ).toEqual(["applied", "partial"]);
+  });
+
+  test("while another process holds the workspace lock, an Approve waits for it without stopping the bot, then applies", async () => {
+    const w = world(createBoth);
+    await w.start();
+    const { fake, root } = w;
+    say(fake, "/agent create a and b");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    // Another Pencil process (a live one: this sleep) is applying in the workspace.
+    const holder = Bun.spawn(["sleep", "30"]);
+    const lock = lockFileOf(w.pencilHome, root);
+    mkdirSync(dirname(lock), { recursive: true });
+    writeFileSync(
+      lock,
+      `${JSON.stringify({ pid: holder.pid, start: startTimeOf(holder.pid), host: hostname(), op: "apply", workspace: root, since: new Date().toISOString() })}\n`,
+    );
+    try {
+      const approving = press(fake, "✅ Approve all", card);
+      // The bot answers meanwhile: the wait did not stop its event loop.
+      say(fake, "/status");
+      await fake.waitFor("sendMessage", (p) => String(p.text).includes("Workspace"));
+      expect(existsSync(join(root, "a.txt"))).toBe(false);
+      rmSync(lock);
+      expect(await approving).toBe("Approved 2 files.");
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+      expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("bee\n");
+    } finally {
+      holder.kill();
+    }
   });
 
   test("an approved file changed on disk since is not written, and the card says so truthfully", async () => {
