@@ -1,63 +1,130 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { connect, type Socket } from "node:net";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { request as httpsRequest } from "node:https";
+import { isIP, type Socket } from "node:net";
+import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
+import { createRunCa } from "./run-ca.ts";
 
-/** One request or connection a command made through the proxy, as judged. */
+/** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
-  /** The HTTP method, or CONNECT for a tunnel (HTTPS: what goes through it is not visible). */
+  /** The HTTP method (of a plain request or of one inside an HTTPS tunnel), or CONNECT for a tunnel refused as such. */
   method: string;
   host: string;
   port: number;
-  /** The full URL of a plain HTTP request. */
+  /** The full URL (http:// for plain requests, https:// for requests inside a tunnel). */
   url?: string;
 }
 
 /** A request as recorded: what was asked for and whether it went through. */
 export interface ProxyRecord extends ProxyRequest {
   allowed: boolean;
+  /** Why the proxy refused it without asking (not TLS, not HTTP/1.1, …); absent when the judge decided. */
+  refused?: string;
 }
 
 /** What startCommandProxy needs. */
 export interface CommandProxyOptions {
   /** The unix socket to listen on (inside the scratch, reachable by the command's forwarder). */
   socketPath: string;
-  /** The judge: resolves true to let the request go. Called once per plain request and once per tunnel. */
+  /** The judge: resolves true to let the request go. Called once per request (plain, or inside an HTTPS tunnel). */
   reach: (r: ProxyRequest) => Promise<boolean>;
   /** Where a host name really goes (default: itself, resolved by the system); tests map names to 127.0.0.1. */
   resolveHost?: (host: string) => string;
+  /** The certificates upstream HTTPS servers are verified against (PEM; default the system's trust store); tests give their own CA. */
+  upstreamCa?: string | string[];
+  /** Milliseconds a tunnel may stay silent before its first bytes show it is TLS (default 10 000). */
+  firstBytesTimeoutMs?: number;
 }
 
-/** A running proxy: its record and how to stop it. */
+/** A running proxy: its record, the CA a command must trust for HTTPS through it, and how to stop it. */
 export interface CommandProxy {
   readonly log: ProxyRecord[];
+  /** This proxy's own CA certificate (PEM): it signs the certificates the command sees inside HTTPS tunnels. */
+  readonly caCertPem: string;
+  /** The system's trusted certificates followed by this proxy's CA (PEM): the bundle for clients that replace their trust store. */
+  readonly trustBundlePem: string;
   close(): Promise<void>;
+}
+
+/** Where a request inside a tunnel goes: the host and port the CONNECT named. */
+interface Tunnel {
+  host: string;
+  port: number;
 }
 
 const HOP_HEADERS = ["proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "trailer", "upgrade"];
 
+/** The system's trusted certificates (PEM), else the runtime's bundled roots. */
+function systemCertificates(): string[] {
+  try {
+    const system = getCACertificates("system");
+    if (system.length > 0) return system;
+  } catch {
+    // an older runtime without getCACertificates: the bundled roots below
+  }
+  return [...rootCertificates];
+}
+
+/** A TLS record carrying a handshake (ClientHello): content type 22, major version 3. */
+function looksLikeTls(first: Buffer): boolean {
+  return first.length >= 2 && first[0] === 0x16 && first[1] === 0x03;
+}
+
+/** `host` or `host:port` as it appears in an https URL and a Host header. */
+function authority(t: Tunnel): string {
+  const host = isIP(t.host) === 6 ? `[${t.host}]` : t.host;
+  return t.port === 443 ? host : `${host}:${t.port}`;
+}
+
 /**
- * The only way out for a sandboxed command: an HTTP proxy (plain requests by
- * absolute URL, HTTPS by CONNECT) on a unix socket, judging every request by
- * host (and, for plain HTTP, by method) before anything is sent.
+ * The only way out for a sandboxed command: an HTTP proxy on a unix socket.
+ * Plain requests come by absolute URL; HTTPS comes by CONNECT, and the tunnel
+ * is opened here, not passed through: the proxy presents a certificate for the
+ * host signed by its own per-run CA, reads the HTTP/1.1 requests inside, and
+ * judges every request, plain or inside a tunnel, by method and full URL before
+ * anything is sent. A tunnel that does not carry TLS with HTTP/1.1 is refused.
  */
-export function startCommandProxy(options: CommandProxyOptions): Promise<CommandProxy> {
+export async function startCommandProxy(options: CommandProxyOptions): Promise<CommandProxy> {
   const log: ProxyRecord[] = [];
   const resolve = options.resolveHost ?? ((h: string) => h);
+  const system = systemCertificates();
+  const upstreamCa = options.upstreamCa ?? system;
+  const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 10_000;
+  const ca = await createRunCa();
   const sockets = new Set<Socket>();
-  const server = createServer(async (req, res) => {
+  const tunnels = new WeakMap<object, Tunnel>();
+
+  async function handle(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel | undefined): Promise<void> {
     let url: URL;
     try {
-      url = new URL(req.url ?? "");
-      if (url.protocol !== "http:") throw new Error("not http");
+      if (tunnel) {
+        // Origin form only: an absolute URL inside a tunnel could name another host than the one judged.
+        if (!req.url?.startsWith("/")) throw new Error("not origin-form");
+        url = new URL(`https://${authority(tunnel)}${req.url}`);
+      } else {
+        url = new URL(req.url ?? "");
+        if (url.protocol !== "http:") throw new Error("not http");
+      }
     } catch {
+      req.resume();
       res
         .writeHead(400, { "content-type": "text/plain" })
-        .end("Pencil's proxy takes absolute http:// URLs (and CONNECT for https).\n");
+        .end(
+          tunnel
+            ? "Pencil's proxy takes requests for the tunnel's own host (origin-form paths) inside an HTTPS tunnel.\n"
+            : "Pencil's proxy takes absolute http:// URLs (and CONNECT for https).\n",
+        );
       return;
     }
     const entry: ProxyRequest = {
       method: req.method ?? "GET",
-      host: url.hostname,
-      port: Number(url.port || 80),
+      host: tunnel?.host ?? url.hostname,
+      port: tunnel?.port ?? Number(url.port || 80),
       url: url.href,
     };
     const allowed = await judge(entry);
@@ -70,26 +137,62 @@ export function startCommandProxy(options: CommandProxyOptions): Promise<Command
     }
     const headers: IncomingHttpHeaders = { ...req.headers };
     for (const h of HOP_HEADERS) delete headers[h];
-    const up = httpRequest(
-      {
-        host: resolve(entry.host),
-        port: entry.port,
-        method: entry.method,
-        path: url.pathname + url.search,
-        headers: { ...headers, host: url.host },
-      },
-      (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
-      },
-    );
+    const target = {
+      host: resolve(entry.host),
+      port: entry.port,
+      method: entry.method,
+      path: url.pathname + url.search,
+      // The server sees the host that was judged, whatever Host the command wrote.
+      headers: { ...headers, host: url.host },
+    };
+    const answer = (upRes: IncomingMessage) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+    };
+    // Upstream over HTTPS: a fresh connection, the real server's certificate verified for the judged host name.
+    const up = tunnel
+      ? httpsRequest(
+          {
+            ...target,
+            agent: false,
+            ca: upstreamCa,
+            rejectUnauthorized: true,
+            ...(isIP(entry.host) ? {} : { servername: entry.host }),
+          },
+          answer,
+        )
+      : httpRequest(target, answer);
     up.on("error", (error) => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`Pencil's proxy could not reach ${entry.host}: ${error.message}\n`);
     });
     req.pipe(up);
+  }
+
+  const server = createServer((req, res) => void handle(req, res, undefined));
+  // Requests inside HTTPS tunnels: parsed by Node's HTTP/1.1 server from the deciphered stream, never listening anywhere.
+  const inner = createServer((req, res) => void handle(req, res, tunnels.get(req.socket)));
+  inner.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    const tunnel = tunnels.get(socket);
+    if (tunnel && error.code !== "ECONNRESET")
+      refuse(tunnel, `not HTTP/1.1 inside the tunnel (${error.code ?? error.message})`);
+    socket.destroy();
   });
-  server.on("connect", async (req, client: Socket, head: Buffer) => {
+  inner.on("upgrade", (req: IncomingMessage, socket: Socket) => {
+    const tunnel = tunnels.get(socket);
+    if (tunnel)
+      log.push({
+        method: req.method ?? "GET",
+        host: tunnel.host,
+        port: tunnel.port,
+        url: `https://${authority(tunnel)}${req.url ?? ""}`,
+        allowed: false,
+        refused: "a protocol upgrade (WebSocket, HTTP/2) inside the tunnel",
+      });
+    socket.destroy();
+  });
+
+  server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
@@ -98,22 +201,62 @@ export function startCommandProxy(options: CommandProxyOptions): Promise<Command
       client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
       return;
     }
-    const entry: ProxyRequest = { method: "CONNECT", host: m[1]!, port: Number(m[2]) };
-    if (!(await judge(entry))) {
-      client.end(
-        "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nPencil: the owner did not allow this connection\n",
-      );
+    const tunnel: Tunnel = { host: m[1]!.toLowerCase(), port: Number(m[2]) };
+    // Nothing reaches the host yet: the requests inside are judged one by one.
+    client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+    const timer = setTimeout(() => {
+      client.off("data", first);
+      refuse(tunnel, "the tunnel stayed silent: not a TLS client");
+      client.destroy();
+    }, firstBytesTimeoutMs);
+    client.on("close", () => clearTimeout(timer));
+    const first = (chunk: Buffer) => {
+      clearTimeout(timer);
+      client.pause();
+      const bytes = head.length > 0 ? Buffer.concat([head, chunk]) : chunk;
+      if (!looksLikeTls(bytes)) {
+        refuse(tunnel, "not TLS (a raw stream: SSH, or another protocol)");
+        client.destroy();
+        return;
+      }
+      client.unshift(bytes);
+      void intercept(client, tunnel);
+    };
+    if (head.length > 0) first(Buffer.alloc(0));
+    else client.once("data", first);
+  });
+
+  async function intercept(client: Socket, tunnel: Tunnel): Promise<void> {
+    let context: Awaited<ReturnType<typeof ca.contextFor>>;
+    try {
+      context = await ca.contextFor(tunnel.host);
+    } catch (error) {
+      refuse(tunnel, `no certificate could be made for the host (${(error as Error).message})`);
+      client.destroy();
       return;
     }
-    const up = connect(entry.port, resolve(entry.host), () => {
-      client.write("HTTP/1.1 200 Connection established\r\n\r\n");
-      if (head.length > 0) up.write(head);
-      up.pipe(client);
-      client.pipe(up);
+    const tls = new TLSSocket(client, { isServer: true, secureContext: context, ALPNProtocols: ["http/1.1"] });
+    tunnels.set(tls, tunnel);
+    let secure = false;
+    tls.on("secure", () => {
+      secure = true;
+      inner.emit("connection", tls);
     });
-    up.on("error", () => client.destroy());
-    client.on("close", () => up.destroy());
-  });
+    tls.on("error", (error) => {
+      if (!secure)
+        refuse(
+          tunnel,
+          `the TLS handshake failed (a client that does not trust this run's CA, or offers no HTTP/1.1): ${error.message}`,
+        );
+      tls.destroy();
+      client.destroy();
+    });
+  }
+
+  function refuse(tunnel: Tunnel, why: string): void {
+    log.push({ method: "CONNECT", host: tunnel.host, port: tunnel.port, allowed: false, refused: why });
+  }
+
   async function judge(entry: ProxyRequest): Promise<boolean> {
     let allowed = false;
     try {
@@ -124,11 +267,14 @@ export function startCommandProxy(options: CommandProxyOptions): Promise<Command
     log.push({ ...entry, allowed });
     return allowed;
   }
+
   return new Promise((resolvePromise, reject) => {
     server.once("error", reject);
     server.listen(options.socketPath, () => {
       resolvePromise({
         log,
+        caCertPem: ca.certPem,
+        trustBundlePem: `${[...system, ca.certPem].map((c) => c.trim()).join("\n")}\n`,
         close: () =>
           new Promise<void>((done) => {
             for (const s of sockets) s.destroy();

@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
+import { type ProxyRequest, startCommandProxy } from "../../net/command-proxy.ts";
+import { createRunCa } from "../../net/run-ca.ts";
+import { tempDir } from "../support/temp.ts";
+
+const HOST = "git.pencil.test";
+const hasCurl = spawnSync("curl", ["--version"]).status === 0;
+
+/** An HTTPS server for HOST with a certificate from a CA of the test's own (the proxy trusts it only when told). */
+async function upstreamServer() {
+  const upstreamCa = await createRunCa("test upstream CA");
+  const { cert, key } = await upstreamCa.leafFor(HOST);
+  const seen: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    tls: { cert, key },
+    async fetch(req) {
+      const body = await req.text();
+      seen.push(`${req.method} ${new URL(req.url).pathname} host=${req.headers.get("host")} body=${body.length}`);
+      return new Response(`hello from ${HOST}\n`);
+    },
+  });
+  return { server, seen, ca: upstreamCa.certPem };
+}
+
+/** The proxy plus a TCP door to its unix socket (as the sandbox's forwarder is), and the run CA in a file. */
+async function proxyFor(reach: (r: ProxyRequest) => Promise<boolean>, upstreamCa?: string) {
+  const dir = tempDir("pencil-proxy-");
+  const proxy = await startCommandProxy({
+    socketPath: join(dir, "proxy.sock"),
+    reach,
+    resolveHost: (h) => (h === HOST ? "127.0.0.1" : h),
+    ...(upstreamCa ? { upstreamCa } : {}),
+    firstBytesTimeoutMs: 1_000,
+  });
+  const door: Server = createServer((c) => {
+    const u = connect(join(dir, "proxy.sock"));
+    c.pipe(u).pipe(c);
+    c.on("error", () => u.destroy());
+    u.on("error", () => c.destroy());
+  });
+  await new Promise<void>((r) => door.listen(0, "127.0.0.1", r));
+  const port = (door.address() as { port: number }).port;
+  writeFileSync(join(dir, "ca.pem"), proxy.caCertPem);
+  return {
+    proxy,
+    port,
+    caFile: join(dir, "ca.pem"),
+    socketPath: join(dir, "proxy.sock"),
+    close: () => {
+      door.close();
+      return proxy.close();
+    },
+  };
+}
+
+function curl(args: string[]): Promise<{ status: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn("curl", ["-sS", ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (out += d));
+    p.on("close", (status) => resolve({ status, out }));
+  });
+}
+
+/** Opens a CONNECT tunnel on the proxy's unix socket and resolves the raw socket once the proxy answered 200. */
+function tunnel(socketPath: string, target: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect(socketPath, () => s.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
+    s.once("data", (d) => (d.toString().startsWith("HTTP/1.1 200") ? resolve(s) : reject(new Error(d.toString()))));
+    s.once("error", reject);
+  });
+}
+
+/** A judge that records every request and lets it go. */
+function recordAll(asked: ProxyRequest[]) {
+  return async (r: ProxyRequest) => {
+    asked.push(r);
+    return true;
+  };
+}
+
+/** Resolves when a socket closed or failed. */
+function ended(s: Socket): Promise<void> {
+  return new Promise((r) => {
+    s.on("close", () => r());
+    s.on("error", () => r());
+  });
+}
+
+/** Waits until `cond` holds (the proxy records a refusal when it closes the tunnel). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(25);
+}
+
+describe("command proxy: HTTPS tunnels are opened and every request inside is judged", () => {
+  let up: Awaited<ReturnType<typeof upstreamServer>>;
+  beforeAll(async () => {
+    up = await upstreamServer();
+  });
+  afterAll(() => up.server.stop(true));
+
+  test.skipIf(!hasCurl)(
+    "a GET inside the tunnel is judged by method and full https URL and goes through; a POST refused is never sent",
+    async () => {
+      const asked: ProxyRequest[] = [];
+      const p = await proxyFor(async (r) => {
+        asked.push(r);
+        return r.method === "GET";
+      }, up.ca);
+      try {
+        const base = `https://${HOST}:${up.server.port}`;
+        const common = ["--proxy", `http://127.0.0.1:${p.port}`, "--cacert", p.caFile];
+        const get = await curl([...common, `${base}/repo.git/info/refs?service=git-receive-pack`, `${base}/again`]);
+        expect(get.status).toBe(0);
+        expect(get.out).toBe(`hello from ${HOST}\nhello from ${HOST}\n`);
+        const post = await curl([
+          ...common,
+          "-X",
+          "POST",
+          "--data",
+          "secret-upload",
+          "-w",
+          "%{http_code}",
+          `${base}/upload`,
+        ]);
+        expect(post.out).toContain("the owner did not allow POST");
+        expect(post.out).toEndWith("403");
+        expect(asked.map((r) => `${r.method} ${r.url}`)).toEqual([
+          `GET ${base}/repo.git/info/refs?service=git-receive-pack`,
+          `GET ${base}/again`,
+          `POST ${base}/upload`,
+        ]);
+        expect(up.seen.filter((x) => x.startsWith("POST"))).toEqual([]);
+        expect(up.seen).toContain(`GET /again host=${HOST}:${up.server.port} body=0`);
+        expect(p.proxy.log.map((r) => [r.method, r.allowed])).toEqual([
+          ["GET", true],
+          ["GET", true],
+          ["POST", false],
+        ]);
+      } finally {
+        await p.close();
+      }
+    },
+    30_000,
+  );
+
+  test.skipIf(!hasCurl)(
+    "a client that does not trust the run's CA fails closed: nothing is asked or sent",
+    async () => {
+      const asked: ProxyRequest[] = [];
+      const p = await proxyFor(recordAll(asked), up.ca);
+      const before = up.seen.length;
+      try {
+        const out = await curl(["--proxy", `http://127.0.0.1:${p.port}`, `https://${HOST}:${up.server.port}/`]);
+        expect(out.status).toBe(60); // curl: the peer's certificate could not be verified
+        await until(() => p.proxy.log.length > 0);
+        expect(asked).toEqual([]);
+        expect(up.seen.length).toBe(before);
+        expect(p.proxy.log).toEqual([
+          expect.objectContaining({
+            method: "CONNECT",
+            host: HOST,
+            allowed: false,
+            refused: expect.stringContaining("TLS handshake failed"),
+          }),
+        ]);
+      } finally {
+        await p.close();
+      }
+    },
+  );
+
+  test("a stream that is not TLS in a tunnel (SSH over 443) is refused and recorded, never passed through", async () => {
+    const raw = createServer((s) => s.end("SSH-2.0-upstream\r\n"));
+    await new Promise<void>((r) => raw.listen(0, "127.0.0.1", r));
+    let reached = 0;
+    raw.on("connection", () => reached++);
+    const rawPort = (raw.address() as { port: number }).port;
+    const p = await proxyFor(async () => true);
+    try {
+      const s = await tunnel(p.socketPath, `${HOST}:${rawPort}`);
+      s.write("SSH-2.0-OpenSSH_9.2\r\n");
+      await new Promise((r) => s.on("close", r));
+      // And a client that waits for the server to speak first: silence is refused too.
+      const quiet = await tunnel(p.socketPath, `${HOST}:${rawPort}`);
+      await new Promise((r) => quiet.on("close", r));
+      expect(reached).toBe(0);
+      expect(p.proxy.log.map((r) => [r.method, `${r.host}:${r.port}`, r.allowed, r.refused?.split(" ")[0]])).toEqual([
+        ["CONNECT", `${HOST}:${rawPort}`, false, "not"],
+        ["CONNECT", `${HOST}:${rawPort}`, false, "the"],
+      ]);
+    } finally {
+      raw.close();
+      await p.close();
+    }
+  });
+
+  test("TLS without HTTP/1.1 inside (HTTP/2 only, or another protocol) is refused and recorded", async () => {
+    const p = await proxyFor(async () => true, up.ca);
+    const before = up.seen.length;
+    try {
+      const target = `${HOST}:${up.server.port}`;
+      // An HTTP/2-only client: the proxy offers http/1.1 alone, so the handshake fails.
+      const h2 = tlsConnect({
+        socket: await tunnel(p.socketPath, target),
+        servername: HOST,
+        ca: p.proxy.caCertPem,
+        ALPNProtocols: ["h2"],
+      });
+      await ended(h2);
+      // TLS that carries something else than HTTP.
+      const other = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+      await new Promise((r) => other.on("secureConnect", r));
+      other.write("\x00\x01binary protocol\r\n\r\n");
+      await ended(other);
+      await until(() => p.proxy.log.length >= 2);
+      expect(p.proxy.log.map((r) => [r.method, r.allowed])).toEqual([
+        ["CONNECT", false],
+        ["CONNECT", false],
+      ]);
+      expect(p.proxy.log[0]!.refused).toContain("TLS handshake failed");
+      expect(p.proxy.log[1]!.refused).toContain("not HTTP/1.1");
+      expect(up.seen.length).toBe(before);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("the request inside goes to the host the tunnel named: an absolute URL for another host is refused, a foreign Host header replaced", async () => {
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked), up.ca);
+    try {
+      const target = `${HOST}:${up.server.port}`;
+      const ask = async (request: string) => {
+        const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+        let out = "";
+        s.on("data", (d) => (out += d));
+        s.on("secureConnect", () => s.write(request));
+        await ended(s);
+        return out;
+      };
+      const fronted = await ask("GET /x HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
+      expect(fronted).toContain(`hello from ${HOST}`);
+      expect(up.seen).toContain(`GET /x host=${target} body=0`);
+      const absolute = await ask(
+        "GET https://evil.example/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+      );
+      expect(absolute).toStartWith("HTTP/1.1 400");
+      expect(asked.map((r) => r.url)).toEqual([`https://${target}/x`]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test.skipIf(!hasCurl)("an upstream whose certificate the proxy does not trust is not reached: 502", async () => {
+    // No upstreamCa: the system's trust store, which does not know the test's upstream CA.
+    const p = await proxyFor(async () => true);
+    const before = up.seen.length;
+    try {
+      const out = await curl([
+        "--proxy",
+        `http://127.0.0.1:${p.port}`,
+        "--cacert",
+        p.caFile,
+        "-w",
+        "%{http_code}",
+        "-X",
+        "POST",
+        "--data",
+        "x",
+        `https://${HOST}:${up.server.port}/`,
+      ]);
+      expect(out.out).toEndWith("502");
+      expect(up.seen.length).toBe(before);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test.skipIf(!hasCurl)("an upstream whose certificate names another host is not reached: 502", async () => {
+    const other = await createRunCa("test upstream CA 2");
+    const { cert, key } = await other.leafFor("other.pencil.test");
+    let reached = 0;
+    const wrong = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert, key },
+      fetch: () => {
+        reached++;
+        return new Response("x");
+      },
+    });
+    const p = await proxyFor(async () => true, other.certPem);
+    try {
+      const common = ["--proxy", `http://127.0.0.1:${p.port}`, "--cacert", p.caFile, "-w", "%{http_code}"];
+      expect((await curl([...common, `https://${HOST}:${wrong.port}/`])).out).toEndWith("502");
+      expect(reached).toBe(0);
+    } finally {
+      wrong.stop(true);
+      await p.close();
+    }
+  });
+
+  test("each proxy has its own CA; its bundle is the system's certificates and then the CA", async () => {
+    const a = await proxyFor(async () => false);
+    const b = await proxyFor(async () => false);
+    try {
+      expect(a.proxy.caCertPem).not.toBe(b.proxy.caCertPem);
+      expect(a.proxy.caCertPem).toStartWith("-----BEGIN CERTIFICATE-----");
+      expect(a.proxy.trustBundlePem.trim()).toEndWith(a.proxy.caCertPem.trim());
+      expect(a.proxy.trustBundlePem.split("BEGIN CERTIFICATE").length).toBeGreaterThan(2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
