@@ -39,6 +39,8 @@ export interface CommandRunOptions {
   writeCapBytes?: number;
   /** The unix socket of Pencil's proxy for this run (set by run_command when the network is on); without it there is no network. */
   proxySocket?: string;
+  /** The proxy's CA (PEM) and the system's certificates followed by it: written into the scratch, and the command's TLS clients pointed at them. */
+  proxyCa?: { cert: string; bundle: string };
   /**
    * Namespace sandbox: let the command use the host's network (default false:
    * a private network with only its own loopback, so no internet, no local
@@ -83,11 +85,32 @@ net.createServer((c) => {
 }).listen(Number(port), "127.0.0.1", () => writeFileSync(ready, "1"));
 `;
 
-/** The proxy variables every common client honours (curl and git read the lower-case ones for http). */
-function proxyEnv(): Record<string, string> {
+/**
+ * The proxy variables every common client honours (curl and git read the lower-case ones for http), and, with the
+ * proxy's CA written to `ca` (that CA alone) and `bundle` (the system's certificates and the CA), the variables
+ * through which common TLS clients trust it: the proxy opens HTTPS tunnels with certificates that CA signed.
+ */
+function proxyEnv(trust: { ca: string; bundle: string } | null): Record<string, string> {
   const url = `http://127.0.0.1:${PROXY_PORT}`;
   const noProxy = "localhost,127.0.0.1,::1";
+  const tls: Record<string, string> = trust
+    ? {
+        SSL_CERT_FILE: trust.bundle,
+        CURL_CA_BUNDLE: trust.bundle,
+        GIT_SSL_CAINFO: trust.bundle,
+        // Node and Bun add these to their own roots.
+        NODE_EXTRA_CA_CERTS: trust.ca,
+        REQUESTS_CA_BUNDLE: trust.bundle,
+        PIP_CERT: trust.bundle,
+        npm_config_cafile: trust.bundle,
+        YARN_HTTPS_CA_FILE_PATH: trust.bundle,
+        CARGO_HTTP_CAINFO: trust.bundle,
+        AWS_CA_BUNDLE: trust.bundle,
+        DENO_CERT: trust.bundle,
+      }
+    : {};
   return {
+    ...tls,
     http_proxy: url,
     https_proxy: url,
     HTTP_PROXY: url,
@@ -315,7 +338,14 @@ export function runIn(
     const forwarded = options.network === true && options.proxySocket !== undefined;
     if (forwarded) {
       writeFileSync(join(s.root, "forward.mjs"), FORWARDER);
-      Object.assign(env, proxyEnv());
+      const trust = options.proxyCa
+        ? { ca: join(s.root, "pencil-proxy-ca.pem"), bundle: join(s.root, "pencil-ca-bundle.pem") }
+        : null;
+      if (trust && options.proxyCa) {
+        writeFileSync(trust.ca, options.proxyCa.cert);
+        writeFileSync(trust.bundle, options.proxyCa.bundle);
+      }
+      Object.assign(env, proxyEnv(trust));
     }
     const planPath = writePlan(s.root, {
       scratch: s.root,

@@ -70,7 +70,11 @@ export interface RunCommandOptions extends CommandRunOptions {
 
 /** A running proxy, as run_command uses it: what went through it, and how to stop it. */
 export interface ProxyHandle {
-  readonly log: { method: string; host: string; port: number; url?: string; allowed: boolean }[];
+  readonly log: { method: string; host: string; port: number; url?: string; allowed: boolean; refused?: string }[];
+  /** The proxy's own CA (PEM), which signs what the command sees inside HTTPS tunnels; the command is told to trust it. */
+  readonly caCertPem?: string;
+  /** The system's trusted certificates and then that CA (PEM), for clients whose setting replaces their trust store. */
+  readonly trustBundlePem?: string;
   close(): Promise<void>;
 }
 
@@ -183,7 +187,14 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     const outcome = await runIn(
       s,
       command,
-      { ...options, writeCapBytes: writeCap, ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}) },
+      {
+        ...options,
+        writeCapBytes: writeCap,
+        ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}),
+        ...(proxy?.caCertPem && proxy.trustBundlePem
+          ? { proxyCa: { cert: proxy.caCertPem, bundle: proxy.trustBundlePem } }
+          : {}),
+      },
       hiding,
       ctx.signal,
     );
@@ -224,7 +235,10 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     if (connections.length > 0) {
       const shown = connections
         .slice(0, 20)
-        .map((c) => `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}`);
+        .map(
+          (c) =>
+            `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}${c.refused ? ` (${c.refused})` : ""}`,
+        );
       text += `\nNetwork (through Pencil's proxy):\n${shown.join("\n")}${connections.length > 20 ? `\n  …and ${connections.length - 20} more` : ""}`;
       if (connections.some((c) => !c.allowed))
         text +=

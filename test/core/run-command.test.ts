@@ -32,6 +32,7 @@ import { makeScratch } from "../../core/scratch/make.ts";
 import { commandEnv, looksSecret, namesHostSocket } from "../../core/sandbox/command-env.ts";
 import { hostUnixSockets, planHiding, SYSTEM_TOPS } from "../../core/sandbox/hiding.ts";
 import { startCommandProxy } from "../../net/command-proxy.ts";
+import { createRunCa } from "../../net/run-ca.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import {
   createRunCommandTool,
@@ -1069,12 +1070,13 @@ describe("policy seam: Net(host) rules for requests that leave the machine", () 
   });
 });
 
-/** A git smart-HTTP server (git http-backend behind Bun) for the bare repository `repo.git` under `root`; records each request. */
-function gitHttpServer(root: string) {
+/** A git smart-HTTP server (git http-backend behind Bun; over HTTPS with `tls`) for the bare repository `repo.git` under `root`; records each request. */
+function gitHttpServer(root: string, tls?: { cert: string; key: string }) {
   const seen: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    ...(tls ? { tls } : {}),
     async fetch(req) {
       const url = new URL(req.url);
       seen.push(`${req.method} ${url.pathname}`);
@@ -1250,16 +1252,151 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
   );
 
   test.skipIf(!hasNamespace)(
-    "with nobody to judge (no seam), every request is refused; an https CONNECT is judged by host",
+    "with nobody to judge (no seam), every request is refused; a request inside an https tunnel too",
     async () => {
       const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
       const { run } = setup("namespace", {}, { network: true, startProxy });
       const out = await run(
-        "curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data x http://registry.pencil.test:9/pkg; curl -s -o /dev/null https://registry.pencil.test:9/ || echo tunnel-refused",
+        "curl -s -o /dev/null -w '%{http_code}\\n' -X PUT --data x http://registry.pencil.test:9/pkg; curl -sS -w 'https:%{http_code}\\n' https://registry.pencil.test:9/index.json",
       );
       expect(out).toContain("REFUSED: PUT http://registry.pencil.test:9/pkg");
-      expect(out).toContain("REFUSED: CONNECT registry.pencil.test:443".replace(":443", ":9"));
-      expect(out).toContain("tunnel-refused");
+      expect(out).toContain("REFUSED: GET https://registry.pencil.test:9/index.json");
+      expect(out).toContain("Pencil: the owner did not allow GET https://registry.pencil.test:9/index.json");
+      expect(out).toContain("https:403");
+    },
+    60_000,
+  );
+
+  test.skipIf(!hasNamespace || !hasGitHttp)(
+    "over https: the command trusts the run's CA; a GET goes through, git push and an upload (plain or disguised) are refused and nothing changes",
+    async () => {
+      const remote = tempDir("pencil-git-remote-");
+      expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
+      spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
+      // The real server's certificate comes from a CA the test owns; the proxy (not the command) is told to trust it.
+      const upstreamCa = await createRunCa("test upstream CA");
+      const { server, seen } = gitHttpServer(remote, await upstreamCa.leafFor("git.pencil.test"));
+      try {
+        const asked: NetRequest[] = [];
+        // As under a Net(git.pencil.test) allow with nobody to ask: reads go unasked, anything else is refused.
+        const reach = async (r: NetRequest) => {
+          asked.push(r);
+          return r.method === "GET";
+        };
+        const startProxy: StartProxy = (o) =>
+          startCommandProxy({
+            ...o,
+            resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h),
+            upstreamCa: upstreamCa.certPem,
+          });
+        const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
+        for (const args of [
+          ["init", "-q"],
+          ["add", "."],
+          ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+        ])
+          spawnSync("git", ["-C", root, ...args]);
+        ctx.reach = reach;
+        const records: CommandRecord[] = [];
+        ctx.recordCommand = (r) => records.push(r);
+        const remoteUrl = `https://git.pencil.test:${server.port}/repo.git`;
+        const read = await run(`git ls-remote ${remoteUrl} && echo LS-REMOTE-OK`);
+        expect(read).toContain("LS-REMOTE-OK");
+        expect(read).toContain(`allowed: GET ${remoteUrl}/info/refs?service=git-upload-pack`);
+        for (const command of [
+          `git push ${remoteUrl} HEAD:refs/heads/main`,
+          `g=git; $g push ${remoteUrl} HEAD:refs/heads/main`,
+          `c=curl; $c -sS -X POST --data-binary @a.txt https://git.pencil.test:${server.port}/upload`,
+        ]) {
+          const out = await run(command);
+          expect(out).toMatch(/REFUSED: POST https:\/\/git\.pencil\.test:\d+\/(repo\.git\/git-receive-pack|upload)/);
+          expect(out).toContain("Refused requests were not sent");
+        }
+        expect(seen.some((x) => x.startsWith("GET /repo.git/info/refs"))).toBe(true);
+        expect(seen.some((x) => x.startsWith("POST"))).toBe(false);
+        expect(spawnSync("git", ["-C", join(remote, "repo.git"), "for-each-ref"], { encoding: "utf8" }).stdout).toBe(
+          "",
+        );
+        expect(asked.filter((r) => r.method === "POST").map((r) => r.url?.startsWith("https://"))).toEqual([
+          true,
+          true,
+          true,
+        ]);
+        expect(records.slice(1).map((r) => r.connections?.some((c) => c.method === "POST" && !c.allowed))).toEqual([
+          true,
+          true,
+          true,
+        ]);
+      } finally {
+        server.stop(true);
+      }
+    },
+    90_000,
+  );
+
+  test.skipIf(!hasNamespace)(
+    "through the policy seam, with Net(host) allowed: an https GET goes unasked, an upload (disguised) is asked and, with nobody to say yes, refused",
+    async () => {
+      const upstreamCa = await createRunCa("test upstream CA");
+      const seen: string[] = [];
+      const server = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        tls: await upstreamCa.leafFor("git.pencil.test"),
+        fetch: (req) => {
+          seen.push(`${req.method} ${new URL(req.url).pathname}`);
+          return new Response("ok\n");
+        },
+      });
+      try {
+        const startProxy: StartProxy = (o) =>
+          startCommandProxy({ ...o, resolveHost: () => "127.0.0.1", upstreamCa: upstreamCa.certPem });
+        const tool = createRunCommandTool({ sandbox: "namespace", network: true, startProxy, parentEnv: RUNTIME_ENV });
+        const approver = scriptedApprover([]);
+        const rules = [parseRule("Net(git.pencil.test)", "allow", "test"), parseRule("Run(*)", "allow", "test")];
+        const { exec } = seam([tool as unknown as PencilTool], rules, approver);
+        const base = `https://git.pencil.test:${server.port}`;
+        const out = await exec("run_command", `curl -sS ${base}/info; c=curl; $c -sS -X POST --data x ${base}/upload`);
+        expect(out).toContain(`allowed: GET ${base}/info`);
+        expect(out).toContain(`REFUSED: POST ${base}/upload`);
+        expect(approver.questions.map((q) => q.subject)).toEqual([`POST ${base}/upload`]);
+        expect(seen).toEqual(["GET /info"]);
+      } finally {
+        server.stop(true);
+      }
+    },
+    60_000,
+  );
+
+  test.skipIf(!hasNamespace)(
+    "a client that ignores the CA variables fails closed, and a tunnel that does not carry TLS is refused",
+    async () => {
+      let reached = 0;
+      const server = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: () => {
+          reached++;
+          return new Response("reached");
+        },
+      });
+      try {
+        const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
+        const { run, ctx } = setup("namespace", {}, { network: true, startProxy });
+        ctx.reach = async () => true;
+        const url = `registry.pencil.test:${server.port}`;
+        const out = await run(
+          `env -u CURL_CA_BUNDLE -u SSL_CERT_FILE curl -sS --cacert /etc/ssl/certs/ca-certificates.crt https://${url}/ || echo "untrusted:$?"; ` +
+            `curl -sS --proxytunnel http://${url}/ || echo "raw:$?"`,
+        );
+        expect(out).toContain("untrusted:");
+        expect(out).toContain("raw:");
+        expect(out).toContain(`REFUSED: CONNECT ${url} (the TLS handshake failed`);
+        expect(out).toContain(`REFUSED: CONNECT ${url} (not TLS`);
+        expect(reached).toBe(0);
+      } finally {
+        server.stop(true);
+      }
     },
     60_000,
   );
