@@ -42,11 +42,11 @@ export const DEFAULT_LIMITS: ToolLimits = {
 
 /** A request a sandboxed command makes through Pencil's proxy. */
 export interface NetRequest {
-  /** The HTTP method, or CONNECT for a tunnel (HTTPS), whose content is not visible. */
+  /** The HTTP method of a request, plain or inside an HTTPS tunnel (the proxy opens tunnels and judges each request inside). */
   method: string;
   host: string;
   port: number;
-  /** The full URL of a plain HTTP request. */
+  /** The full URL: http:// for a plain request, https:// for one inside a tunnel. */
   url?: string;
   /** The command line that made it. */
   command?: string;
