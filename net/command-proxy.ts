@@ -8,7 +8,6 @@ import {
 import { request as httpsRequest } from "node:https";
 import { isIP, type Socket } from "node:net";
 import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
-import { createRunCa } from "./run-ca.ts";
 
 /** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
@@ -95,6 +94,8 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
   const system = systemCertificates();
   const upstreamCa = options.upstreamCa ?? system;
   const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 10_000;
+  // Loaded with the first proxy, not with Pencil: the X.509 library takes ~90 ms to load.
+  const { createRunCa } = await import("./run-ca.ts");
   const ca = await createRunCa();
   const sockets = new Set<Socket>();
   const tunnels = new WeakMap<object, Tunnel>();
