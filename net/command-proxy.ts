@@ -247,7 +247,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       if (!secure)
         refuse(
           tunnel,
-          `the TLS handshake failed (a client that does not trust this run's CA, or offers no HTTP/1.1): ${error.message}`,
+          `the TLS handshake failed: the client does not trust this run's CA (the file SSL_CERT_FILE names) or offers no HTTP/1.1; ${error.message}`,
         );
       tls.destroy();
       client.destroy();

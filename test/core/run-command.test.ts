@@ -1251,6 +1251,44 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
     60_000,
   );
 
+  test.skipIf(!hasNamespace || !hasNpm)(
+    "npm publish to an https registry stand-in: npm trusts the run's CA, its PUT is refused and the registry receives nothing",
+    async () => {
+      const received: string[] = [];
+      const upstreamCa = await createRunCa("test upstream CA");
+      const registry = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        tls: await upstreamCa.leafFor("registry.pencil.test"),
+        fetch(req) {
+          received.push(`${req.method} ${new URL(req.url).pathname}`);
+          return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
+        },
+      });
+      try {
+        const startProxy: StartProxy = (o) =>
+          startCommandProxy({ ...o, resolveHost: () => "127.0.0.1", upstreamCa: upstreamCa.certPem });
+        const url = `https://registry.pencil.test:${registry.port}/`;
+        const { run, ctx } = setup(
+          "namespace",
+          {
+            "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
+            "index.js": "module.exports = 1;\n",
+            "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
+          },
+          { network: true, startProxy, timeoutMs: 60_000 },
+        );
+        ctx.reach = async (r) => r.method === "GET";
+        const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
+        expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
+        expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
+      } finally {
+        registry.stop(true);
+      }
+    },
+    60_000,
+  );
+
   test.skipIf(!hasNamespace)(
     "with nobody to judge (no seam), every request is refused; a request inside an https tunnel too",
     async () => {
