@@ -56,7 +56,17 @@ interface Tunnel {
   port: number;
 }
 
-const HOP_HEADERS = ["proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "trailer", "upgrade"];
+// Transfer-Encoding too: the body is framed anew on the way up, as the proxy's own parser read it.
+const HOP_HEADERS = [
+  "proxy-connection",
+  "proxy-authorization",
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "upgrade",
+  "transfer-encoding",
+];
 
 /** The system's trusted certificates (PEM), else the runtime's bundled roots. */
 function systemCertificates(): string[] {
@@ -128,6 +138,14 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       port: tunnel?.port ?? Number(url.port || 80),
       url: url.href,
     };
+    if (req.headers["transfer-encoding"] !== undefined && req.headers["content-length"] !== undefined) {
+      // Two framings: where this request ends would be a guess, and a request hidden in its body would go unjudged.
+      req.resume();
+      res
+        .writeHead(400, { "content-type": "text/plain", connection: "close" })
+        .end("Pencil's proxy refuses a request with both Transfer-Encoding and Content-Length.\n");
+      return;
+    }
     const allowed = await judge(entry);
     if (!allowed) {
       req.resume();
@@ -176,7 +194,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
   inner.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     const tunnel = tunnels.get(socket);
     if (tunnel && error.code !== "ECONNRESET")
-      refuse(tunnel, `not HTTP/1.1 inside the tunnel (${error.code ?? error.message})`);
+      refuse(tunnel, `not (valid) HTTP/1.1 inside the tunnel (${error.code ?? error.message})`);
     socket.destroy();
   });
   inner.on("upgrade", (req: IncomingMessage, socket: Socket) => {

@@ -227,7 +227,7 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
         ["CONNECT", false],
       ]);
       expect(p.proxy.log[0]!.refused).toContain("TLS handshake failed");
-      expect(p.proxy.log[1]!.refused).toContain("not HTTP/1.1");
+      expect(p.proxy.log[1]!.refused).toContain("not (valid) HTTP/1.1");
       expect(up.seen.length).toBe(before);
     } finally {
       await p.close();
@@ -255,6 +255,38 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
       );
       expect(absolute).toStartWith("HTTP/1.1 400");
       expect(asked.map((r) => r.url)).toEqual([`https://${target}/x`]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("a body is framed anew on the way up; a request with two framings is refused unjudged", async () => {
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked), up.ca);
+    try {
+      const target = `${HOST}:${up.server.port}`;
+      const send = async (request: string) => {
+        const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+        let out = "";
+        s.on("data", (d) => {
+          out += d;
+        });
+        s.on("secureConnect", () => s.write(request));
+        await ended(s);
+        return out;
+      };
+      const chunked = await send(
+        "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+      );
+      expect(chunked).toStartWith("HTTP/1.1 200");
+      expect(up.seen).toContain(`POST /chunked host=${target} body=11`);
+      const hidden = "GET /hidden HTTP/1.1\r\nHost: x\r\n\r\n";
+      const both = await send(
+        `POST /both HTTP/1.1\r\nHost: x\r\nContent-Length: ${5 + hidden.length}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n${hidden}`,
+      );
+      expect(both).not.toContain(" 200 ");
+      expect(asked.map((r) => r.url)).toEqual([`https://${target}/chunked`]);
+      expect(up.seen.some((x) => x.includes("/both") || x.includes("/hidden"))).toBe(false);
     } finally {
       await p.close();
     }
