@@ -166,6 +166,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     };
     const answer = (upRes: IncomingMessage) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.on("error", () => res.destroy());
       upRes.pipe(res);
     };
     // Upstream over HTTPS: a fresh connection, the real server's certificate verified for the judged host name.
@@ -185,6 +186,9 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`Pencil's proxy could not reach ${entry.host}: ${error.message}\n`);
     });
+    // A command that hangs up mid-request or mid-answer ends the upstream request too, never the proxy.
+    req.on("error", () => up.destroy());
+    res.on("error", () => up.destroy());
     req.pipe(up);
   }
 

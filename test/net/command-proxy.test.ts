@@ -292,6 +292,29 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     }
   });
 
+  test("a client that hangs up in the middle of an upload leaves the proxy serving", async () => {
+    const p = await proxyFor(async () => true, up.ca);
+    try {
+      const target = `${HOST}:${up.server.port}`;
+      const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+      await new Promise((r) => s.on("secureConnect", r));
+      s.write(`POST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n${"x".repeat(1000)}`);
+      await until(() => p.proxy.log.length > 0);
+      s.destroy();
+      const again = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+      let out = "";
+      again.on("data", (d) => {
+        out += d;
+      });
+      again.on("secureConnect", () => again.write("GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+      await ended(again);
+      expect(out).toStartWith("HTTP/1.1 200");
+      expect(up.seen.some((x) => x.startsWith("POST /cut") && !x.endsWith("body=1000000"))).toBe(false);
+    } finally {
+      await p.close();
+    }
+  });
+
   test.skipIf(!hasCurl)("an upstream whose certificate the proxy does not trust is not reached: 502", async () => {
     // No upstreamCa: the system's trust store, which does not know the test's upstream CA.
     const p = await proxyFor(async () => true);
