@@ -292,6 +292,38 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     }
   });
 
+  test("a protocol upgrade (WebSocket) inside the tunnel is refused and recorded, never sent", async () => {
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked), up.ca);
+    const before = up.seen.length;
+    try {
+      const target = `${HOST}:${up.server.port}`;
+      const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+      let out = "";
+      s.on("data", (d) => {
+        out += d;
+      });
+      s.on("secureConnect", () =>
+        s.write(
+          "GET /socket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        ),
+      );
+      await ended(s);
+      expect(out).not.toContain("101");
+      expect(up.seen.length).toBe(before);
+      expect(p.proxy.log).toEqual([
+        expect.objectContaining({
+          method: "GET",
+          url: `https://${target}/socket`,
+          allowed: false,
+          refused: expect.stringContaining("upgrade"),
+        }),
+      ]);
+    } finally {
+      await p.close();
+    }
+  });
+
   test("a client that hangs up in the middle of an upload leaves the proxy serving", async () => {
     const p = await proxyFor(async () => true, up.ca);
     try {
