@@ -198,7 +198,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
   inner.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     const tunnel = tunnels.get(socket);
     if (tunnel && error.code !== "ECONNRESET")
-      refuse(tunnel, `not (valid) HTTP/1.1 inside the tunnel (${error.code ?? error.message})`);
+      refuse(tunnel, `not valid HTTP/1.1 inside the tunnel: ${error.code ?? error.message}`);
     socket.destroy();
   });
   inner.on("upgrade", (req: IncomingMessage, socket: Socket) => {
@@ -238,7 +238,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       client.pause();
       const bytes = head.length > 0 ? Buffer.concat([head, chunk]) : chunk;
       if (!looksLikeTls(bytes)) {
-        refuse(tunnel, "not TLS (a raw stream: SSH, or another protocol)");
+        refuse(tunnel, "not TLS: a raw stream, e.g. SSH");
         client.destroy();
         return;
       }

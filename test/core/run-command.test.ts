@@ -1420,11 +1420,13 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
       });
       try {
         const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
-        const { run, ctx } = setup("namespace", {}, { network: true, startProxy });
+        // A client with a trust store of its own (here: a CA file that is not the run's).
+        const own = (await createRunCa("a trust store of its own")).certPem;
+        const { run, ctx } = setup("namespace", { "own-trust.txt": own }, { network: true, startProxy });
         ctx.reach = async () => true;
         const url = `registry.pencil.test:${server.port}`;
         const out = await run(
-          `env -u CURL_CA_BUNDLE -u SSL_CERT_FILE curl -sS --cacert /etc/ssl/certs/ca-certificates.crt https://${url}/ || echo "untrusted:$?"; ` +
+          `env -u CURL_CA_BUNDLE -u SSL_CERT_FILE curl -sS --cacert own-trust.txt https://${url}/ || echo "untrusted:$?"; ` +
             `curl -sS --proxytunnel http://${url}/ || echo "raw:$?"`,
         );
         expect(out).toContain("untrusted:");

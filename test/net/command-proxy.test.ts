@@ -227,7 +227,7 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
         ["CONNECT", false],
       ]);
       expect(p.proxy.log[0]!.refused).toContain("TLS handshake failed");
-      expect(p.proxy.log[1]!.refused).toContain("not (valid) HTTP/1.1");
+      expect(p.proxy.log[1]!.refused).toContain("not valid HTTP/1.1");
       expect(up.seen.length).toBe(before);
     } finally {
       await p.close();
