@@ -448,8 +448,11 @@ async function judgeCommand(t: PencilTool, command: string, deps: SeamDeps): Pro
   };
 }
 
-/** Methods that only read: the others change something outside this machine. A CONNECT tunnel is judged by its host (its content is not visible). */
-const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS", "CONNECT"]);
+/**
+ * Methods that only read: the others change something outside this machine. The proxy opens HTTPS tunnels and judges
+ * the requests inside them, so a bare CONNECT never comes here; were one to, it would be asked every time.
+ */
+const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Judge of an MCP tool call by the Mcp rules (deny > ask > allow, default ask). */
 function judgeMcpCall(mcp: { server: string; tool: string }, input: unknown, deps: SeamDeps): Gate {
@@ -498,7 +501,7 @@ async function judgeReach(
   const by = r.command ? ` made by \`${r.command}\`` : "";
   const reason = irreversible
     ? `A ${r.method} request${by} to ${r.host} changes something outside this machine (a push, a publish, an upload) and cannot be taken back: it is asked every time, whatever the rules say.`
-    : `${verdict.reason} This is a connection${by}; what goes through an https tunnel is not visible.`;
+    : `${verdict.reason} This is a ${r.method} request${by}.`;
   deps.emit({
     type: "policy",
     callId,
