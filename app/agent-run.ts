@@ -414,30 +414,42 @@ export class AgentRun {
   }
 
   private async goWith(hooks: RunHooks, mcpTools: PencilTool[], revises?: string): Promise<void> {
+    // The mode's tools are made for this run alone: what they keep for it (run_command's scratch) goes when it ends.
+    const own = toolsFor(this.mode, this.runtime);
+    try {
+      await this.goWithTools(hooks, own, mcpTools, revises);
+    } finally {
+      await Promise.all(own.map((t) => t.close?.().catch(() => {})));
+    }
+  }
+
+  private async goWithTools(
+    hooks: RunHooks,
+    own: PencilTool[],
+    mcpTools: PencilTool[],
+    revises?: string,
+  ): Promise<void> {
     // A plan run ends when the model submits its plan, parsed by the plan schema.
     const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
-    const tools = guardTools(
-      [...toolsFor(this.mode, this.runtime), ...planTools, ...(this.options.extraTools ?? []), ...mcpTools],
-      {
-        ws: this.runtime.ws,
-        policy: this.runtime.policy,
-        approver: hooks.approver,
-        fs: this.overlay,
-        reads: this.reads,
-        limits: this.runtime.limits,
-        currentModel: () => this.models.current(),
-        emit: hooks.emit,
-        // Fresh each run: hard links made since the last one are indexed again.
-        mcpPolicy: this.runtime.mcpPolicy,
-        links: new LinkGuard({
-          root: this.runtime.ws.root,
-          home: this.runtime.ws.home,
-          pencilHome: this.runtime.pencilHome,
-        }),
-        recordCommand: (record) => this.commands.push(record),
-        ...(hooks.signal ? { signal: hooks.signal } : {}),
-      },
-    );
+    const tools = guardTools([...own, ...planTools, ...(this.options.extraTools ?? []), ...mcpTools], {
+      ws: this.runtime.ws,
+      policy: this.runtime.policy,
+      approver: hooks.approver,
+      fs: this.overlay,
+      reads: this.reads,
+      limits: this.runtime.limits,
+      currentModel: () => this.models.current(),
+      emit: hooks.emit,
+      // Fresh each run: hard links made since the last one are indexed again.
+      mcpPolicy: this.runtime.mcpPolicy,
+      links: new LinkGuard({
+        root: this.runtime.ws.root,
+        home: this.runtime.ws.home,
+        pencilHome: this.runtime.pencilHome,
+      }),
+      recordCommand: (record) => this.commands.push(record),
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+    });
     this.trySave(() =>
       this.session?.markRunning({
         kind: this.mode,

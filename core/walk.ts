@@ -112,6 +112,7 @@ export class WalkRules {
   private readonly visible: (real: string) => boolean;
   private readonly frames = new Map<string, Frame | null>();
   private readonly dirs = new Map<string, boolean>();
+  private readonly ignoredDirs = new Map<string, boolean>();
   // Directories whose .gitignore ignores the root asked for: their rules are left out below it.
   private readonly waived = new Set<string>();
 
@@ -142,6 +143,21 @@ export class WalkRules {
     const parent = dirname(real);
     if (parent !== from && !this.admitsDir(parent, from)) return false;
     return this.admits(real, basename(real), kind);
+  }
+
+  /** True when a `.gitignore` (from `top` down) ignores `real` (of `kind`) or a directory between `top` and it: build output, caches. */
+  ignoredPath(real: string, kind: DirEntry["kind"]): boolean {
+    if (!isInside(this.top, real) || real === this.top) return false;
+    if (this.ignored(real, kind === "dir")) return true;
+    for (let d = dirname(real); d !== this.top && isInside(this.top, d); d = dirname(d)) {
+      let known = this.ignoredDirs.get(d);
+      if (known === undefined) {
+        known = this.ignored(d, true);
+        this.ignoredDirs.set(d, known);
+      }
+      if (known) return true;
+    }
+    return false;
   }
 
   /** The .gitignore rules in force in `dir` (its own file and its ancestors' up to `top`); null when none. */

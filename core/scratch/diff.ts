@@ -19,6 +19,8 @@ export interface ScratchChange {
   size?: number;
   /** Why a created or modified file's bytes were not read although within the per-file cap (per-run cap, swapped while read); it must not be staged. */
   unread?: string;
+  /** In an ignored tree (build output, dependencies): never staged, its bytes not read. */
+  ignored?: boolean;
 }
 
 /** Per-run limits of diffScratch: what a command can make Pencil read into memory. */
@@ -50,8 +52,13 @@ export interface SharedLeak {
  * only when they are what the walk recorded (no links, FIFOs or devices).
  * Throws a ScratchError when the copy's root is no longer a directory.
  */
-export function diffScratch(s: Scratch, maxBytes: number, caps: DiffCaps = DIFF_CAPS): ScratchChange[] {
-  if (s.overlay) return diffOverlay(s, maxBytes, caps);
+export function diffScratch(
+  s: Scratch,
+  maxBytes: number,
+  caps: DiffCaps = DIFF_CAPS,
+  ignored?: (rel: string) => boolean,
+): ScratchChange[] {
+  if (s.overlay) return diffOverlay(s, maxBytes, caps, ignored);
   const now = new Map<string, EntrySig>();
   if (!recordTree(s.dir, now))
     throw new ScratchError(

@@ -1,6 +1,7 @@
 import { fchmodSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { inDir } from "./in-dir.ts";
+import { untrackScratch } from "./live.ts";
 import type { Scratch } from "./types.ts";
 
 /**
@@ -10,17 +11,17 @@ import type { Scratch } from "./types.ts";
 export function disposeScratch(s: Pick<Scratch, "root">): boolean {
   try {
     rmSync(s.root, { recursive: true, force: true });
-    return true;
   } catch {
     // A command may have left directories without write permission: give it back, then retry.
     makeWritable(s.root);
     try {
       rmSync(s.root, { recursive: true, force: true });
-      return true;
     } catch {
       return false;
     }
   }
+  untrackScratch(s.root);
+  return true;
 }
 
 /** Gives write permission back to every real directory below `dir`, by descriptor: links are never followed, so nothing outside is chmodded. */

@@ -21,6 +21,7 @@ import { WalkRules } from "../walk.ts";
 import { isInside, realPathLoose, type Workspace } from "../workspace.ts";
 import { disposeScratch } from "./dispose.ts";
 import { fingerprint, recordTree, settleClock } from "./record.ts";
+import { scratchPrefix, sweepStaleScratches, trackScratch } from "./live.ts";
 import { countOver, DEPENDENCY_DIRS, linkAround, scanShared } from "./share.ts";
 import type { OverlayLayers } from "./overlay.ts";
 import { ScratchError, type Scratch, type SharedDir, type ShareMode } from "./types.ts";
@@ -63,7 +64,9 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
       `The scratch parent ${parent} is inside the workspace ${ws.root}: choose a temporary directory outside it (set TMPDIR).`,
     );
   }
-  const root = mkdtempSync(join(realParent, "pencil-run-"));
+  sweepStaleScratches(realParent);
+  const root = mkdtempSync(join(realParent, scratchPrefix()));
+  trackScratch(root);
   const s: Scratch = {
     ws,
     root,
@@ -436,7 +439,7 @@ function findHidden(w: HiddenWalk, real: string, rel: string): void {
 }
 
 /** The overlay's staged entries inside the workspace, with their relative paths (plain disk: none). */
-function stagedInside(ws: Workspace, fs: FileOps): { rel: string; entry: StagedEntry }[] {
+export function stagedInside(ws: Workspace, fs: FileOps): { rel: string; entry: StagedEntry }[] {
   const list = (fs as { list?: () => StagedEntry[] }).list;
   if (typeof list !== "function") return [];
   const out: { rel: string; entry: StagedEntry }[] = [];

@@ -1,8 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import { fstatSync, lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { readChange, sameAsView, type Budget, type DiffCaps, type ScratchChange } from "./diff.ts";
 import { inDir } from "./in-dir.ts";
-import { readOpaque } from "./overlay.ts";
+import { readOpaque, sameUpper, upperEntry, type OverlayLayers, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
 
 type Kind = "file" | "link" | "other" | "dir";
@@ -10,16 +10,25 @@ type Kind = "file" | "link" | "other" | "dir";
 /**
  * Copy-on-write diff: what the command changed is exactly the overlay's
  * upper layer, so only it is walked (its cost is what the command changed,
- * not the size of the tree). A whiteout (character device 0/0) deletes what
- * the staged view had there (a whole directory: every entry below); an opaque
- * directory deletes what the view had in it and the upper one lacks; an
- * entry is a create where the view had nothing, else compared with the view
- * (a copy-up with unchanged bytes and mode is no change). A staged file
- * placed in the upper layer and now gone without a whiteout was deleted.
+ * plus an lstat per entry a kept scratch holds, not the size of the tree).
+ * An entry still as the baseline recorded it (same inode, size, mode and
+ * times) was not touched. A whiteout (character device 0/0) deletes what
+ * the command saw there (a whole directory: every entry below); a directory
+ * made opaque deletes what it held and the upper one lacks; an entry is a
+ * create where the command saw nothing, else compared with the staged view
+ * (a copy-up with unchanged bytes and mode is no change). An entry of the
+ * baseline now gone without a whiteout was deleted. `ignored` paths (build
+ * output, dependencies) are reported without their bytes being read.
  */
-export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): ScratchChange[] {
+export function diffOverlay(
+  s: Scratch,
+  maxBytes: number,
+  caps: DiffCaps,
+  ignored?: (rel: string) => boolean,
+): ScratchChange[] {
   const ov = s.overlay!;
-  const placed = new Set(ov.placed);
+  const baseline = ov.baseline ?? placedBaseline(ov);
+  const after = new Map<string, UpperEntry>();
   const gone = new Set(ov.deletions);
   const hidden = new Set(ov.hidden);
   /** True when the policy hid `rel` (or a directory above it) from the command: it was not there before. */
@@ -35,10 +44,16 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
   const deleted = new Set<string>();
   const seen = new Set<string>();
 
-  /** What the command saw at `rel` before it ran: the staged state over the workspace. */
+  /** What the command saw at `rel` when it started: the upper layer as the baseline has it over the workspace. */
   const before = (rel: string): Kind | null => {
-    if (placed.has(rel)) return "file";
     if (gone.has(rel) || isHidden(rel)) return null;
+    const own = baseline.get(rel);
+    if (own) return own.kind === "whiteout" ? null : own.kind;
+    for (let a = parentOf(rel); a !== ""; a = parentOf(a)) {
+      const up = baseline.get(a);
+      // Below a whiteout, a file or an opaque directory of the upper layer, nothing of the workspace shows.
+      if (up && (up.kind !== "dir" || up.opaque)) return null;
+    }
     return kindOf(lstatOrNull(join(ov.lower, rel)));
   };
   const del = (rel: string, kind: Kind) => {
@@ -58,8 +73,12 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
     }
     if (deleted.has(rel)) return;
     deleted.add(rel);
-    changes.push({ rel, change: "delete", entry: kind });
+    changes.push({ rel, change: "delete", entry: kind, ...(ignored?.(rel) ? { ignored: true } : {}) });
   };
+  const read = (rel: string, sig: EntrySig, change: "create" | "modify"): ScratchChange =>
+    ignored?.(rel)
+      ? { rel, change, entry: sig.kind, mode: sig.mode, size: sig.size, ignored: true }
+      : readChange(s, rel, sig, change, maxBytes, budget);
 
   const walk = (path: string, rel: string): boolean =>
     inDir(path, (at, fd) => {
@@ -70,18 +89,26 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
         return;
       }
       const present = new Set(entries);
-      if (rel !== "" && before(rel) === "dir" && readOpaque(fd)) {
-        // Opaque: the view's entries of this directory no longer show unless the upper one has them again.
-        let names: string[] = [];
-        try {
-          names = s.fs.readDir(join(s.ws.root, rel)).map((e) => e.name);
-        } catch {
-          // nothing listable
-        }
-        for (const name of names) {
-          if (present.has(name)) continue;
-          const k = before(`${rel}/${name}`);
-          if (k) del(`${rel}/${name}`, k);
+      if (rel !== "") {
+        const st = fstatSync(fd);
+        const was = baseline.get(rel);
+        const known = was?.kind === "dir" && was.ino === st.ino;
+        // An upper directory becomes opaque only when it is made (over a whiteout): a known one keeps its mark.
+        const opaque = known ? was.opaque === true : readOpaque(fd) === true;
+        after.set(rel, { ...upperEntry(st), opaque });
+        if (opaque && !known && before(rel) === "dir") {
+          // Opaque: the entries the command saw in this directory no longer show unless the upper one has them again.
+          let names: string[] = [];
+          try {
+            names = s.fs.readDir(join(s.ws.root, rel)).map((e) => e.name);
+          } catch {
+            // nothing listable
+          }
+          for (const name of names) {
+            if (present.has(name)) continue;
+            const k = before(`${rel}/${name}`);
+            if (k) del(`${rel}/${name}`, k);
+          }
         }
       }
       for (const name of entries) {
@@ -89,30 +116,45 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
         const child = join(at, name);
         const st = lstatOrNull(child);
         if (!st) continue;
-        const was = before(childRel);
-        if (st.isCharacterDevice() && st.rdev === 0) {
-          if (was) del(childRel, was);
-          continue;
-        }
+        const own = baseline.get(childRel);
         if (st.isDirectory()) {
+          const was = before(childRel);
           if (was && was !== "dir") del(childRel, was);
           walk(child, childRel);
+          continue;
+        }
+        const entry = upperEntry(st);
+        after.set(childRel, entry);
+        if (own && !own.fresh && sameUpper(own, st)) {
+          if (entry.kind !== "whiteout") seen.add(childRel);
+          continue; // untouched since the command started
+        }
+        const was = before(childRel);
+        if (entry.kind === "whiteout") {
+          if (was) del(childRel, was);
           continue;
         }
         seen.add(childRel);
         const sig = sigOf(st);
         if (was === "dir") del(childRel, was);
         if (!was || was === "dir") {
-          changes.push(readChange(s, childRel, sig, "create", maxBytes, budget));
+          changes.push(read(childRel, sig, "create"));
         } else if (was !== sig.kind) {
           del(childRel, was);
-          changes.push(readChange(s, childRel, sig, "create", maxBytes, budget));
+          changes.push(read(childRel, sig, "create"));
         } else if (sig.kind === "link") {
-          if (readlinkOrNull(child) !== readlinkOrNull(join(ov.lower, childRel)))
-            changes.push({ rel: childRel, change: "modify", entry: "link" });
+          const target = own?.kind === "link" ? null : readlinkOrNull(join(ov.lower, childRel));
+          // A link the upper layer already had was replaced (its inode moved): its text may be the same.
+          if (own?.kind === "link" || readlinkOrNull(child) !== target)
+            changes.push({
+              rel: childRel,
+              change: "modify",
+              entry: "link",
+              ...(ignored?.(childRel) ? { ignored: true } : {}),
+            });
         } else {
-          const change = readChange(s, childRel, sig, "modify", maxBytes, budget);
-          if (sig.kind !== "file" || !sameAsView(s, childRel, change, sig)) changes.push(change);
+          const change = read(childRel, sig, "modify");
+          if (change.ignored || sig.kind !== "file" || !sameAsView(s, childRel, change, sig)) changes.push(change);
         }
       }
     });
@@ -120,11 +162,28 @@ export function diffOverlay(s: Scratch, maxBytes: number, caps: DiffCaps): Scrat
     throw new ScratchError(
       "the command replaced the scratch's upper layer, so none of its file effects can be trusted; nothing was staged.",
     );
-  for (const rel of ov.placed) {
-    // Made in the upper layer only, so its deletion left no whiteout.
-    if (!seen.has(rel) && !deleted.has(rel) && !lstatOrNull(join(ov.upper, rel))) del(rel, "file");
+  for (const [rel, was] of baseline) {
+    // Only in the upper layer (nothing of the workspace below it), so its deletion left no whiteout.
+    if (was.kind === "dir" || was.kind === "whiteout" || seen.has(rel) || deleted.has(rel) || after.has(rel)) continue;
+    if (before(rel)) del(rel, was.kind);
   }
+  ov.after = after;
   return changes.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : a.change === "delete" ? -1 : 1));
+}
+
+/** The baseline of a scratch made for one command: only the staged files it placed are in its upper layer (fresh). */
+function placedBaseline(ov: OverlayLayers): Map<string, UpperEntry> {
+  const out = new Map<string, UpperEntry>();
+  for (const rel of ov.placed) {
+    const st = lstatOrNull(join(ov.upper, rel));
+    if (st) out.set(rel, { ...upperEntry(st), fresh: true });
+  }
+  return out;
+}
+
+function parentOf(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? "" : rel.slice(0, i);
 }
 
 function lstatOrNull(path: string): Stats | null {

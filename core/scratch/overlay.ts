@@ -1,5 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+  type Stats,
+} from "node:fs";
 import { join } from "node:path";
 
 /** The overlay layers of a copy-on-write scratch: the command sees `lower` with `upper` over it; what it changed is exactly `upper`. */
@@ -16,6 +26,57 @@ export interface OverlayLayers {
   deletions: string[];
   /** Workspace-relative paths of entries the policy hides, removed through the overlay before the command (so they are absent, as from a copy); the diff ignores their whiteouts. */
   hidden: string[];
+  /** The upper layer as it was when the command started (a scratch kept for a run): what the diff compares against; absent: only `placed` was there. */
+  baseline?: Map<string, UpperEntry>;
+  /** Set by the diff: the upper layer as it walked it after the command (the next command's baseline). */
+  after?: Map<string, UpperEntry>;
+}
+
+/** One entry of an overlay's upper layer, enough to tell whether a command touched it. */
+export interface UpperEntry {
+  kind: "file" | "link" | "other" | "dir" | "whiteout";
+  ino: number;
+  size: number;
+  mode: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  /** A directory marked opaque: the lower layer's entries below it do not show. */
+  opaque?: boolean;
+  /** Written just before the command: compared by content, since a write in the same clock tick would leave its times unchanged. */
+  fresh?: boolean;
+}
+
+/** The UpperEntry of an lstat result (`opaque` and `fresh` left to the caller). */
+export function upperEntry(st: Stats): UpperEntry {
+  return {
+    kind: st.isDirectory()
+      ? "dir"
+      : st.isFile()
+        ? "file"
+        : st.isSymbolicLink()
+          ? "link"
+          : st.isCharacterDevice() && st.rdev === 0
+            ? "whiteout"
+            : "other",
+    ino: st.ino,
+    size: st.size,
+    mode: st.mode & 0o7777,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
+}
+
+/** True when `st` is still what `e` recorded (same inode, kind, size, mode and times). */
+export function sameUpper(e: UpperEntry, st: Stats): boolean {
+  const now = upperEntry(st);
+  return (
+    e.kind === now.kind &&
+    e.ino === now.ino &&
+    e.size === now.size &&
+    e.mode === now.mode &&
+    e.mtimeMs === now.mtimeMs &&
+    e.ctimeMs === now.ctimeMs
+  );
 }
 
 /** Which scratch run_command uses: a copy-on-write overlay, a copy, or the overlay where it works (default). */
@@ -118,7 +179,7 @@ export function readOpaque(fd: number): boolean | undefined {
 }
 
 /** readOpaque of a directory by path (links not followed). */
-function opaqueAt(path: string): boolean | undefined {
+export function opaqueAt(path: string): boolean | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);

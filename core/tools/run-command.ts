@@ -12,9 +12,11 @@ import {
   type CommandRunOptions,
   type RunOutcome,
 } from "../sandbox/namespace.ts";
-import { diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
+import { DIFF_CAPS, diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
 import { disposeScratch } from "../scratch/dispose.ts";
-import { makeScratch } from "../scratch/make.ts";
+import { type KeptScratch, ScratchKeeper } from "../scratch/kept.ts";
+import { makeScratch, stagedInside } from "../scratch/make.ts";
+import { DEPENDENCY_DIRS } from "../scratch/share.ts";
 import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../scratch/overlay.ts";
 import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
@@ -104,6 +106,8 @@ const input = z.object({
 
 /** `run_command`: runs a command in a scratch copy of workspace + overlay; the files it creates, changes or deletes come back staged. */
 export function createRunCommandTool(options: RunCommandOptions = {}): PencilTool<z.infer<typeof input>> {
+  // The copy-on-write scratch is kept across the commands of the run this tool belongs to (toolsFor makes one per run).
+  const keeper = new ScratchKeeper();
   return {
     name: "run_command",
     description:
@@ -120,13 +124,26 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
       return choice === "namespace" || (choice === "auto" && sandboxAvailable());
     },
     async execute({ command }, ctx) {
-      return runCommand(command, ctx, options);
+      return runCommand(command, ctx, options, keeper);
+    },
+    async close() {
+      await keeper.close();
     },
   };
 }
 
-/** Runs `command` in a fresh scratch copy, stages its file effects through `ctx.fs`, and returns the model's text. */
-export async function runCommand(command: string, ctx: ToolContext, options: RunCommandOptions = {}): Promise<string> {
+/**
+ * Runs `command` in a scratch of workspace + overlay, stages its file effects
+ * through `ctx.fs`, and returns the model's text. The copy-on-write scratch
+ * is `keeper`'s, kept for the run's later commands (without a keeper, one
+ * made for this command alone); a copy is made for each command.
+ */
+export async function runCommand(
+  command: string,
+  ctx: ToolContext,
+  options: RunCommandOptions = {},
+  keeper?: ScratchKeeper,
+): Promise<string> {
   if (command.trim() === "") throw new ToolError("The command is empty: give the command line to run, e.g. bun test.");
   if (command.includes("\0")) throw new ToolError("The command contains a NUL byte: give a plain command line.");
   if (ctx.signal?.aborted) throw new ToolError("The run was cancelled before the command started.");
@@ -142,6 +159,24 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     secrets.some((p) => isInside(p, real));
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
   const visible = (real: string) => ctx.visible(real) && !denied(real);
+  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied };
+  if (mode === "namespace" && useOverlay(ctx.ws.root, options)) {
+    const own = keeper ?? new ScratchKeeper();
+    try {
+      return await own.use(ctx.ws, ctx.fs, options.scratchParent, async (kept) => {
+        let s: Scratch;
+        try {
+          s = kept.prepare(visible);
+        } catch (error) {
+          kept.settle(null, null, () => false);
+          throw scratchFailure(error);
+        }
+        return runPrepared(command, s, env, kept);
+      });
+    } finally {
+      if (!keeper) await own.close();
+    }
+  }
   let s: Scratch;
   try {
     s = await makeScratch(ctx.ws, {
@@ -151,15 +186,39 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
       ...(options.scratchParent ? { parent: options.scratchParent } : {}),
       ...(options.shareNames ? { shareNames: options.shareNames } : {}),
       ...(options.shareOver !== undefined ? { shareOver: options.shareOver } : {}),
-      overlay: mode === "namespace" && useOverlay(ctx.ws.root, options),
     });
   } catch (error) {
-    const why =
-      error instanceof ScratchError
-        ? error.message
-        : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
-    throw new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
+    throw scratchFailure(error);
   }
+  return runPrepared(command, s, env, null);
+}
+
+/** What runPrepared needs besides the command and its scratch. */
+interface CommandSetting {
+  ctx: ToolContext;
+  options: RunCommandOptions;
+  mode: ShareMode;
+  realHome: string;
+  pencilHome: string;
+  denied: (real: string) => boolean;
+}
+
+function scratchFailure(error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  const why =
+    error instanceof ScratchError
+      ? error.message
+      : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
+  return new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
+}
+
+/** Runs `command` in the scratch `s` (the command's part of `kept` when kept), stages what it did, removes `s`. */
+async function runPrepared(
+  command: string,
+  s: Scratch,
+  { ctx, options, mode, realHome, pencilHome, denied }: CommandSetting,
+  kept: KeptScratch | null,
+): Promise<string> {
   const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
   let proxy: ProxyHandle | null = null;
   try {
@@ -201,7 +260,7 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
     await proxy?.close();
     const connections = proxy ? [...proxy.log] : [];
     proxy = null;
-    const effects: Effects = { staged: [], notStaged: 0 };
+    const effects: Effects = { staged: [], notStaged: 0, changes: null };
     const record = (kind: CommandOutcomeKind) =>
       ctx.recordCommand?.({
         command,
@@ -231,6 +290,7 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
       proxied || (options.network === true && s.share === "plain"),
       writeCap,
       effects,
+      options.shareNames ?? DEPENDENCY_DIRS,
     );
     if (connections.length > 0) {
       const shown = connections
@@ -255,12 +315,15 @@ export async function runCommand(command: string, ctx: ToolContext, options: Run
               ? "exited"
               : "killed",
     );
+    // A kept scratch keeps what ignored trees got, and gets the rest set back to the staged view before the next command.
+    kept?.settle(s, effects.changes, (c) => c.ignored === true);
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
     return disposeScratch(s)
       ? text
       : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
   } catch (error) {
     await proxy?.close();
+    kept?.settle(s, null, () => false);
     disposeScratch(s);
     throw error;
   }
@@ -294,6 +357,8 @@ function chooseMode(choice: SandboxChoice): ShareMode {
 interface Effects {
   staged: CommandRecord["staged"];
   notStaged: number;
+  /** What the diff found; null when the command's effects were discarded (or could not be diffed). */
+  changes: ScratchChange[] | null;
 }
 
 function report(
@@ -305,6 +370,7 @@ function report(
   network: boolean,
   writeCap: number,
   effects: Effects,
+  shareNames: readonly string[],
 ): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
@@ -371,7 +437,8 @@ function report(
   }
   let changes: ScratchChange[];
   try {
-    changes = diffScratch(s, ctx.limits.maxFileBytes);
+    changes = diffScratch(s, ctx.limits.maxFileBytes, DIFF_CAPS, s.overlay ? ignoredTrees(s, shareNames) : undefined);
+    effects.changes = changes;
   } catch (error) {
     if (!(error instanceof ScratchError)) throw error;
     lines.push(`Not staged: anything, because ${error.message}`);
@@ -392,6 +459,7 @@ function stageChanges(
   const staged: string[] = [];
   const refused: string[] = [];
   let gitChanges = 0;
+  const ignored: string[] = [];
   const origin = originOf(ctx, "run_command");
   const refusalOf = writeJudge(ctx, pencilHome);
   // Deletions first, so a file replaced by a directory (or back) stages cleanly.
@@ -399,6 +467,10 @@ function stageChanges(
   for (const c of ordered) {
     if (c.rel === ".git" || c.rel.startsWith(".git/")) {
       gitChanges++;
+      continue;
+    }
+    if (c.ignored) {
+      ignored.push(c.rel);
       continue;
     }
     const real = join(s.ws.root, c.rel);
@@ -429,9 +501,10 @@ function stageChanges(
       refused.push(`Not staged: ${c.rel}, because ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  effects.notStaged = refused.length + gitChanges;
+  effects.notStaged = refused.length + gitChanges + ignored.length;
   const lines: string[] = [];
-  if (staged.length === 0 && refused.length === 0 && gitChanges === 0) return ["No file changes."];
+  if (staged.length === 0 && refused.length === 0 && gitChanges === 0 && ignored.length === 0)
+    return ["No file changes."];
   lines.push(...staged.slice(0, LIST_CAP));
   if (staged.length > LIST_CAP) lines.push(`…and ${staged.length - LIST_CAP} more staged changes.`);
   lines.push(...refused.slice(0, NOT_STAGED_CAP));
@@ -439,6 +512,12 @@ function stageChanges(
   if (gitChanges > 0) {
     lines.push(
       `Not staged: ${gitChanges} ${gitChanges === 1 ? "change" : "changes"} inside .git, because git metadata is never changed by commands (the user runs git operations).`,
+    );
+  }
+  if (ignored.length > 0) {
+    const dirs = [...new Set(ignored.map((rel) => rel.split("/").slice(0, 2).join("/")))].slice(0, 3);
+    lines.push(
+      `Not staged: ${ignored.length} ${ignored.length === 1 ? "change" : "changes"} in ignored files (dependencies, build output: ${dirs.join(", ")}${ignored.length > dirs.length ? ", …" : ""}); they stay in the scratch for this run's later commands, never on disk.`,
     );
   }
   return lines;
@@ -507,4 +586,20 @@ function size(bytes: number): string {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   return `${(bytes / 1024 / 1024 / 1024).toFixed(1)} GB`;
+}
+
+/**
+ * The paths a kept scratch keeps to itself: inside a dependency directory
+ * (node_modules…) or ignored by a .gitignore, and not staged (a staged file
+ * shows as staged whatever is ignored). Never .git.
+ */
+function ignoredTrees(s: Scratch, names: readonly string[]): (rel: string) => boolean {
+  const staged = new Set(stagedInside(s.ws, s.fs).map((x) => x.rel));
+  const dependency = new Set(names);
+  return (rel) => {
+    if (rel === ".git" || rel.startsWith(".git/") || staged.has(rel)) return false;
+    const parts = rel.split("/");
+    for (let i = 0; i < parts.length - 1; i++) if (dependency.has(parts[i]!)) return true;
+    return s.rules.ignoredPath(join(s.ws.root, rel), "file");
+  };
 }

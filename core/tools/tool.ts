@@ -92,6 +92,8 @@ export interface PencilTool<I = any> {
   mcp?: { server: string; tool: string };
   /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */
   execute(input: I, ctx: ToolContext): Promise<string>;
+  /** Releases what the tool keeps for its run (run_command's kept scratch); called once when the run ends, however it ends. */
+  close?: () => Promise<void>;
 }
 
 /** A failure the model reads as the tool result; the message says what to do next. */

@@ -36,6 +36,7 @@ import { createRunCa } from "../../net/run-ca.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import {
   createRunCommandTool,
+  useOverlay,
   type RunCommandOptions,
   type SandboxChoice,
   type StartProxy,
@@ -90,12 +91,14 @@ function setup(sandbox: SandboxChoice, files: Record<string, string | Uint8Array
   const scratchParent = tempDir("pencil-run-parent-");
   const tool = createRunCommandTool({ sandbox, scratchParent, parentEnv: RUNTIME_ENV, ...extra });
   const run = (command: string) => t.run(tool, { command });
-  return { root: t.ws.root, ...t, run, scratchParent };
+  /** Ends the run: the scratch kept for its commands is removed. */
+  const close = () => tool.close?.();
+  return { root: t.ws.root, ...t, run, scratchParent, close };
 }
 
 describe.each(modes)("run_command (%s)", (sandbox) => {
-  test("creates, modifies and deletes come back staged; the disk is untouched; the scratch dir is removed", async () => {
-    const { root, run, overlay, scratchParent } = setup(sandbox);
+  test("creates, modifies and deletes come back staged; the disk is untouched; the scratch dir is removed when the run ends", async () => {
+    const { root, run, overlay, scratchParent, close } = setup(sandbox);
     const out = await run("echo new > src/new.ts && echo 'export const a = 2;' > src/app.ts && rm README.md");
     expect(out).toContain("Exit code 0");
     expect(out).toContain("Staged create: src/new.ts");
@@ -108,6 +111,7 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     expect(readFileSync(join(root, "src/app.ts"), "utf8")).toBe("export const a = 1;\n");
     expect(readFileSync(join(root, "README.md"), "utf8")).toBe("hello\n");
     expect(overlay.list().every((e) => e.origins[0]?.tool === "run_command")).toBe(true);
+    await close();
     expect(readdirSync(scratchParent)).toEqual([]);
   });
 
@@ -188,7 +192,7 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
   });
 
   test("a timeout kills the whole process group, reports it, stages nothing and cleans up", async () => {
-    const { root, run, overlay, scratchParent } = setup(sandbox, {}, { timeoutMs: 400 });
+    const { root, run, overlay, scratchParent, close } = setup(sandbox, {}, { timeoutMs: 400 });
     const started = performance.now();
     const out = await run("(sleep 30; echo late > late.txt) & echo started; echo early > early.txt; sleep 30");
     expect(performance.now() - started).toBeLessThan(3000);
@@ -197,6 +201,9 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     expect(out).toContain("nothing was staged");
     expect(overlay.list()).toEqual([]);
     expect(existsSync(join(root, "early.txt"))).toBe(false);
+    // A kept scratch forgets what the timed-out command wrote: the next command does not see it.
+    expect(after(await run("test -e early.txt || echo no-early"))).toContain("no-early");
+    await close();
     expect(readdirSync(scratchParent)).toEqual([]);
   });
 
@@ -232,14 +239,22 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
   });
 
   test("ignored files, .env writes and refused paths are listed as not staged, with the reason", async () => {
-    const { root, run, overlay, ctx } = setup(sandbox, { ".gitignore": "dist/\n*.log\n" });
+    const { root, run, overlay, ctx, scratchParent } = setup(sandbox, { ".gitignore": "dist/\n*.log\n" });
     (ctx as typeof ctx & { writeRefusal?: (real: string) => string | null }).writeRefusal = (real) =>
       real.endsWith("/generated.ts") ? "Denied by the rule Edit(**/generated.ts)." : null;
     const out = await run(
       "mkdir -p dist && echo b > dist/bundle.js && echo x > debug.log && echo S=1 > .env && echo g > src/generated.ts && ln -s src link && echo ok > ok.txt",
     );
-    expect(out).toContain("Not staged: dist/bundle.js, because .gitignore ignores it");
-    expect(out).toContain("Not staged: debug.log, because .gitignore ignores it");
+    if (sandbox === "namespace" && useOverlay(root, { scratchParent })) {
+      // Copy-on-write: ignored files are the run's own, counted, kept for its later commands.
+      expect(out).toContain(
+        "Not staged: 2 changes in ignored files (dependencies, build output: debug.log, dist/bundle.js)",
+      );
+      expect(after(await run("cat dist/bundle.js debug.log"))).toContain("b\nx\n");
+    } else {
+      expect(out).toContain("Not staged: dist/bundle.js, because .gitignore ignores it");
+      expect(out).toContain("Not staged: debug.log, because .gitignore ignores it");
+    }
     expect(out).toContain("Not staged: .env, because Writing .env files is never allowed");
     expect(out).toContain("Not staged: src/generated.ts, because Denied by the rule Edit(**/generated.ts).");
     expect(out).toContain("Not staged: link, because symbolic links are not staged");
@@ -312,9 +327,9 @@ describe("shared dependency directories", () => {
   const files = { "node_modules/pkg/index.js": "module.exports = 1;\n", "node_modules/pkg/.env": "LEAK=1\n" };
 
   test.skipIf(!hasNamespace)(
-    "namespace: readable, writes refused, the real directory and workspace untouched",
+    "namespace, copy: readable, writes refused, the real directory and workspace untouched",
     async () => {
-      const { root, run } = setup("namespace", files);
+      const { root, run } = setup("namespace", files, { scratch: "copy" });
       const before = readdirSync(join(root, "node_modules/pkg")).sort();
       const outside = tempDir();
       const out = await run(
@@ -529,6 +544,7 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
       expect(out).toContain(`\n${t.ws.root}\n`);
       expect(out).toContain("Staged create: new.txt");
       for (const secret of h.secrets) expect(out).not.toContain(secret);
+      await tool.close?.();
       expect(readdirSync(scratchParent)).toEqual([]);
     },
   );
@@ -555,13 +571,14 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
       const notADirectory = join(outside, "home-file");
       writeFileSync(notADirectory, "");
       for (const sandbox of ["auto", "namespace"] as const) {
-        const { run, scratchParent } = setup(sandbox, {}, { realHome: notADirectory });
+        const { run, scratchParent, close } = setup(sandbox, {}, { realHome: notADirectory });
         const error = await run(`touch ${outside}/ran-${sandbox}`).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ToolError);
         expect((error as Error).message).toMatch(
           /^The sandbox could not be set up \(cannot cover .*home-file: [A-Za-z ]+\), so the command did not run\./,
         );
         expect(existsSync(join(outside, `ran-${sandbox}`))).toBe(false);
+        await close();
         expect(readdirSync(scratchParent)).toEqual([]);
       }
     },
