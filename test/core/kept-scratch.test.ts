@@ -1,0 +1,200 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { compilePolicy, decide, parseRule } from "../../core/policy.ts";
+import { HiddenScan } from "../../core/scratch/hidden-scan.ts";
+import { scratchPrefix, sweepStaleScratches } from "../../core/scratch/live.ts";
+import { overlayWorks } from "../../core/scratch/overlay.ts";
+import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { toolContext } from "../support/tool-context.ts";
+
+// The copy-on-write scratch kept across the commands of one run: refreshed from the staged view before each command.
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix?: string): string {
+  const dir = sharedTempDir(prefix);
+  made.push(dir);
+  return dir;
+}
+const RUNTIME_ENV = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8" };
+const hasOverlay = sandboxAvailable() && overlayWorks(tempDir("pencil-kept-lower-"), tempDir("pencil-kept-probe-"));
+if (!hasOverlay)
+  console.warn("kept-scratch.test: unprivileged overlayfs is not available here; the kept scratch tests are SKIPPED.");
+
+const enc = (text: string) => new TextEncoder().encode(text);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+/** The tool's text without its first line (the command echoed back). */
+const after = (out: string) => out.slice(out.indexOf("\n"));
+
+function setup(files: Record<string, string> = {}) {
+  const root = tempDir("pencil-kept-ws-");
+  writeTree(root, { "a.txt": "original\n", "src/app.ts": "export const a = 1;\n", "README.md": "hello\n", ...files });
+  const t = toolContext(root);
+  const policy = compilePolicy({
+    workspaceRoot: t.ws.root,
+    home: t.ws.home,
+    pencilHome: join(tempDir(), "ph"),
+    rules: [parseRule("Read(private/**)", "deny", "test")],
+  });
+  t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
+  const scratchParent = tempDir("pencil-kept-parent-");
+  const tool = createRunCommandTool({
+    sandbox: "namespace",
+    scratch: "overlay",
+    scratchParent,
+    parentEnv: RUNTIME_ENV,
+  });
+  const run = async (command: string) => after(await t.run(tool, { command }));
+  const path = (rel: string) => join(t.ws.root, rel);
+  return { ...t, root: t.ws.root, path, run, scratchParent, close: () => tool.close!() };
+}
+
+describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
+  test("a command's change comes back staged once; the next command sees it and stages nothing; a revert by the agent shows", async () => {
+    const { run, overlay, path, scratchParent, close } = setup();
+    expect(await run("echo edited > a.txt")).toContain("Staged edit: a.txt");
+    const second = await run("cat a.txt");
+    expect(second).toContain("edited\n");
+    expect(second).toContain("No file changes.");
+    // The agent puts the original back (write_file): the staged view is the disk's again.
+    overlay.writeBytes(path("a.txt"), enc("original\n"));
+    const third = await run("cat a.txt");
+    expect(third).toContain("original\n");
+    expect(third).not.toContain("edited");
+    expect(third).toContain("No file changes.");
+    // One directory per run, kept between its commands, removed when it ends.
+    expect(readdirSync(scratchParent)).toHaveLength(1);
+    await close();
+    expect(readdirSync(scratchParent)).toEqual([]);
+    expect(readFileSync(path("a.txt"), "utf8")).toBe("original\n");
+  });
+
+  test("what the agent stages, deletes and drops between commands shows exactly as the staged view has it", async () => {
+    const { run, overlay, path } = setup({ "docs/guide.md": "guide\n" });
+    expect(await run("echo one > new.txt; echo v2 > src/app.ts")).toContain("Staged create: new.txt");
+    overlay.writeBytes(path("src/app.ts"), enc("v3 by edit_file\n"));
+    overlay.remove(path("README.md"));
+    overlay.writeBytes(path("docs/deep/added.md"), enc("added\n"));
+    overlay.discard(path("new.txt")); // rejected by the owner
+    const out = await run(
+      "cat src/app.ts docs/deep/added.md; test -e README.md || echo readme-gone; test -e new.txt || echo new-gone; ls docs",
+    );
+    expect(out).toContain("v3 by edit_file\nadded\nreadme-gone\nnew-gone\ndeep\nguide.md\n");
+    expect(out).toContain("No file changes.");
+    // A command that changes a file staged earlier is diffed against the staged view.
+    const edit = await run("echo more >> src/app.ts; echo back > README.md");
+    expect(edit).toContain("Staged edit: src/app.ts");
+    expect(edit).toContain("Staged create: README.md");
+    expect(dec(overlay.readBytes(path("src/app.ts")))).toBe("v3 by edit_file\nmore\n");
+    // Dropping the staged README.md (and the docs file) shows the disk again.
+    overlay.discard(path("README.md"));
+    overlay.discard(path("docs/deep/added.md"));
+    const last = await run("cat README.md; ls docs");
+    expect(last).toContain("hello\nguide.md\n");
+    expect(last).not.toContain("deep");
+    expect(readFileSync(path("README.md"), "utf8")).toBe("hello\n");
+  });
+
+  test("changes that are not staged do not outlive their command; a deleted directory shown again is laid afresh", async () => {
+    const { run, overlay, path } = setup({ "docs/a.md": "a\n", "docs/b.md": "b\n" });
+    const first = await run("ln -s a.txt link; echo S=1 > .env; rm -r docs");
+    expect(first).toContain("Not staged: link");
+    expect(first).toContain("Staged delete: docs/a.md");
+    const second = await run("test -L link || echo no-link; test -e .env || echo no-env; ls docs 2>&1");
+    expect(second).toContain("no-link\nno-env\n");
+    expect(second).toContain("No such file");
+    // The owner rejects one deletion: below the directory the command removed, the workspace's file must show again.
+    overlay.discard(path("docs/a.md"));
+    const third = await run("cat docs/a.md; test -e docs/b.md || echo b-gone");
+    expect(third).toContain("a\nb-gone\n");
+    expect(third).toContain("laid again");
+    expect(third).toContain("No file changes.");
+  });
+
+  test("ignored trees are part of the overlay: writes there stay for the run, counted, never staged; their secrets stay hidden", async () => {
+    const { run, overlay, path, root } = setup({
+      ".gitignore": "dist/\n",
+      "node_modules/pkg/index.js": "module.exports = 1;\n",
+      "node_modules/pkg/.env": "LEAK=1\n",
+    });
+    const install = await run(
+      "mkdir -p node_modules/fresh dist && echo installed > node_modules/fresh/index.js && echo built > dist/out.js && echo 2 >> node_modules/pkg/index.js; cat node_modules/pkg/.env",
+    );
+    expect(install).toContain("Not staged: 3 changes in ignored files");
+    expect(install).not.toContain("LEAK");
+    expect(overlay.list()).toEqual([]);
+    const test2 = await run(
+      "cat node_modules/fresh/index.js dist/out.js node_modules/pkg/index.js; cat node_modules/pkg/.env",
+    );
+    expect(test2).toContain("installed\nbuilt\nmodule.exports = 1;\n2\n");
+    expect(test2).not.toContain("LEAK");
+    expect(test2).toContain("No file changes.");
+    // Never on disk.
+    expect(existsSync(join(root, "node_modules/fresh"))).toBe(false);
+    expect(existsSync(join(root, "dist"))).toBe(false);
+    expect(readFileSync(path("node_modules/pkg/index.js"), "utf8")).toBe("module.exports = 1;\n");
+    // Removing them is counted too, and the next command no longer sees them.
+    expect(await run("rm -r node_modules/fresh dist")).toContain("Not staged: 2 changes in ignored files");
+    expect(await run("ls node_modules; test -e dist || echo no-dist")).toContain("pkg\nno-dist\n");
+  });
+
+  test("the owner's edits on disk during the run show; a .env created mid-run, even deep in node_modules, is hidden from the next command", async () => {
+    const { run, path } = setup({ "node_modules/pkg/lib/index.js": "x\n" });
+    expect(await run("cat README.md")).toContain("hello\n");
+    writeFileSync(path("README.md"), "edited by the owner\n");
+    writeFileSync(path("src/.env"), "SRC_SECRET=1\n");
+    writeFileSync(path("node_modules/pkg/lib/.env.local"), "DEEP_SECRET=1\n");
+    mkdirSync(path("private"));
+    writeFileSync(path("private/key.pem"), "PRIVATE\n");
+    const out = await run("cat README.md; cat src/.env node_modules/pkg/lib/.env.local private/key.pem; ls -a src");
+    expect(out).toContain("edited by the owner\n");
+    expect(out).not.toContain("SECRET");
+    expect(out).not.toContain("PRIVATE");
+    expect(out).toContain("left out");
+    expect(out).toContain("No file changes.");
+  });
+
+  test("a command that writes over a hidden entry stages nothing of it, and the next command still does not see the owner's", async () => {
+    const { run } = setup({ ".env": "OWNER_SECRET=1\n" });
+    expect(await run("cat .env; echo MINE=1 > .env")).toContain("Not staged: .env");
+    const out = await run("cat .env 2>&1");
+    expect(out).not.toContain("OWNER_SECRET");
+    expect(out).not.toContain("MINE");
+  });
+});
+
+describe("the hidden entries' scan, kept for the run", () => {
+  test("re-reads only the directories that changed, and finds a .env created in one", () => {
+    const root = tempDir("pencil-kept-scan-");
+    writeTree(root, { "a/b/c.txt": "", "a/d/e.txt": "", "f/g.txt": "", ".env": "" });
+    const visible = (real: string) => !/\/\.env[^/]*$/.test(real);
+    const scan = new HiddenScan(root);
+    expect(scan.scan(visible)).toEqual([".env"]);
+    writeFileSync(join(root, "a/d/.env.local"), "");
+    expect(scan.scan(visible)).toEqual([".env", "a/d/.env.local"]);
+    // Directories changed just now are read again until their times can tell (a coarse clock); the rest are not.
+    expect(scan.lastRead).toBeLessThan(6);
+  });
+});
+
+describe("scratch directories of dead processes", () => {
+  test("are removed by the next sweep; live ones, other users' names and this process's own stay", () => {
+    const parent = tempDir("pencil-kept-sweep-");
+    const dead = spawnSync("true").pid!;
+    const ns = scratchPrefix().split("-")[3]!;
+    const stale = join(parent, `pencil-run-${dead}-${ns}-AbC123`);
+    const live = join(parent, `pencil-run-1-${ns}-AbC123`);
+    const mine = join(parent, `${scratchPrefix()}XyZ789`);
+    const other = join(parent, "pencil-run-AbC123");
+    for (const d of [stale, live, mine, other]) mkdirSync(join(d, "upper"), { recursive: true });
+    expect(sweepStaleScratches(parent)).toBe(1);
+    expect(readdirSync(parent).sort()).toEqual([live, mine, other].map((d) => d.slice(parent.length + 1)).sort());
+    expect(readlinkSync("/proc/self/ns/pid")).toContain(ns);
+  });
+});
