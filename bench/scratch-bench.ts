@@ -13,6 +13,7 @@ import { Overlay } from "../core/overlay.ts";
 import { ReadLedger } from "../core/read-ledger.ts";
 import { diffScratch } from "../core/scratch/diff.ts";
 import { disposeScratch } from "../core/scratch/dispose.ts";
+import { KeptScratch } from "../core/scratch/kept.ts";
 import { makeScratch } from "../core/scratch/make.ts";
 import type { ShareMode } from "../core/scratch/types.ts";
 import { planHiding } from "../core/sandbox/hiding.ts";
@@ -143,10 +144,50 @@ for (const share of modes) {
 }
 // Copy-on-write: the namespace's overlay scratch, against the copy above (measured in the same run).
 const cow = modes.includes("namespace") && useOverlay(ws.root, { scratchParent });
+/** The second command of a run (its kept scratch refreshed, not made), and the parts of it Pencil does itself. */
+const second: { cmd?: number; edited?: number; refresh?: number; diff?: number } = {};
 if (cow) {
-  const tool = createRunCommandTool({ sandbox: "namespace", scratchParent, scratch: "overlay" });
-  await tool.execute({ command: "true" }, ctx); // the one-time probe of the overlay
-  endToEnd.overlay = await timeAsync(() => tool.execute({ command: "true" }, ctx));
+  const overlayTool = () => createRunCommandTool({ sandbox: "namespace", scratchParent, scratch: "overlay" });
+  const probe = overlayTool();
+  await probe.execute({ command: "true" }, ctx); // the one-time probe of the overlay
+  await probe.close?.();
+  // The first command of a run: a new tool (toolsFor makes one per run), its scratch made, then removed as the run ends.
+  const firsts: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const tool = overlayTool();
+    const t = performance.now();
+    await tool.execute({ command: "true" }, ctx);
+    firsts.push(performance.now() - t);
+    await tool.close?.();
+  }
+  endToEnd.overlay = median(firsts);
+  const tool = overlayTool();
+  await tool.execute({ command: "true" }, ctx);
+  second.cmd = await timeAsync(() => tool.execute({ command: "true" }, ctx));
+  // With a file the agent edited between the commands (edit_file), laid into the kept scratch before the next one.
+  let n = 0;
+  second.edited = await timeAsync(async () => {
+    overlay.writeBytes(join(root, "src", "mod1", "staged0.ts"), new TextEncoder().encode(`edit ${n++}\n`));
+    await tool.execute({ command: "true" }, ctx);
+  });
+  await tool.close?.();
+  // Pencil's own part of a second command: the refresh of the kept scratch and the diff after it.
+  const kept = KeptScratch.open(ws, overlay, scratchParent);
+  const refreshes: number[] = [];
+  const diffs: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    let t = performance.now();
+    const s = kept.prepare(visible);
+    if (i > 0) refreshes.push(performance.now() - t);
+    t = performance.now();
+    const changes = diffScratch(s, DEFAULT_LIMITS.maxFileBytes);
+    if (i > 0) diffs.push(performance.now() - t);
+    kept.settle(s, changes, () => false);
+    disposeScratch(s);
+  }
+  kept.dispose();
+  second.refresh = median(refreshes);
+  second.diff = median(diffs);
 }
 // The cost of hiding the real home (cover, kept toolchain, masked secrets): the same run with no home to cover, and the plan alone.
 const noHome = modes.includes("namespace")
@@ -240,7 +281,14 @@ for (const share of modes) {
 }
 if (endToEnd.overlay !== undefined) {
   console.log(
-    `  run_command "true" namespace, copy-on-write overlay ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`,
+    `  run_command "true" namespace, copy-on-write overlay, first command of a run ${f(endToEnd.overlay)}   (the copy: ${f(endToEnd.namespace!)}, ${(endToEnd.namespace! / endToEnd.overlay).toFixed(1)}× faster)`,
+  );
+  console.log(
+    `  run_command "true" namespace, copy-on-write overlay, second command of a run ${f(second.cmd!)}   (first: ${f(endToEnd.overlay)}; target ≤ 60 ms)`,
+  );
+  console.log(`    …with a file edited by the agent between the commands ${f(second.edited!)}`);
+  console.log(
+    `    of which Pencil's refresh of the kept scratch ${f(second.refresh!)} and its diff ${f(second.diff!)}; the rest is the namespace runner and planHiding`,
   );
 }
 for (const kind of Object.keys(bigDiff))
