@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { nobodyApprover } from "../../agent/approver.ts";
@@ -6,6 +7,7 @@ import type { SessionEvent } from "../../agent/events.ts";
 import { lastToolResults, ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";
+import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import type { PencilTool } from "../../core/tools/tool.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
@@ -278,3 +280,55 @@ test("fetch_url is the owner's call every time: nobody there means nothing leave
   expect(asked).toEqual(["https://example.com/?leak=SECRET"]);
   expect(fetched).toHaveLength(2);
 });
+
+test.skipIf(!sandboxAvailable())(
+  "run_command's scratch lives as long as the run: kept between its commands, gone when it ends, also by an error",
+  async () => {
+    const workspace = tempDir();
+    writeTree(workspace, { "a.txt": "a\n" });
+    const home = tempDir();
+    const tmp = tempDir("pencil-session-tmp-");
+    const runtime = createRuntime({
+      env: { HOME: home, PENCIL_HOME: join(home, ".pencil") },
+      workspace,
+      allow: ["Run(touch *)", "Run(ls *)"],
+    });
+    const scratches = () => readdirSync(tmp).filter((n) => n.startsWith("pencil-run-"));
+    const during: string[][] = [];
+    const was = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      const { models } = scripted([
+        { toolCalls: [{ name: "run_command", input: { command: "touch made.txt" } }] },
+        () => {
+          during.push(scratches());
+          return { toolCalls: [{ name: "run_command", input: { command: "ls made.txt" } }] };
+        },
+        (ctx) => {
+          during.push(scratches());
+          return { text: lastToolResults(ctx.prompt)[0]?.output ?? "" };
+        },
+      ]);
+      const hooks = { approver: nobodyApprover, emit: () => {} };
+      const run = await AgentRun.start(runtime, "agent", "make a file", hooks, { models });
+      expect(run.outcome!.text).toContain("made.txt");
+      expect(during[0]).toHaveLength(1);
+      expect(during[1]).toEqual(during[0]!);
+      expect(scratches()).toEqual([]);
+      // A run that ends in an error (the model fails after a command) leaves nothing behind either.
+      const failing = scripted([
+        { toolCalls: [{ name: "run_command", input: { command: "touch again.txt" } }] },
+        () => {
+          during.push(scratches());
+          throw new Error("the model broke");
+        },
+      ]);
+      await AgentRun.start(runtime, "agent", "again", hooks, { models: failing.models }).catch(() => null);
+      expect(during[2]).toHaveLength(1);
+      expect(scratches()).toEqual([]);
+    } finally {
+      if (was === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = was;
+    }
+  },
+);

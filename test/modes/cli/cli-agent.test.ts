@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   errorReply,
@@ -69,6 +69,29 @@ describe("pencil agent, end to end", () => {
     expect(stdout).toContain("2 commands run:");
     expect(stdout).toContain("$ ls  (exit 0,");
     expect(stdout).toContain("$ timeout 5 git push origin  (refused, not run; nothing staged)");
+  });
+
+  test("the commands of a run share one scratch, which is gone from the temp directory when the run ends", async () => {
+    const { workspace, groq, env } = await setup({
+      "one.sh": "echo made > made.txt; mkdir -p node_modules/x; echo 1 > node_modules/x/i.js\n",
+      "two.sh": "cat made.txt node_modules/x/i.js\n",
+    });
+    const tmp = tempDir("pencil-tmp-");
+    groq.enqueue(
+      toolCallReply([call("run_command", { command: "sh one.sh" })]),
+      toolCallReply([call("run_command", { command: "sh two.sh" })]),
+      textReply("Done."),
+    );
+    const { code } = await runCli(["agent", "make a file", "--allow", "Run(sh *)", "-w", workspace], {
+      cwd: workspace,
+      env: { ...env, TMPDIR: tmp },
+    });
+    expect(code).toBe(3);
+    // The second command saw what the first staged and what it put in node_modules (never staged).
+    expect(groq.requests[2]!.raw).toContain("made\\n1\\n");
+    expect(groq.requests[1]!.raw).toContain("1 change in ignored files");
+    expect(existsSync(join(workspace, "node_modules"))).toBe(false);
+    expect(readdirSync(tmp).filter((n) => n.startsWith("pencil-run-"))).toEqual([]);
   });
 
   test("review in a terminal: approve one, reject one with a reason the model then reads, approve all of the revision", async () => {
