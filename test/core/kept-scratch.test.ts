@@ -183,6 +183,27 @@ describe("the hidden entries' scan, kept for the run", () => {
   });
 });
 
+describe("a process that exits mid-run", () => {
+  test("removes the scratch it kept, even without the run ending", () => {
+    const root = tempDir("pencil-kept-exit-ws-");
+    writeTree(root, { "a.txt": "a\n" });
+    const parent = tempDir("pencil-kept-exit-parent-");
+    const kept = join(import.meta.dir, "../../core/scratch/kept.ts");
+    const script = `
+      const { KeptScratch } = await import(${JSON.stringify(kept)});
+      const { DiskFileOps } = await import(${JSON.stringify(join(import.meta.dir, "../../core/file-ops.ts"))});
+      const { openWorkspace } = await import(${JSON.stringify(join(import.meta.dir, "../../core/workspace.ts"))});
+      const k = KeptScratch.open(openWorkspace(${JSON.stringify(root)}), new DiskFileOps(), ${JSON.stringify(parent)});
+      k.prepare(() => true);
+      console.log(require("node:fs").readdirSync(${JSON.stringify(parent)}).length);
+      process.exit(0);`;
+    const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("1");
+    expect(readdirSync(parent)).toEqual([]);
+  });
+});
+
 describe("scratch directories of dead processes", () => {
   test("are removed by the next sweep; live ones, other users' names and this process's own stay", () => {
     const parent = tempDir("pencil-kept-sweep-");
