@@ -169,6 +169,21 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
   });
 });
 
+describe.skipIf(!hasOverlay)("the kept layers", () => {
+  test("are out of the command's reach: only the overlay leads into them", async () => {
+    const { run, scratchParent } = setup();
+    await run("echo one > one.txt");
+    const out = await run(
+      'ls -A "$HOME/../.." 2>&1; ls -A "$HOME/../../upper" 2>&1 | head -3; mkdir -p "$HOME/../../upper" 2>/dev/null; touch "$HOME/../../upper/evil" 2>/dev/null; echo tried',
+    );
+    expect(out).not.toContain("one.txt");
+    expect(out).not.toContain("work\n");
+    expect(out).toContain("No file changes.");
+    const [runDir] = readdirSync(scratchParent);
+    expect(readdirSync(join(scratchParent, runDir!, "upper")).sort()).toEqual(["one.txt"]);
+  });
+});
+
 describe("the hidden entries' scan, kept for the run", () => {
   test("re-reads only the directories that changed, and finds a .env created in one", () => {
     const root = tempDir("pencil-kept-scan-");
