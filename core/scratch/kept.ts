@@ -5,11 +5,13 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmdirSync,
   rmSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";
@@ -52,6 +54,8 @@ export class KeptScratch {
   /** Paths the last command changed and that must show the staged view again. */
   private readonly pending = new Set<string>();
   private readonly scan: HiddenScan;
+  /** Background removals of finished commands' directories. */
+  private readonly removals = new Set<Promise<void>>();
   /** Commands prepared so far. */
   commands = 0;
 
@@ -181,9 +185,35 @@ export class KeptScratch {
     for (const c of changes) if (!keep(c)) this.pending.add(c.rel);
   }
 
-  /** Removes everything of the kept scratch; false when something is left. */
+  /**
+   * Moves a finished command's directory (its mount point, HOME, TMPDIR,
+   * the namespace's own files) aside at once and removes it in the
+   * background: the answer does not wait for it, and dispose takes whatever
+   * is left.
+   */
+  release(s: Scratch): void {
+    const aside = join(this.root, `done-${this.commands}`);
+    try {
+      renameSync(s.root, aside);
+    } catch {
+      disposeScratch(s);
+      return;
+    }
+    const removal = rm(aside, { recursive: true, force: true })
+      .catch(() => {})
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
+  }
+
+  /** Resolves once the commands' directories moved aside are removed (or failed to be). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.removals]);
+  }
+
+  /** Removes everything of the kept scratch (a removal still running in the background may race it: tried again); false when something is left. */
   dispose(): boolean {
-    return disposeScratch({ root: this.root });
+    for (let i = 0; i < 3; i++) if (disposeScratch({ root: this.root })) return true;
+    return false;
   }
 
   /** Empties the layers: the next command gets the staged view laid from nothing. */
@@ -336,7 +366,10 @@ export class ScratchKeeper {
 
   /** Removes the kept scratch once the command using it (if any) is done: the run ended. False when something could not be removed. */
   close(): Promise<boolean> {
-    const done = this.queue.then(() => this.drop());
+    const done = this.queue.then(async () => {
+      await this.kept?.idle();
+      return this.drop();
+    });
     this.queue = done.catch(() => {});
     return done;
   }

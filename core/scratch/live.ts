@@ -36,7 +36,17 @@ export function trackScratch(root: string): void {
   hooked = true;
   // Synchronous, as an exit handler must be: what is left in the temp dir would hold the workspace's files.
   process.on("exit", () => {
-    for (const dir of live) rmSync(dir, { recursive: true, force: true });
+    for (const dir of live) {
+      // A removal still running in the background may race this one: tried again; never an error at exit.
+      for (let i = 0; i < 3; i++) {
+        try {
+          rmSync(dir, { recursive: true, force: true });
+          break;
+        } catch {
+          // tried again
+        }
+      }
+    }
   });
 }
 

@@ -315,8 +315,12 @@ async function runPrepared(
               ? "exited"
               : "killed",
     );
-    // A kept scratch keeps what ignored trees got, and gets the rest set back to the staged view before the next command.
-    kept?.settle(s, effects.changes, (c) => c.ignored === true);
+    if (kept) {
+      // A kept scratch keeps what ignored trees got, and gets the rest set back to the staged view before the next command.
+      kept.settle(s, effects.changes, (c) => c.ignored === true);
+      kept.release(s);
+      return text;
+    }
     // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
     return disposeScratch(s)
       ? text
@@ -324,7 +328,8 @@ async function runPrepared(
   } catch (error) {
     await proxy?.close();
     kept?.settle(s, null, () => false);
-    disposeScratch(s);
+    if (kept) kept.release(s);
+    else disposeScratch(s);
     throw error;
   }
 }
