@@ -23,7 +23,6 @@ import { disposeScratch } from "./dispose.ts";
 import { fingerprint, recordTree, settleClock } from "./record.ts";
 import { scratchPrefix, sweepStaleScratches, trackScratch } from "./live.ts";
 import { countOver, DEPENDENCY_DIRS, linkAround, scanShared } from "./share.ts";
-import type { OverlayLayers } from "./overlay.ts";
 import { ScratchError, type Scratch, type SharedDir, type ShareMode } from "./types.ts";
 
 /** What makeScratch needs. */
@@ -39,8 +38,6 @@ export interface ScratchOptions {
   shareNames?: readonly string[];
   /** A .gitignored directory with more entries than this is shared instead of copied (default 1000). */
   shareOver?: number;
-  /** Namespace only: copy-on-write instead of a copy (the caller checked overlayWorks): the staged state goes into an upper layer, nothing is copied. */
-  overlay?: boolean;
 }
 
 const CLONE = constants.COPYFILE_FICLONE;
@@ -87,10 +84,6 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
   try {
     for (const d of [s.dir, s.home, s.tmp, s.empty]) mkdirSync(d, { mode: 0o755 });
     const staged = stagedInside(ws, options.fs);
-    if (options.overlay && s.share === "namespace") {
-      layOverlay(s, options, staged);
-      return s;
-    }
     const setup = new Setup(s, options, staged);
     setup.copyDir(ws.root, s.dir, "");
     await setup.copyFiles();
@@ -301,140 +294,6 @@ class Setup {
       this.s.mounts.push({ source: real, target: store });
     }
     writeFileSync(join(dest, "info", "alternates"), store + "\n");
-  }
-}
-
-/**
- * Copy-on-write: the upper and work directories made, the staged files
- * written into the upper one (directories with the workspace's modes), the
- * staged deletions listed for the runner to remove through the overlay, and
- * the entries the policy hides found, for the runner to mask. Nothing of the
- * workspace is copied.
- */
-function layOverlay(s: Scratch, options: ScratchOptions, staged: { rel: string; entry: StagedEntry }[]): void {
-  const ov: OverlayLayers = {
-    lower: s.ws.root,
-    upper: join(s.root, "upper"),
-    work: join(s.root, "work"),
-    placed: [],
-    deletions: [],
-    hidden: [],
-  };
-  for (const d of [ov.upper, ov.work]) mkdirSync(d, { mode: 0o755 });
-  s.overlay = ov;
-  for (const { rel, entry } of staged) {
-    if (!options.visible(entry.real)) continue;
-    if (!entry.after) {
-      ov.deletions.push(rel);
-      continue;
-    }
-    try {
-      const parts = rel.split("/");
-      for (let i = 1; i < parts.length; i++) {
-        const d = parts.slice(0, i).join("/");
-        const dest = join(ov.upper, d);
-        try {
-          lstatSync(dest);
-          continue;
-        } catch {
-          // made below
-        }
-        mkdirSync(dest);
-        // A merged directory shows the upper one's mode and times: give it the workspace's.
-        try {
-          const st = lstatSync(join(s.ws.root, d));
-          if (st.isDirectory()) {
-            chmodSync(dest, st.mode & 0o7777);
-            utimesSync(dest, st.atimeMs / 1000, st.mtimeMs / 1000);
-          }
-        } catch {
-          // a directory only the staged state has
-        }
-      }
-      const dest = join(ov.upper, rel);
-      writeFileSync(dest, entry.after.bytes, { mode: entry.after.mode });
-      chmodSync(dest, entry.after.mode);
-      ov.placed.push(rel);
-    } catch (error) {
-      s.notes.push(
-        `Note: the staged file ${rel} could not be placed in the scratch (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
-      );
-    }
-  }
-  const stagedDirs = new Set<string>();
-  for (const { rel } of staged) for (let d = dirname(rel); d !== "."; d = dirname(d)) stagedDirs.add(d);
-  const walk: HiddenWalk = {
-    s,
-    visible: options.visible,
-    shareNames: new Set(options.shareNames ?? DEPENDENCY_DIRS),
-    stagedDirs,
-    hidden: ov.hidden,
-  };
-  findHidden(walk, s.ws.root, "");
-}
-
-/** What findHidden needs and fills. */
-interface HiddenWalk {
-  s: Scratch;
-  visible: (real: string) => boolean;
-  shareNames: ReadonlySet<string>;
-  stagedDirs: ReadonlySet<string>;
-  /** Workspace-relative paths the policy hides, removed through the overlay before the command. */
-  hidden: string[];
-}
-
-/**
- * Walks the workspace for entries the policy hides (a hidden directory is not
- * entered; a link is hidden when what it leads to is).
- * Dependency directories are shared read-only as with a copy: bound over the
- * overlay, their hidden entries masked.
- */
-function findHidden(w: HiddenWalk, real: string, rel: string): void {
-  let entries;
-  try {
-    entries = readdirSync(real, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
-    const path = join(real, e.name);
-    const childRel = rel === "" ? e.name : `${rel}/${e.name}`;
-    if (e.isSymbolicLink()) {
-      // As a copy leaves it out: a link to what the policy hides (a link loop leads nowhere and stays).
-      let target: string | null = null;
-      try {
-        target = realPathLoose(path).real;
-      } catch {
-        // a loop
-      }
-      if (target !== null && !w.visible(target)) {
-        w.s.hidden += 1;
-        w.hidden.push(childRel);
-      }
-      continue;
-    }
-    if (!w.visible(path)) {
-      w.s.hidden += 1;
-      w.hidden.push(childRel);
-    } else if (e.isDirectory()) {
-      if (
-        w.shareNames.has(e.name) &&
-        !w.stagedDirs.has(childRel) &&
-        childRel !== ".git" &&
-        !childRel.startsWith(".git/")
-      ) {
-        const found = scanShared(path, w.s.ws.root, w.visible);
-        const dest = join(w.s.dir, childRel);
-        const sd: SharedDir = {
-          rel: childRel,
-          real: path,
-          masks: found.hidden.map((h) => ({ path: join(dest, relative(path, h.path)), dir: h.dir })),
-        };
-        w.s.shared.push(sd);
-        w.s.hidden += found.hidden.length;
-        w.s.mounts.push({ source: path, target: dest });
-      } else findHidden(w, path, childRel);
-    }
   }
 }
 

@@ -2,7 +2,7 @@ import { fstatSync, lstatSync, readdirSync, readlinkSync, type Stats } from "nod
 import { join } from "node:path";
 import { readChange, sameAsView, type Budget, type DiffCaps, type ScratchChange } from "./diff.ts";
 import { inDir } from "./in-dir.ts";
-import { readOpaque, sameUpper, upperEntry, type OverlayLayers, type UpperEntry } from "./overlay.ts";
+import { readOpaque, sameUpper, upperEntry, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
 
 type Kind = "file" | "link" | "other" | "dir";
@@ -27,7 +27,7 @@ export function diffOverlay(
   ignored?: (rel: string) => boolean,
 ): ScratchChange[] {
   const ov = s.overlay!;
-  const baseline = ov.baseline ?? placedBaseline(ov);
+  const baseline = ov.baseline ?? new Map<string, UpperEntry>();
   const after = new Map<string, UpperEntry>();
   const gone = new Set(ov.deletions);
   const hidden = new Set(ov.hidden);
@@ -169,16 +169,6 @@ export function diffOverlay(
   }
   ov.after = after;
   return changes.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : a.change === "delete" ? -1 : 1));
-}
-
-/** The baseline of a scratch made for one command: only the staged files it placed are in its upper layer (fresh). */
-function placedBaseline(ov: OverlayLayers): Map<string, UpperEntry> {
-  const out = new Map<string, UpperEntry>();
-  for (const rel of ov.placed) {
-    const st = lstatOrNull(join(ov.upper, rel));
-    if (st) out.set(rel, { ...upperEntry(st), fresh: true });
-  }
-  return out;
 }
 
 function parentOf(rel: string): string {

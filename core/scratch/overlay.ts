@@ -26,7 +26,7 @@ export interface OverlayLayers {
   deletions: string[];
   /** Workspace-relative paths of entries the policy hides, removed through the overlay before the command (so they are absent, as from a copy); the diff ignores their whiteouts. */
   hidden: string[];
-  /** The upper layer as it was when the command started (a scratch kept for a run): what the diff compares against; absent: only `placed` was there. */
+  /** The upper layer as it was when the command started (kept for the run): what the diff compares against; absent: it was empty. */
   baseline?: Map<string, UpperEntry>;
   /** Set by the diff: the upper layer as it walked it after the command (the next command's baseline). */
   after?: Map<string, UpperEntry>;

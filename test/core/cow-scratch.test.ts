@@ -5,8 +5,7 @@ import { DiskFileOps } from "../../core/file-ops.ts";
 import { Overlay } from "../../core/overlay.ts";
 import { compilePolicy, decide, parseRule } from "../../core/policy.ts";
 import { diffScratch } from "../../core/scratch/diff.ts";
-import { disposeScratch } from "../../core/scratch/dispose.ts";
-import { makeScratch } from "../../core/scratch/make.ts";
+import { KeptScratch } from "../../core/scratch/kept.ts";
 import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool, useOverlay, type RunCommandOptions } from "../../core/tools/run-command.ts";
@@ -169,13 +168,8 @@ describe.skipIf(!hasOverlay)("choosing the scratch", () => {
     const overlay = new Overlay(new DiskFileOps());
     overlay.writeBytes(join(root, "src/c.txt"), new TextEncoder().encode("c\n"));
     overlay.remove(join(root, "a.txt"));
-    const s = await makeScratch(openWorkspace(root), {
-      fs: overlay,
-      visible: () => true,
-      share: "namespace",
-      parent: tempDir(),
-      overlay: true,
-    });
+    const kept = KeptScratch.open(openWorkspace(root), overlay, tempDir());
+    const s = kept.prepare(() => true);
     try {
       expect(s.overlay!.placed).toEqual(["src/c.txt"]);
       expect(s.overlay!.deletions).toEqual(["a.txt"]);
@@ -187,7 +181,7 @@ describe.skipIf(!hasOverlay)("choosing the scratch", () => {
       writeFileSync(join(s.overlay!.upper, "src/b.txt"), "b\n");
       expect(diffScratch(s, 1 << 20).map((c) => `${c.change} ${c.rel}`)).toEqual(["create new.txt"]);
     } finally {
-      disposeScratch(s);
+      kept.dispose();
     }
   });
 });
