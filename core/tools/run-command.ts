@@ -173,6 +173,9 @@ export async function runCommand(
         }
         return runPrepared(command, s, env, kept);
       });
+    } catch (error) {
+      // The kept scratch could not be opened (its parent inside the workspace, a full temp dir).
+      throw error instanceof ScratchError ? scratchFailure(error) : error;
     } finally {
       if (!keeper) await own.close();
     }

@@ -9,7 +9,7 @@ import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool } from "../../core/tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { failure, toolContext } from "../support/tool-context.ts";
 
 // The copy-on-write scratch kept across the commands of one run: refreshed from the staged view before each command.
 
@@ -166,6 +166,25 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
     const out = await run("cat .env 2>&1");
     expect(out).not.toContain("OWNER_SECRET");
     expect(out).not.toContain("MINE");
+  });
+});
+
+describe.skipIf(!hasOverlay)("a kept scratch that cannot be made", () => {
+  test("is a tool error that says what to do, and the command does not run", async () => {
+    const root = tempDir("pencil-kept-inside-");
+    writeTree(root, { "a.txt": "a\n" });
+    const t = toolContext(root);
+    const tool = createRunCommandTool({
+      sandbox: "namespace",
+      scratch: "overlay",
+      scratchParent: join(t.ws.root, "tmp"),
+      parentEnv: RUNTIME_ENV,
+    });
+    mkdirSync(join(t.ws.root, "tmp"));
+    const error = await failure(t.run(tool, { command: "touch ran.txt" }));
+    expect(error.message).toContain("could not be made, so it did not run");
+    expect(error.message).toContain("set TMPDIR");
+    expect(existsSync(join(t.ws.root, "ran.txt"))).toBe(false);
   });
 });
 
