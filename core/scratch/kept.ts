@@ -106,8 +106,9 @@ export class KeptScratch {
       const w = want.get(rel);
       return w === undefined ? undefined : w.bytes === null ? null : { bytes: w.bytes, mode: w.mode };
     };
-    let clean = true;
-    for (const rel of [...dirty].sort()) {
+    // A changed .gitignore may no longer ignore what earlier commands wrote (kept, never staged): start afresh.
+    let clean = ![...dirty].some((rel) => rel === ".gitignore" || rel.endsWith("/.gitignore"));
+    for (const rel of clean ? [...dirty].sort() : []) {
       if (!this.sync(rel, wantOf(rel), notes)) {
         clean = false;
         break;
@@ -118,7 +119,7 @@ export class KeptScratch {
       this.rebuilds++;
       notes.length = 0;
       notes.push(
-        "Note: the scratch was laid again from the staged changes (a path below a directory an earlier command deleted or replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
+        "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command deleted or replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
       );
       for (const rel of [...want.keys()].sort()) this.sync(rel, wantOf(rel), notes);
     }

@@ -142,6 +142,13 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
     // Removing them is counted too, and the next command no longer sees them.
     expect(await run("rm -r node_modules/fresh dist")).toContain("Not staged: 2 changes in ignored files");
     expect(await run("ls node_modules; test -e dist || echo no-dist")).toContain("pkg\nno-dist\n");
+    // Once a .gitignore changes, what earlier commands kept there is dropped: it might no longer be ignored.
+    expect(await run("mkdir -p dist && echo again > dist/out.js")).toContain("1 change in ignored files");
+    overlay.writeBytes(path(".gitignore"), enc("build/\n"));
+    const fresh = await run("test -e dist || echo no-dist");
+    expect(fresh).toContain("no-dist");
+    expect(fresh).toContain("laid again");
+    expect(overlay.list().map((e) => e.real)).toEqual([path(".gitignore")]);
   });
 
   test("the owner's edits on disk during the run show; a .env created mid-run, even deep in node_modules, is hidden from the next command", async () => {
