@@ -75,6 +75,16 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
     expect(readFileSync(path("a.txt"), "utf8")).toBe("original\n");
   });
 
+  test("a file one command made and the next removed is unstaged; a later command does not see it", async () => {
+    const { run, overlay, path } = setup();
+    expect(await run("mkdir -p gen && echo x > gen/n.txt")).toContain("Staged create: gen/n.txt");
+    expect(await run("rm -r gen")).toContain("Staged delete: gen/n.txt");
+    expect(overlay.stat(path("gen/n.txt"))).toBeNull();
+    expect(await run("ls gen 2>&1; echo x > a.txt; rm a.txt")).toContain("No such file");
+    expect(await run("test -e a.txt || echo a-gone")).toContain("a-gone");
+    expect(overlay.stat(path("a.txt"))).toBeNull();
+  });
+
   test("what the agent stages, deletes and drops between commands shows exactly as the staged view has it", async () => {
     const { run, overlay, path } = setup({ "docs/guide.md": "guide\n" });
     expect(await run("echo one > new.txt; echo v2 > src/app.ts")).toContain("Staged create: new.txt");
