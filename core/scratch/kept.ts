@@ -37,8 +37,8 @@ type Want = { bytes: Uint8Array; mode: number } | null | undefined;
  * nothing else is touched. Changes in ignored trees (dependencies, build
  * output) stay for the run's later commands, never staged. Where the upper
  * layer cannot be brought back cheaply (a path below a directory a command
- * deleted or replaced must show the workspace again), it is emptied and laid
- * again from the staged view, as for a run's first command.
+ * replaced must show the workspace again, a .gitignore changed), it is
+ * emptied and laid again from the staged view, as for a run's first command.
  */
 export class KeptScratch {
   /** The run's directory in the temp dir: the layers, and one directory per command. */
@@ -119,7 +119,7 @@ export class KeptScratch {
       this.rebuilds++;
       notes.length = 0;
       notes.push(
-        "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command deleted or replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
+        "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
       );
       for (const rel of [...want.keys()].sort()) this.sync(rel, wantOf(rel), notes);
     }
@@ -238,6 +238,8 @@ export class KeptScratch {
     // What the upper layer has above the path: something not a directory (nothing below shows), an opaque directory (the workspace's entries below do not show).
     let blocked = false;
     let opaque = false;
+    /** The upper layer's whiteout above the path (a directory a command deleted), when one is. */
+    let whiteoutAbove: string | null = null;
     const parts = rel.split("/");
     for (let i = 1; i < parts.length; i++) {
       const a = parts.slice(0, i).join("/");
@@ -245,26 +247,35 @@ export class KeptScratch {
       if (!st) break;
       if (!st.isDirectory()) {
         blocked = true;
+        if (st.isCharacterDevice() && st.rdev === 0) whiteoutAbove = a;
         break;
       }
       if (this.baseline.get(a)?.opaque) opaque = true;
     }
-    const cur = blocked ? null : lstatOrNull(up);
     const lowerHas = () => lstatOrNull(join(this.ws.root, rel)) !== null;
     if (want === null) {
+      const cur = blocked ? null : lstatOrNull(up);
       if (cur && !(cur.isCharacterDevice() && cur.rdev === 0)) this.remove(rel, cur.isDirectory());
       // The runner lays the whiteout through the overlay where the workspace's entry would show.
       return true;
     }
+    if (blocked && (want !== undefined || lowerHas())) {
+      // Below a directory a command deleted, the workspace must show again: the whiteout goes, so the whole directory
+      // shows, and the staged deletions in it are laid again by the runner (what prepare lists). Below a file or an
+      // opaque directory that cannot be done by removing one entry.
+      if (whiteoutAbove === null || opaque) return false;
+      this.remove(whiteoutAbove, false);
+      blocked = false;
+    }
+    const cur = blocked ? null : lstatOrNull(up);
     if (want === undefined) {
-      if ((blocked || opaque) && lowerHas()) return false;
+      if (opaque && lowerHas()) return false;
       if (cur) {
         this.remove(rel, cur.isDirectory());
         this.prune(rel);
       }
       return true;
     }
-    if (blocked) return false;
     if (cur?.isFile() && (cur.mode & 0o7777) === want.mode && cur.size === want.bytes.length && same(up, want.bytes))
       return true;
     if (cur) this.remove(rel, cur.isDirectory());

@@ -111,20 +111,34 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
     expect(readFileSync(path("README.md"), "utf8")).toBe("hello\n");
   });
 
-  test("changes that are not staged do not outlive their command; a deleted directory shown again is laid afresh", async () => {
-    const { run, overlay, path } = setup({ "docs/a.md": "a\n", "docs/b.md": "b\n" });
-    const first = await run("ln -s a.txt link; echo S=1 > .env; rm -r docs");
+  test("changes that are not staged do not outlive their command; a file below a deleted directory shows again", async () => {
+    const { run, overlay, path } = setup({ "docs/a.md": "a\n", "docs/b.md": "b\n", ".gitignore": "build/\n" });
+    const first = await run("ln -s a.txt link; echo S=1 > .env; rm -r docs; mkdir build; echo o > build/o.js");
     expect(first).toContain("Not staged: link");
     expect(first).toContain("Staged delete: docs/a.md");
     const second = await run("test -L link || echo no-link; test -e .env || echo no-env; ls docs 2>&1");
     expect(second).toContain("no-link\nno-env\n");
     expect(second).toContain("No such file");
-    // The owner rejects one deletion: below the directory the command removed, the workspace's file must show again.
+    // The agent puts one file back: below the directory the command removed, the workspace's file shows again, the
+    // other stays deleted, and what the run keeps in ignored trees stays.
     overlay.discard(path("docs/a.md"));
-    const third = await run("cat docs/a.md; test -e docs/b.md || echo b-gone");
-    expect(third).toContain("a\nb-gone\n");
-    expect(third).toContain("laid again");
+    const third = await run("cat docs/a.md build/o.js; test -e docs/b.md || echo b-gone");
+    expect(third).toContain("a\no\nb-gone\n");
+    expect(third).not.toContain("laid again");
     expect(third).toContain("No file changes.");
+  });
+
+  test("below a directory a command replaced (opaque), the workspace's file is shown again by laying the scratch afresh", async () => {
+    const { run, overlay, path } = setup({ "docs/a.md": "a\n", "docs/b.md": "b\n" });
+    const first = await run("rm -r docs && mkdir docs && echo n > docs/new.md");
+    expect(first).toContain("Staged delete: docs/a.md");
+    expect(first).toContain("Staged create: docs/new.md");
+    overlay.discard(path("docs/a.md"));
+    const second = await run("ls docs");
+    expect(second).toContain("a.md\nnew.md\n");
+    expect(second).not.toContain("b.md");
+    expect(second).toContain("laid again");
+    expect(second).toContain("No file changes.");
   });
 
   test("ignored trees are part of the overlay: writes there stay for the run, counted, never staged; their secrets stay hidden", async () => {
