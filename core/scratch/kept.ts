@@ -107,7 +107,7 @@ export class KeptScratch {
       return w === undefined ? undefined : w.bytes === null ? null : { bytes: w.bytes, mode: w.mode };
     };
     // A changed .gitignore may no longer ignore what earlier commands wrote (kept, never staged): start afresh.
-    let clean = ![...dirty].some((rel) => rel === ".gitignore" || rel.endsWith("/.gitignore"));
+    let clean = this.commands === 0 || ![...dirty].some((rel) => rel === ".gitignore" || rel.endsWith("/.gitignore"));
     for (const rel of clean ? [...dirty].sort() : []) {
       if (!this.sync(rel, wantOf(rel), notes)) {
         clean = false;
