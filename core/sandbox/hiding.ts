@@ -1,7 +1,9 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { compilePolicy, decide, HOME_CREDENTIALS } from "../policy.ts";
+import type { PathPolicy } from "../path-decisions.ts";
+import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
+import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
 
 /**
  * Directories right below home that hold one whole toolchain and no
@@ -63,6 +65,12 @@ export interface Hiding {
    * show, and host sockets (ssh-agent, docker, /run/user/<uid>).
    */
   secrets: string[];
+  /**
+   * Directories not searched whole for denied entries because they hold more than
+   * SCAN_LIMIT entries, so not shown: a toolchain directory among them is left covered
+   * (not kept), a system directory (/etc) masked whole. Empty in any usual setup.
+   */
+  unscanned: string[];
 }
 
 /** What planHiding needs. */
@@ -83,13 +91,19 @@ export interface HidingInput {
   env?: Record<string, string | undefined>;
   /** True for a real path the policy never lets be read (a deny, not an ask); such entries of kept directories and of the install directory are masked (default: the built-in read denies, e.g. .env files). */
   hidden?: (real: string) => boolean;
+  /** Names `hidden` exactly (see commandDenies): searches are remembered under it. A `hidden` given without it is judged afresh on every call. */
+  hiddenKey?: string;
+  /** Where searches below kept and system directories are remembered (default the process's scanCache; null: none). */
+  scanCache?: ScanCache | null;
+  /** Entries searched at most below one directory (default SCAN_LIMIT; tests give a small one). */
+  scanLimit?: number;
   /** Paths of the host's bound unix sockets; those the covers leave reachable are masked (default hostUnixSockets()). */
   unixSockets?: readonly string[];
   /** The root whose top-level entries are covered unless they hold the system's programs (default "/"; tests give a directory of their own). */
   root?: string;
   /** More directories the command must reach, kept read-only where a cover would hide them (Bun for the network forwarder). */
   keep?: readonly string[];
-  /** System directories the command sees, searched (to SYSTEM_SCAN_LIMIT entries) for entries `hidden` denies, which are masked (default ["/etc"]). */
+  /** System directories the command sees, searched whole for entries `hidden` denies, which are masked (default ["/etc"]). */
   systemDirs?: readonly string[];
 }
 
@@ -118,9 +132,6 @@ export const SYSTEM_TOPS: ReadonlySet<string> = new Set([
   "tmp",
   "run",
 ]);
-
-/** Entries visited at most per system directory searched for secrets (/etc has about a thousand). */
-const SYSTEM_SCAN_LIMIT = 20_000;
 
 /** System files that hold other users' secrets, masked always (a Pencil run as root could read them). */
 const SYSTEM_SECRETS: readonly string[] = [
@@ -155,7 +166,14 @@ export function hostUnixSockets(table = "/proc/net/unix"): string[] {
  * resolver configuration), and secrets masked wherever they stay reachable.
  */
 export function planHiding(input: HidingInput): Hiding {
-  const hidden = input.hidden ?? builtinHidden(input);
+  const denies = input.hidden
+    ? { hidden: input.hidden, key: input.hiddenKey ?? null }
+    : commandDenies(builtinPolicy(input), []);
+  const hidden = denies.hidden;
+  const cache = input.scanCache === undefined ? scanCache : input.scanCache;
+  const limit = input.scanLimit ?? SCAN_LIMIT;
+  const searchBelow = (dir: string) =>
+    cache !== null && denies.key !== null ? cache.below(dir, denies.key, hidden, limit) : scanBelow(dir, hidden, limit);
   const secrets = new Set(secretPaths(input.realHome, input.pencilHome));
   const ws = input.wsRoot;
   const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;
@@ -231,11 +249,31 @@ export function planHiding(input: HidingInput): Hiding {
     }
   }
   const secretList = [...secrets];
-  for (const k of [...new Set(wanted)].sort((a, b) => a.length - b.length)) {
-    const c = coverOf(k);
-    // A keep inside a secret would show it; a keep inside another one comes with it.
-    if (!c || secretList.some((x) => isInside(x, k)) || c.keeps.some((o) => isInside(o, k))) continue;
-    c.keeps.push(k);
+  const wantedList = [...new Set(wanted)].sort((a, b) => a.length - b.length);
+  // A kept directory shows everything below it (a PATH entry's prefix can be a whole checkout): every entry the policy
+  // denies at any depth (.env files, a repository's .git/config, key files) is masked, not only those at its top. One
+  // too big to search whole is not kept, and what it held is kept on its own (the workspace inside it, say).
+  const keptDenied = new Map<string, string[]>();
+  const unscanned: string[] = [];
+  for (let again = true; again; ) {
+    again = false;
+    for (const c of covers) c.keeps = [];
+    for (const k of wantedList) {
+      const c = coverOf(k);
+      // A keep inside a secret would show it; a keep inside another one comes with it.
+      if (!c || unscanned.includes(k) || secretList.some((x) => isInside(x, k)) || c.keeps.some((o) => isInside(o, k)))
+        continue;
+      c.keeps.push(k);
+    }
+    for (const k of covers.flatMap((c) => c.keeps)) {
+      if (k === ws || k === scratch || keptDenied.has(k)) continue;
+      const found = searchBelow(k);
+      if (found.complete) keptDenied.set(k, found.denied);
+      else {
+        unscanned.push(k);
+        again = true;
+      }
+    }
   }
   for (const c of covers) {
     // A home that is not a directory gets no mount point: its cover then fails, as it must.
@@ -255,13 +293,18 @@ export function planHiding(input: HidingInput): Hiding {
       if (hidden(p)) secrets.add(p);
     }
   };
-  for (const dir of input.systemDirs ?? ["/etc"]) for (const p of hiddenBelow(dir, hidden)) secrets.add(p);
+  for (const dir of input.systemDirs ?? ["/etc"]) {
+    const found = searchBelow(dir);
+    if (found.complete) for (const p of found.denied) secrets.add(p);
+    else {
+      secrets.add(dir);
+      unscanned.push(dir);
+    }
+  }
   const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
   if (installDir !== null) scan(installDir);
   const kept = covers.flatMap((c) => c.keeps);
-  // A kept directory shows everything below it (a PATH entry's prefix can be a whole checkout): every entry the policy
-  // denies at any depth (.env files, a repository's .git/config, key files) is masked, not only those at its top.
-  for (const k of kept) if (k !== ws && k !== scratch) for (const p of hiddenBelow(k, hidden)) secrets.add(p);
+  for (const k of kept) for (const p of keptDenied.get(k) ?? []) secrets.add(p);
   for (const [k, to] of linkPaths) {
     if (!kept.some((o) => isInside(o, k))) continue;
     for (let d = to; isInside(k, d); d = dirname(d)) {
@@ -296,7 +339,7 @@ export function planHiding(input: HidingInput): Hiding {
     const real = realLoose(p);
     if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
   }
-  return { covers, secrets: [...secrets] };
+  return { covers, secrets: [...secrets], unscanned };
 }
 
 /** Directories of /usr (below `root`) that hold the toolchain itself, not projects: never covered as a workspace's ancestor. */
@@ -330,29 +373,6 @@ export function projectAncestor(root: string, ws: string): string | null {
   return null;
 }
 
-/** Entries below `dir` (not following links, within SYSTEM_SCAN_LIMIT) that `hidden` denies; a denied directory is listed, not entered. */
-export function hiddenBelow(dir: string, hidden: (real: string) => boolean): string[] {
-  const out: string[] = [];
-  const stack = [dir];
-  let seen = 0;
-  while (stack.length > 0 && seen < SYSTEM_SCAN_LIMIT) {
-    const current = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      seen++;
-      const p = join(current, e.name);
-      if (hidden(p)) out.push(p);
-      else if (e.isDirectory()) stack.push(p);
-    }
-  }
-  return out;
-}
-
 /** HOME_CREDENTIALS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
 export function secretPaths(realHome: string, pencilHome: string): string[] {
   const out = new Set<string>();
@@ -365,15 +385,33 @@ export function secretPaths(realHome: string, pencilHome: string): string[] {
   return [...out];
 }
 
-/** The built-in read denies (.env files, credentials, PENCIL_HOME) as a predicate on real paths. */
-function builtinHidden(input: HidingInput): (real: string) => boolean {
-  const policy = compilePolicy({
-    workspaceRoot: input.wsRoot,
-    home: input.realHome,
-    pencilHome: input.pencilHome,
-    rules: [],
-  });
-  return (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "deny";
+/** What a command must not read, as a predicate on real paths, and a key naming it exactly (HidingInput.hiddenKey). */
+export interface CommandDenies {
+  /** True for a path `policy` denies run_command reading, or at or below one of `secrets`. */
+  hidden: (real: string) => boolean;
+  /** Every input the predicate's answers depend on, as text: equal keys, equal answers for every path. */
+  key: string;
+}
+
+/** The read denies of `policy` for run_command, and anything at or below `secrets`; judged by path alone. */
+export function commandDenies(policy: Policy, secrets: readonly string[]): CommandDenies {
+  const hidden = (real: string) =>
+    decide(policy, { tool: "run_command", access: "read", real }).decision === "deny" ||
+    secrets.some((p) => isInside(p, real));
+  return { hidden, key: JSON.stringify(["run_command read deny", pathPolicyKey(policy), secrets]) };
+}
+
+/** What decidePath's answers on reads depend on: the workspace root, the secret directories and the Read rules. */
+function pathPolicyKey(policy: PathPolicy): unknown {
+  const rules = (["deny", "ask", "allow"] as const).map((g) =>
+    policy.read[g].map((r) => [r.base, r.re?.source ?? null, r.re?.flags ?? null, r.result.decision]),
+  );
+  return [policy.root, policy.secrets.map((s) => [s.lower, s.read.decision]), rules];
+}
+
+/** The built-in read denies (.env files, credentials, PENCIL_HOME). */
+function builtinPolicy(input: HidingInput): Policy {
+  return compilePolicy({ workspaceRoot: input.wsRoot, home: input.realHome, pencilHome: input.pencilHome, rules: [] });
 }
 
 /** The directory kept for a PATH entry below `base`: a toolchain root (below home) whole, an install prefix for `<prefix>/bin`, else the entry itself. */

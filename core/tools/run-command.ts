@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { commandPath } from "../sandbox/command-env.ts";
-import { planHiding, secretPaths } from "../sandbox/hiding.ts";
+import { commandDenies, planHiding, secretPaths } from "../sandbox/hiding.ts";
 import {
   DEFAULT_TIMEOUT_MS,
   runIn,
@@ -19,7 +19,7 @@ import { makeScratch, stagedInside } from "../scratch/make.ts";
 import { DEPENDENCY_DIRS } from "../scratch/share.ts";
 import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../scratch/overlay.ts";
 import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts";
-import { isInside, realPathLoose } from "../workspace.ts";
+import { realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
 import { ToolError, type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
 
@@ -154,12 +154,10 @@ export async function runCommand(
   const secrets = secretPaths(realHome, pencilHome);
   // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
   // home directory itself): never in the copy, masked where the sandbox would show them.
-  const denied = (real: string) =>
-    decide(builtins, { tool: "run_command", access: "read", real }).decision === "deny" ||
-    secrets.some((p) => isInside(p, real));
+  const { hidden: denied, key: deniedKey } = commandDenies(builtins, secrets);
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
   const visible = (real: string) => ctx.visible(real) && !denied(real);
-  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied };
+  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
   if (mode === "namespace" && useOverlay(ctx.ws.root, options)) {
     const own = keeper ?? new ScratchKeeper();
     try {
@@ -204,6 +202,8 @@ interface CommandSetting {
   realHome: string;
   pencilHome: string;
   denied: (real: string) => boolean;
+  /** Names `denied` exactly, so the sandbox's searches for what it hides are remembered under it (HidingInput.hiddenKey). */
+  deniedKey: string;
 }
 
 function scratchFailure(error: unknown): ToolError {
@@ -219,7 +219,7 @@ function scratchFailure(error: unknown): ToolError {
 async function runPrepared(
   command: string,
   s: Scratch,
-  { ctx, options, mode, realHome, pencilHome, denied }: CommandSetting,
+  { ctx, options, mode, realHome, pencilHome, denied, deniedKey }: CommandSetting,
   kept: KeptScratch | null,
 ): Promise<string> {
   const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
@@ -235,6 +235,7 @@ async function runPrepared(
             path: commandPath(options.parentEnv ?? process.env),
             env: options.parentEnv ?? process.env,
             hidden: denied,
+            hiddenKey: deniedKey,
             // The forwarder to the proxy is run by Pencil's own Bun.
             ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
           })

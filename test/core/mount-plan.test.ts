@@ -21,6 +21,7 @@ const hiding: Hiding = {
     { path: "/dev/shm", with: "tmpfs", writable: true, keeps: [], mountPoints: ["/dev/shm/inner"] },
   ],
   secrets: ["/home/me/.ssh", "/etc/shadow", "/home/me/.nvm/.env"],
+  unscanned: [],
 };
 const scratch = {
   root: "/tmp/pencil-run-x",
