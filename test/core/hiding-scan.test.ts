@@ -1,0 +1,125 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compilePolicy } from "../../core/policy.ts";
+import { commandDenies, type HidingInput, planHiding } from "../../core/sandbox/hiding.ts";
+import { ScanCache } from "../../core/sandbox/scan-cache.ts";
+import { tempDir, writeTree } from "../support/temp.ts";
+
+// planHiding with its searches remembered: the same plan as from scratch, a change in a
+// kept directory seen by the next plan, and a directory too big to search whole not shown.
+
+/** A fake root with a sibling checkout kept for the toolchain on PATH (srv/x/main/bin). */
+function setup(wsRel = "srv/x/ws") {
+  const root = realpathSync(tempDir("pencil-hscan-root-"));
+  const ws = join(root, wsRel);
+  const main = join(root, "srv/x/main");
+  writeTree(root, { "usr/bin/sh": "", "etc/hosts": "", "etc/app/.env": "x" });
+  writeTree(ws, { "README.md": "hi\n" });
+  writeTree(main, { "bin/tool": "", ".env": "x", "lib/deep/er/mod.py": "", ".git/config": "x", ".git/HEAD": "x" });
+  const home = realpathSync(tempDir("pencil-hscan-home-"));
+  const scratchRoot = join(realpathSync(tempDir("pencil-hscan-scratch-")), "s");
+  mkdirSync(scratchRoot);
+  const input: HidingInput = {
+    realHome: home,
+    pencilHome: join(home, ".pencil"),
+    wsRoot: ws,
+    scratchRoot,
+    path: join(main, "bin"),
+    root,
+    env: {},
+    unixSockets: [],
+    systemDirs: [join(root, "etc")],
+    installDir: join(home, "none"),
+  };
+  return { root, ws, main, input };
+}
+
+const kept = (h: ReturnType<typeof planHiding>) => h.covers.flatMap((c) => c.keeps);
+
+describe("planHiding with remembered searches", () => {
+  test("the plan from the cache equals the plan from scratch, before and after a .env appears deep in a kept directory", () => {
+    const { main, input } = setup();
+    const cache = new ScanCache();
+    const plain = () => planHiding({ ...input, scanCache: null });
+    const cached = () => planHiding({ ...input, scanCache: cache });
+    expect(cached()).toEqual(plain());
+    expect(cached()).toEqual(plain());
+    writeFileSync(join(main, "lib/deep/er/.env.local"), "x");
+    const after = cached();
+    expect(after.secrets).toContain(join(main, "lib/deep/er/.env.local"));
+    expect(after).toEqual(plain());
+  });
+
+  test("a predicate given without a key is judged afresh each time; with different keys, never mixed", () => {
+    const { main, input } = setup();
+    const cache = new ScanCache({ racyWindowNs: 0n });
+    const denyEnv = (p: string) => p.endsWith("/.env");
+    const denyMod = (p: string) => p.endsWith("/mod.py");
+    const table: [Partial<HidingInput>, string, string][] = [
+      [{ hidden: denyEnv }, join(main, ".env"), join(main, "lib/deep/er/mod.py")],
+      [{ hidden: denyMod }, join(main, "lib/deep/er/mod.py"), join(main, ".env")],
+      [{ hidden: denyEnv, hiddenKey: "env" }, join(main, ".env"), join(main, "lib/deep/er/mod.py")],
+      [{ hidden: denyMod, hiddenKey: "mod" }, join(main, "lib/deep/er/mod.py"), join(main, ".env")],
+      [{ hidden: denyEnv, hiddenKey: "env" }, join(main, ".env"), join(main, "lib/deep/er/mod.py")],
+    ];
+    for (const [given, masked, shown] of table) {
+      const h = planHiding({ ...input, ...given, scanCache: cache });
+      expect(h.secrets).toContain(masked);
+      expect(h.secrets).not.toContain(shown);
+    }
+  });
+
+  test("commandDenies: the key changes with every input its answers depend on", () => {
+    const root = realpathSync(tempDir("pencil-hscan-keys-"));
+    const key = (ws: string, home: string, pencilHome: string, secrets: string[]) =>
+      commandDenies(
+        compilePolicy({
+          workspaceRoot: join(root, ws),
+          home: join(root, home),
+          pencilHome: join(root, pencilHome),
+          rules: [],
+        }),
+        secrets.map((s) => join(root, s)),
+      ).key;
+    const base = key("ws", "home", "home/.pencil", ["home/.ssh"]);
+    expect(key("ws", "home", "home/.pencil", ["home/.ssh"])).toBe(base);
+    for (const other of [
+      key("ws2", "home", "home/.pencil", ["home/.ssh"]),
+      key("ws", "home2", "home/.pencil", ["home/.ssh"]),
+      key("ws", "home", "state", ["home/.ssh"]),
+      key("ws", "home", "home/.pencil", ["home/.aws"]),
+      key("ws", "home", "home/.pencil", []),
+    ])
+      expect(other).not.toBe(base);
+  });
+});
+
+describe("planHiding: a directory too big to search whole is not shown", () => {
+  test("a kept toolchain over the limit is left covered and named, and the workspace inside it still kept alone", () => {
+    const { main, input } = setup("srv/x/main/ws");
+    for (let i = 0; i < 30; i++) writeFileSync(join(main, "lib", `f${i}.py`), "");
+    const whole = planHiding({ ...input, scanCache: new ScanCache() });
+    expect(kept(whole)).toContain(main);
+    expect(whole.unscanned).toEqual([]);
+    for (const cache of [new ScanCache(), null]) {
+      const h = planHiding({ ...input, scanLimit: 20, systemDirs: [], scanCache: cache });
+      expect(h.unscanned).toEqual([main]);
+      expect(kept(h)).not.toContain(main);
+      expect(kept(h)).toContain(input.wsRoot);
+      expect(kept(h).some((k) => k.startsWith(`${main}/`) && k !== input.wsRoot)).toBe(false);
+    }
+  });
+
+  test("a system directory over the limit is masked whole and named", () => {
+    const { root, input } = setup();
+    for (let i = 0; i < 30; i++) writeFileSync(join(root, "etc", `conf${i}`), "");
+    const h = planHiding({ ...input, path: "", scanLimit: 20 });
+    expect(h.unscanned).toEqual([join(root, "etc")]);
+    expect(h.secrets).toContain(join(root, "etc"));
+    const whole = planHiding({ ...input, path: "" });
+    expect(whole.unscanned).toEqual([]);
+    expect(whole.secrets).toContain(join(root, "etc/app/.env"));
+    expect(whole.secrets).not.toContain(join(root, "etc"));
+  });
+});
