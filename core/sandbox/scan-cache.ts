@@ -4,8 +4,13 @@
 // created, removed or renamed directly in it, and a directory put in another's place
 // has another inode, so an unchanged identity means an unchanged list of names; the
 // policy judges entries by path alone, so an unchanged list means unchanged answers.
+//
+// Where Linux inotify can vouch (dir-watch.ts), a directory read under a watch that has
+// seen no event since is reused without even the lstat, when its parent is vouched for
+// the same way (no event in the parent: the name still leads to the same directory).
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { type DirWatcher, dirWatcher, type WatchToken } from "./dir-watch.ts";
 
 /** Entries visited at most per directory searched: a kept directory with more is not shown at all (see planHiding). */
 export const SCAN_LIMIT = 1_000_000;
@@ -30,8 +35,10 @@ export interface BelowScan {
   entries: number;
   /** Directories listed (readdir) in this search. */
   dirsRead: number;
-  /** Directories whose remembered listing was reused after an lstat showed them unchanged. */
+  /** Directories whose remembered listing was reused (unchanged by their lstat, or vouched for by their watch). */
   dirsReused: number;
+  /** Directories lstat'ed. */
+  dirsChecked: number;
 }
 
 /** One directory as last read: its identity then, and what it holds directly. */
@@ -40,8 +47,10 @@ interface ScannedDir {
   ino: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
-  /** Its stamps were too close to the clock to vouch for the listing: read it again next time. */
+  /** Its stamps were too close to the clock to vouch for the listing: read it again next time, unless its watch vouches. */
   racy: boolean;
+  /** The watch taken before it was read, or null (none: its lstat alone judges it). */
+  token: WatchToken | null;
   /** Number of entries in it. */
   entries: number;
   /** Its entries the predicate denies (full paths). */
@@ -56,24 +65,31 @@ export interface ScanCacheOptions {
   racyWindowNs?: bigint;
   /** The wall clock in nanoseconds, as file stamps count (default Date.now(), rounded up). */
   nowNs?: () => bigint;
+  /** Change notices that spare lstat's (default the process's inotify watcher where there is one; null: none). */
+  watcher?: DirWatcher | null;
 }
 
 /** The clock read against the stamps, rounded up to the millisecond: stamps have nanoseconds. */
 const wallClockNs = () => (BigInt(Date.now()) + 1n) * 1_000_000n;
 
-/** How a directory's stamps are judged: too fresh (within `windowNs` of `now()`) to vouch for its listing. */
-interface Freshness {
+/** How a remembered directory is judged: its stamps too fresh (within `windowNs` of `now()`) to vouch for its listing; its watch. */
+interface Judge {
   windowNs: bigint;
   now: () => bigint;
+  watcher: DirWatcher | null;
 }
 
 /** Remembered searches, per policy key and root directory. */
 export class ScanCache {
   private readonly trees = new Map<string, Map<string, ScannedDir>>();
-  private readonly freshness: Freshness;
+  private readonly judge: Judge;
 
   constructor(options: ScanCacheOptions = {}) {
-    this.freshness = { windowNs: options.racyWindowNs ?? RACY_WINDOW_NS, now: options.nowNs ?? wallClockNs };
+    this.judge = {
+      windowNs: options.racyWindowNs ?? RACY_WINDOW_NS,
+      now: options.nowNs ?? wallClockNs,
+      watcher: options.watcher === undefined ? dirWatcher() : options.watcher,
+    };
   }
 
   /**
@@ -86,7 +102,8 @@ export class ScanCache {
     const old = this.trees.get(id);
     this.trees.delete(id);
     const fresh = new Map<string, ScannedDir>();
-    const result = walk(root, hidden, limit, old, fresh, this.freshness);
+    this.judge.watcher?.drain();
+    const result = walk(root, hidden, limit, old, fresh, this.judge);
     // A root that is a link is searched through it, unremembered: its target can change while the link does not.
     if (fresh.size > 0) {
       this.trees.set(id, fresh);
@@ -115,38 +132,50 @@ function walk(
   limit: number,
   old: Map<string, ScannedDir> | undefined,
   fresh: Map<string, ScannedDir> | null,
-  freshness: Freshness | null,
+  judge: Judge | null,
 ): BelowScan {
-  const out: BelowScan = { denied: [], complete: true, entries: 0, dirsRead: 0, dirsReused: 0 };
+  const out: BelowScan = { denied: [], complete: true, entries: 0, dirsRead: 0, dirsReused: 0, dirsChecked: 0 };
   const rootIsDir = fresh !== null && lstatId(root)?.dir === true;
-  const stack = [root];
+  const watcher = judge?.watcher ?? null;
+  const clean = (node: ScannedDir | undefined) =>
+    node?.token !== null && node?.token !== undefined && watcher !== null && watcher.unchanged(node.token);
+  // Each directory with whether its parent vouches for it: the parent's remembered listing reused under a watch
+  // that saw nothing since, so its name still leads to the directory remembered (the root's parent is not watched).
+  const stack: [string, boolean][] = [[root, false]];
   while (stack.length > 0) {
     if (out.entries >= limit) {
       out.complete = false;
       break;
     }
-    const dir = stack.pop()!;
+    const [dir, vouched] = stack.pop()!;
+    const prev = old?.get(dir);
     let node: ScannedDir;
-    if (fresh === null || !rootIsDir) {
+    let reused = false;
+    if (fresh === null || judge === null || !rootIsDir) {
       node = read(dir, hidden, null, null);
       out.dirsRead++;
+    } else if (vouched && clean(prev)) {
+      node = prev!;
+      reused = true;
     } else {
-      // Identity first, listing after: a change between the two shows as a new identity next time.
+      // Identity (and watch) first, listing after: a change between them shows as a new identity or an event next time.
       const id = lstatId(dir);
+      out.dirsChecked++;
       if (id === null || !id.dir) continue; // gone, or no longer a directory: nothing below it
-      const prev = old?.get(dir);
-      if (prev && !prev.racy && sameIdentity(prev, id)) {
+      if (prev && sameIdentity(prev, id) && (prev.token !== null ? clean(prev) : !prev.racy)) {
         node = prev;
-        out.dirsReused++;
+        reused = true;
       } else {
-        node = read(dir, hidden, id, freshness);
+        node = read(dir, hidden, id, judge);
         out.dirsRead++;
       }
-      fresh.set(dir, node);
     }
+    if (reused) out.dirsReused++;
+    fresh?.set(dir, node);
     out.entries += node.entries;
     for (const p of node.denied) out.denied.push(p);
-    for (const p of node.subdirs) stack.push(p);
+    const vouches = reused && clean(node);
+    for (const p of node.subdirs) stack.push([p, vouches]);
   }
   return out;
 }
@@ -173,18 +202,14 @@ function lstatId(p: string): Identity | null {
 }
 
 /** Lists `dir` and judges its entries; an unreadable directory holds nothing the command could read either. */
-function read(
-  dir: string,
-  hidden: (real: string) => boolean,
-  id: Identity | null,
-  freshness: Freshness | null,
-): ScannedDir {
+function read(dir: string, hidden: (real: string) => boolean, id: Identity | null, judge: Judge | null): ScannedDir {
   const node: ScannedDir = {
     dev: id?.dev ?? 0n,
     ino: id?.ino ?? 0n,
     mtimeNs: id?.mtimeNs ?? 0n,
     ctimeNs: id?.ctimeNs ?? 0n,
     racy: true,
+    token: id !== null ? (judge?.watcher?.watch(dir, id.dev) ?? null) : null,
     entries: 0,
     denied: [],
     subdirs: [],
@@ -196,9 +221,9 @@ function read(
     return node;
   }
   // The clock after the listing: a change after it in the stamps' own tick would not move them.
-  if (id !== null && freshness !== null) {
-    const now = freshness.now();
-    node.racy = now - id.mtimeNs < freshness.windowNs || now - id.ctimeNs < freshness.windowNs;
+  if (id !== null && judge !== null) {
+    const now = judge.now();
+    node.racy = now - id.mtimeNs < judge.windowNs || now - id.ctimeNs < judge.windowNs;
   }
   node.entries = entries.length;
   for (const e of entries) {
