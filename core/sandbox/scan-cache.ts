@@ -57,6 +57,8 @@ interface ScannedDir {
   denied: string[];
   /** Its subdirectories (not links) the predicate does not deny (full paths): searched in turn. */
   subdirs: string[];
+  /** The number of the last search that reached it. */
+  seen: number;
 }
 
 /** Options of a ScanCache; tests shorten the racy window to reach the lstat comparison itself. */
@@ -99,14 +101,13 @@ export class ScanCache {
    */
   below(root: string, key: string, hidden: (real: string) => boolean, limit = SCAN_LIMIT): BelowScan {
     const id = `${key}\0${root}`;
-    const old = this.trees.get(id);
+    const tree = this.trees.get(id) ?? new Map<string, ScannedDir>();
     this.trees.delete(id);
-    const fresh = new Map<string, ScannedDir>();
     this.judge.watcher?.drain();
-    const result = walk(root, hidden, limit, old, fresh, this.judge);
+    const result = walk(root, hidden, limit, tree, this.judge);
     // A root that is a link is searched through it, unremembered: its target can change while the link does not.
-    if (fresh.size > 0) {
-      this.trees.set(id, fresh);
+    if (tree.size > 0) {
+      this.trees.set(id, tree);
       while (this.trees.size > MAX_TREES) this.trees.delete(this.trees.keys().next().value!);
     }
     return result;
@@ -123,35 +124,40 @@ export const scanCache = new ScanCache();
 
 /** Searches below `root` without remembering anything (the reference the cache must agree with). */
 export function scanBelow(root: string, hidden: (real: string) => boolean, limit = SCAN_LIMIT): BelowScan {
-  return walk(root, hidden, limit, undefined, null, null);
+  return walk(root, hidden, limit, null, null);
 }
 
 function walk(
   root: string,
   hidden: (real: string) => boolean,
   limit: number,
-  old: Map<string, ScannedDir> | undefined,
-  fresh: Map<string, ScannedDir> | null,
+  tree: Map<string, ScannedDir> | null,
   judge: Judge | null,
 ): BelowScan {
   const out: BelowScan = { denied: [], complete: true, entries: 0, dirsRead: 0, dirsReused: 0, dirsChecked: 0 };
-  const rootIsDir = fresh !== null && lstatId(root)?.dir === true;
+  const rootIsDir = tree !== null && lstatId(root)?.dir === true;
+  if (!rootIsDir) tree?.clear();
+  // The tree is updated in place: directories this search reaches are marked with its number, the others dropped after.
+  const mark = ++walks;
+  let reached = 0;
   const watcher = judge?.watcher ?? null;
   const clean = (node: ScannedDir | undefined) =>
     node?.token !== null && node?.token !== undefined && watcher !== null && watcher.unchanged(node.token);
   // Each directory with whether its parent vouches for it: the parent's remembered listing reused under a watch
   // that saw nothing since, so its name still leads to the directory remembered (the root's parent is not watched).
-  const stack: [string, boolean][] = [[root, false]];
+  const stack: string[] = [root];
+  const vouchedBy: boolean[] = [false];
   while (stack.length > 0) {
     if (out.entries >= limit) {
       out.complete = false;
       break;
     }
-    const [dir, vouched] = stack.pop()!;
-    const prev = old?.get(dir);
+    const dir = stack.pop()!;
+    const vouched = vouchedBy.pop()!;
+    const prev = rootIsDir ? tree!.get(dir) : undefined;
     let node: ScannedDir;
     let reused = false;
-    if (fresh === null || judge === null || !rootIsDir) {
+    if (tree === null || judge === null || !rootIsDir) {
       node = read(dir, hidden, null, null);
       out.dirsRead++;
     } else if (vouched && clean(prev)) {
@@ -171,14 +177,25 @@ function walk(
       }
     }
     if (reused) out.dirsReused++;
-    fresh?.set(dir, node);
+    else if (rootIsDir) tree!.set(dir, node);
+    if (node.seen !== mark) {
+      node.seen = mark;
+      reached++;
+    }
     out.entries += node.entries;
     for (const p of node.denied) out.denied.push(p);
     const vouches = reused && clean(node);
-    for (const p of node.subdirs) stack.push([p, vouches]);
+    for (const p of node.subdirs) {
+      stack.push(p);
+      vouchedBy.push(vouches);
+    }
   }
+  if (tree !== null && tree.size > reached) for (const [p, node] of tree) if (node.seen !== mark) tree.delete(p);
   return out;
 }
+
+/** Searches made so far: each marks the directories it reaches. */
+let walks = 0;
 
 interface Identity {
   dir: boolean;
@@ -210,6 +227,7 @@ function read(dir: string, hidden: (real: string) => boolean, id: Identity | nul
     ctimeNs: id?.ctimeNs ?? 0n,
     racy: true,
     token: id !== null ? (judge?.watcher?.watch(dir, id.dev) ?? null) : null,
+    seen: 0,
     entries: 0,
     denied: [],
     subdirs: [],
