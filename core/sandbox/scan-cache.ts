@@ -85,12 +85,15 @@ interface Judge {
 export class ScanCache {
   private readonly trees = new Map<string, Map<string, ScannedDir>>();
   private readonly judge: Judge;
+  /** The watcher asked for, or undefined: the process's, found at the first search (not when the module loads). */
+  private readonly wanted: DirWatcher | null | undefined;
 
   constructor(options: ScanCacheOptions = {}) {
+    this.wanted = options.watcher;
     this.judge = {
       windowNs: options.racyWindowNs ?? RACY_WINDOW_NS,
       now: options.nowNs ?? wallClockNs,
-      watcher: options.watcher === undefined ? dirWatcher() : options.watcher,
+      watcher: null,
     };
   }
 
@@ -103,6 +106,7 @@ export class ScanCache {
     const id = `${key}\0${root}`;
     const tree = this.trees.get(id) ?? new Map<string, ScannedDir>();
     this.trees.delete(id);
+    if (this.judge.watcher === null) this.judge.watcher = this.wanted === undefined ? dirWatcher() : this.wanted;
     this.judge.watcher?.drain();
     const result = walk(root, hidden, limit, tree, this.judge);
     // A root that is a link is searched through it, unremembered: its target can change while the link does not.
