@@ -163,15 +163,21 @@ export function dirWatcher(): DirWatcher | null {
 /** A watcher of its own (one more inotify instance) holding at most `budget` watches; null where inotify is not available. */
 export function newInotifyWatcher(budget: number): DirWatcher | null {
   if (process.platform !== "linux") return null;
-  try {
-    const lib = dlopen("libc.so.6", {
-      inotify_init1: { args: [FFIType.i32], returns: FFIType.i32 },
-      inotify_add_watch: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
-    });
+  const symbols = {
+    inotify_init1: { args: [FFIType.i32], returns: FFIType.i32 },
+    inotify_add_watch: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+  } as const;
+  // glibc's name, the generic one, and musl's loader (which is its libc), as in libc.ts.
+  for (const name of ["libc.so.6", "libc.so", `/lib/ld-musl-${process.arch === "x64" ? "x86_64" : "aarch64"}.so.1`]) {
+    let lib: ReturnType<typeof dlopen<typeof symbols>>;
+    try {
+      lib = dlopen(name, symbols);
+    } catch {
+      continue;
+    }
     const fd = lib.symbols.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (fd < 0) return null;
     return new InotifyWatcher(fd, (f, path, mask) => lib.symbols.inotify_add_watch(f, ptr(path), mask), budget);
-  } catch {
-    return null; // no libc.so.6 (musl) or no bun:ffi: the cache lstat's every directory
   }
+  return null; // no C library found: the cache lstat's every directory
 }
