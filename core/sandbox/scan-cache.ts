@@ -1,5 +1,5 @@
-// The search for denied entries below a directory (hiddenBelow), remembered between
-// calls: a later search lstat's every directory it remembers and re-reads only those
+// planHiding's search for denied entries below a kept or system directory, remembered
+// between calls: a later search lstat's every directory it remembers and re-reads only those
 // whose identity changed. A directory's mtime and ctime move whenever an entry is
 // created, removed or renamed directly in it, and a directory put in another's place
 // has another inode, so an unchanged identity means an unchanged list of names; the
@@ -98,7 +98,7 @@ export class ScanCache {
   }
 
   /**
-   * Entries below `root` that `hidden` denies, as `hiddenBelow` finds them. `key` must name
+   * Entries below `root` that `hidden` denies, as `scanBelow` finds them. `key` must name
    * `hidden` exactly: two calls with the same key must pass predicates that answer alike
    * for every path (a listing remembered under one key never answers for another).
    */
