@@ -2,9 +2,10 @@
 // have changed since a watch was taken, answered without touching the directory. The
 // kernel queues an event before the call that changed the directory returns, so every
 // change made before a drain is seen by it. Used by the scan cache to skip the lstat of
-// directories nothing happened to; where a notice could be missed (a queue overflow, a
-// mount made or removed, a file system whose changes may come from elsewhere) it answers
-// "changed", and the cache falls back to lstat'ing.
+// directories nothing happened to. Where notices may have been missed (a queue overflow,
+// a mount made or removed) every watch counts as changed and the cache reads again; on a
+// file system whose changes may come from elsewhere (network, FUSE, overlay) no watch is
+// taken and the cache lstat's.
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { readFileSync, readSync, statfsSync } from "node:fs";
 
