@@ -26,6 +26,8 @@ export interface DirWatcher {
   unchanged(token: WatchToken): boolean;
   /** Forgets every notice: every token counts as changed. */
   distrust(): void;
+  /** A count that moves with every notice taken in and every distrust: unchanged, nothing happened to any watched directory. */
+  changes(): number;
 }
 
 const IN_NONBLOCK = 0x800;
@@ -80,6 +82,7 @@ class InotifyWatcher implements DirWatcher {
   private readonly localDev = new Map<bigint, boolean>();
   private readonly buf = Buffer.alloc(64 * 1024);
   private epoch = 0;
+  private notices = 0;
   private mounts: string;
 
   constructor(
@@ -113,6 +116,7 @@ class InotifyWatcher implements DirWatcher {
         const len = this.buf.readUInt32LE(at + 12);
         if (mask & IN_Q_OVERFLOW || wd < 0) this.distrust();
         else this.gens.set(wd, (this.gens.get(wd) ?? 0) + 1);
+        this.notices++;
         if (mask & IN_IGNORED) this.live.delete(wd);
         at += 16 + len;
       }
@@ -142,6 +146,11 @@ class InotifyWatcher implements DirWatcher {
 
   distrust(): void {
     this.epoch++;
+    this.notices++;
+  }
+
+  changes(): number {
+    return this.notices;
   }
 }
 

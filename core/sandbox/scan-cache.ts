@@ -61,6 +61,13 @@ interface ScannedDir {
   seen: number;
 }
 
+/** One remembered search: its directories, and its result when every one of them was watched. */
+interface Tree {
+  dirs: Map<string, ScannedDir>;
+  /** The last result, with the watcher's count of notices and the root's identity then; null when some directory had no watch. */
+  last: { changes: number; root: Identity; limit: number; result: BelowScan } | null;
+}
+
 /** Options of a ScanCache; tests shorten the racy window to reach the lstat comparison itself. */
 export interface ScanCacheOptions {
   /** See RACY_WINDOW_NS (default 2 s). */
@@ -83,7 +90,7 @@ interface Judge {
 
 /** Remembered searches, per policy key and root directory. */
 export class ScanCache {
-  private readonly trees = new Map<string, Map<string, ScannedDir>>();
+  private readonly trees = new Map<string, Tree>();
   private readonly judge: Judge;
   /** The watcher asked for, or undefined: the process's, found at the first search (not when the module loads). */
   private readonly wanted: DirWatcher | null | undefined;
@@ -104,13 +111,40 @@ export class ScanCache {
    */
   below(root: string, key: string, hidden: (real: string) => boolean, limit = SCAN_LIMIT): BelowScan {
     const id = `${key}\0${root}`;
-    const tree = this.trees.get(id) ?? new Map<string, ScannedDir>();
+    const tree: Tree = this.trees.get(id) ?? { dirs: new Map(), last: null };
     this.trees.delete(id);
     if (this.judge.watcher === null) this.judge.watcher = this.wanted === undefined ? dirWatcher() : this.wanted;
-    this.judge.watcher?.drain();
-    const result = walk(root, hidden, limit, tree, this.judge);
+    const watcher = this.judge.watcher;
+    watcher?.drain();
+    const rootId = lstatId(root);
+    const last = tree.last;
+    let result: BelowScan;
+    if (
+      watcher !== null &&
+      last !== null &&
+      rootId?.dir === true &&
+      last.limit === limit &&
+      last.changes === watcher.changes() &&
+      sameIdentity(last.root, rootId)
+    ) {
+      // Every directory of the last search was watched and no watch has seen anything since: it would reuse them all.
+      result = {
+        ...last.result,
+        denied: [...last.result.denied],
+        dirsRead: 0,
+        dirsReused: tree.dirs.size,
+        dirsChecked: 1,
+      };
+    } else {
+      const walked = walk(root, hidden, limit, tree.dirs, this.judge);
+      result = walked.out;
+      tree.last =
+        watcher !== null && walked.unwatched === 0 && result.complete && rootId?.dir === true
+          ? { changes: watcher.changes(), root: rootId, limit, result: { ...result, denied: [...result.denied] } }
+          : null;
+    }
     // A root that is a link is searched through it, unremembered: its target can change while the link does not.
-    if (tree.size > 0) {
+    if (tree.dirs.size > 0) {
       this.trees.set(id, tree);
       while (this.trees.size > MAX_TREES) this.trees.delete(this.trees.keys().next().value!);
     }
@@ -128,7 +162,7 @@ export const scanCache = new ScanCache();
 
 /** Searches below `root` without remembering anything (the reference the cache must agree with). */
 export function scanBelow(root: string, hidden: (real: string) => boolean, limit = SCAN_LIMIT): BelowScan {
-  return walk(root, hidden, limit, null, null);
+  return walk(root, hidden, limit, null, null).out;
 }
 
 function walk(
@@ -137,8 +171,9 @@ function walk(
   limit: number,
   tree: Map<string, ScannedDir> | null,
   judge: Judge | null,
-): BelowScan {
+): { out: BelowScan; unwatched: number } {
   const out: BelowScan = { denied: [], complete: true, entries: 0, dirsRead: 0, dirsReused: 0, dirsChecked: 0 };
+  let unwatched = 0;
   const rootIsDir = tree !== null && lstatId(root)?.dir === true;
   if (!rootIsDir) tree?.clear();
   // The tree is updated in place: directories this search reaches are marked with its number, the others dropped after.
@@ -186,6 +221,7 @@ function walk(
       node.seen = mark;
       reached++;
     }
+    if (node.token === null) unwatched++;
     out.entries += node.entries;
     for (const p of node.denied) out.denied.push(p);
     const vouches = reused && clean(node);
@@ -195,7 +231,7 @@ function walk(
     }
   }
   if (tree !== null && tree.size > reached) for (const [p, node] of tree) if (node.seen !== mark) tree.delete(p);
-  return out;
+  return { out, unwatched };
 }
 
 /** Searches made so far: each marks the directories it reaches. */
@@ -209,7 +245,7 @@ interface Identity {
   ctimeNs: bigint;
 }
 
-function sameIdentity(a: ScannedDir, b: Identity): boolean {
+function sameIdentity(a: Omit<Identity, "dir">, b: Identity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
