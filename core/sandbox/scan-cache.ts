@@ -8,6 +8,8 @@
 // Where Linux inotify can vouch (dir-watch.ts), a directory read under a watch that has
 // seen no event since is reused without even the lstat, when its parent is vouched for
 // the same way (no event in the parent: the name still leads to the same directory).
+// And when every directory of a search was watched and no watch has seen anything since,
+// the next search answers as the last one did after an lstat of the root alone.
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type DirWatcher, dirWatcher, type WatchToken } from "./dir-watch.ts";
