@@ -83,21 +83,19 @@ class InotifyWatcher implements DirWatcher {
   private readonly buf = Buffer.alloc(64 * 1024);
   private epoch = 0;
   private notices = 0;
-  private mounts: string;
-
   constructor(
     private readonly fd: number,
     private readonly addWatch: (fd: number, path: Buffer, mask: number) => number,
     private readonly budget: number,
-  ) {
-    this.mounts = readMounts();
-  }
+    private mounts: string,
+  ) {}
 
   drain(): void {
     // A mount made or removed inside a watched tree changes what its paths show without an event.
+    // Unreadable now: nothing says the mounts stayed as they were.
     const mounts = readMounts();
-    if (mounts !== this.mounts) {
-      this.mounts = mounts;
+    if (mounts === null || mounts !== this.mounts) {
+      if (mounts !== null) this.mounts = mounts;
       this.localDev.clear();
       this.distrust();
     }
@@ -154,11 +152,11 @@ class InotifyWatcher implements DirWatcher {
   }
 }
 
-function readMounts(): string {
+function readMounts(): string | null {
   try {
     return readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
-    return "";
+    return null;
   }
 }
 
@@ -185,9 +183,12 @@ export function newInotifyWatcher(budget: number): DirWatcher | null {
     } catch {
       continue;
     }
+    // Without /proc/self/mountinfo a mount made inside a watched tree would go unseen: no watches then.
+    const mounts = readMounts();
+    if (mounts === null) return null;
     const fd = lib.symbols.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (fd < 0) return null;
-    return new InotifyWatcher(fd, (f, path, mask) => lib.symbols.inotify_add_watch(f, ptr(path), mask), budget);
+    return new InotifyWatcher(fd, (f, path, mask) => lib.symbols.inotify_add_watch(f, ptr(path), mask), budget, mounts);
   }
   return null; // no C library found: the cache lstat's every directory
 }
