@@ -288,6 +288,10 @@ function read(dir: string, hidden: (real: string) => boolean, id: Identity | nul
   node.entries = entries.length;
   for (const e of entries) {
     const p = join(dir, e.name);
+    // A link is not masked: a mask on it would land on its target, which the command sees at its own path exactly as
+    // the plan has it there (covered, masked, or a system file shown anyway). Masking every CA link of /etc/ssl/certs
+    // (*.pem, by name) cost a mount each and took public certificates away from TLS clients.
+    if (e.isSymbolicLink()) continue;
     if (hidden(p)) node.denied.push(p);
     else if (e.isDirectory()) node.subdirs.push(p);
   }
