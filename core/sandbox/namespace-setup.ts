@@ -59,16 +59,19 @@ function mountFlags(lib: Lib, options: readonly string[]): number {
   return flags;
 }
 
-function isInsideOrAt(dir: string, p: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+function remountReadOnly(lib: Lib, point: string, options: readonly string[]): string | null {
+  const { MS } = lib;
+  return lib.mount(null, point, null, MS.REMOUNT | MS.BIND | MS.RDONLY | mountFlags(lib, options), null);
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
+/** Makes the mount at `point` (the topmost there) read-only, keeping its other flags. */
+function readOnly(lib: Lib, point: string): string | null {
+  const m = mountTable().findLast((x) => x.point === point);
+  return m ? remountReadOnly(lib, point, m.options) : `no mount at ${point}`;
+}
+
+function isInsideOrAt(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
 }
 
 function setUp(plan: SetupPlan, lib: Lib): never {
@@ -92,6 +95,20 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   // The private network's own loopback (the host's stays out of reach): local test servers keep working.
   lib.loopbackUp();
   must(bind(S, S), "cannot bind the scratch directory");
+  // What hides is read-only from the start: an empty directory and an empty file, each bound on itself and made
+  // read-only once. A bind copies its source mount's flags, so every mask made from them is read-only already and the
+  // seal below has nothing to do for it (there can be hundreds).
+  const F = join(S, "empty-file");
+  try {
+    writeFileSync(F, "", { mode: 0o444, flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || statSync(F).size !== 0)
+      fail(`cannot make the empty file masks are made from: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  for (const source of [E, F]) {
+    must(bind(source, source), `cannot prepare ${source}`);
+    must(readOnly(lib, source), `cannot make ${source} read-only`);
+  }
 
   const binds: string[] = [];
   const deletions: string[] = [];
@@ -127,7 +144,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
         if (isInsideOrAt(W, step.target) && step.target !== W) binds.push(join(R, relative(W, step.target)));
         break;
       case "mask":
-        must(bind(step.dir ? E : "/dev/null", step.path), `cannot hide a ${step.dir ? "directory" : "file"}`);
+        must(bind(step.dir ? E : F, step.path), `cannot hide a ${step.dir ? "directory" : "file"}`);
         break;
       case "cover":
         covers.push(step);
@@ -199,8 +216,8 @@ function setUp(plan: SetupPlan, lib: Lib): never {
     });
   });
   for (const x of secrets) {
-    if (isDirectory(x)) must(bind(E, x), `cannot hide ${x}`);
-    else if (existsSync(x)) must(bind("/dev/null", x), `cannot hide ${x}`);
+    const st = statSync(x, { throwIfNoEntry: false });
+    if (st) must(bind(st.isDirectory() ? E : F, x), `cannot hide ${x}`);
   }
 
   // The seal: every mount but the scratch, the workspace path and the private temporary space read-only.
@@ -216,7 +233,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
       if (stoodOver.some((c) => isInsideOrAt(c, m.point))) continue;
       if (m.point.startsWith("/dev/") || m.point.startsWith("/proc/")) continue;
     }
-    const error = lib.mount(null, m.point, null, MS.REMOUNT | MS.BIND | MS.RDONLY | mountFlags(lib, m.options), null);
+    const error = remountReadOnly(lib, m.point, m.options);
     // A mount point this setup cannot reach by path, the command (same user, fewer rights) cannot reach either.
     if (error !== null && existsSync(m.point)) fail(`cannot make ${m.point} read-only: ${error}`);
   }

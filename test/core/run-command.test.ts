@@ -9,6 +9,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -670,6 +671,27 @@ describe("namespace sandbox: the command cannot undo it", () => {
     async () => {
       const { root, run } = setup("namespace", { "a.txt": "original\n" });
       expectNoEscape(await run(ESCAPE), join(root, "a.txt"));
+    },
+  );
+
+  test.skipIf(!hasNamespace)(
+    "every mount the command reaches is read-only but the workspace path, the scratch and the private temporary space; masks are empty and read-only",
+    async () => {
+      const { root, run, scratchParent } = setup("namespace");
+      const out = await run(
+        'while read -r _ _ _ _ mp _; do if [ -w "$mp" ] && [ ! -c "$mp" ]; then echo "W:$mp"; fi; done < /proc/self/mountinfo; ' +
+          'for f in /etc/shadow /etc/gshadow; do if [ -e "$f" ]; then echo "size:$(stat -c %s "$f")"; : > "$f" 2>/dev/null || echo "refused:$f"; fi; done',
+      );
+      const writable = [...out.matchAll(/^W:(.*)$/gm)].map((m) => m[1]!);
+      const allowed = (p: string) =>
+        p === root || ["/tmp", "/var/tmp", "/dev/shm"].includes(p) || p.startsWith(`${realpathSync(scratchParent)}/`);
+      expect(writable.filter((p) => !allowed(p))).toEqual([]);
+      expect(writable).toContain(root);
+      // /etc/shadow is masked by an empty file: nothing to read, and a write is refused, not swallowed.
+      if (out.includes("size:")) {
+        expect(out).not.toMatch(/size:[1-9]/);
+        expect(out).toContain("refused:/etc/shadow");
+      }
     },
   );
 
