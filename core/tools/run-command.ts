@@ -59,6 +59,8 @@ export interface RunCommandOptions extends CommandRunOptions {
   shareNames?: readonly string[];
   /** Ignored directories with more entries than this are shared (default 1000). */
   shareOver?: number;
+  /** Entries a kept toolchain directory may hold to be searched whole for secrets and shown to the command (default SCAN_LIMIT, 1,000,000). */
+  scanLimit?: number;
   /** The user's real home directory, hidden from the command in the namespace sandbox (default os.homedir()). */
   realHome?: string;
   /** Pencil's state directory, never visible to the command (default $PENCIL_HOME, else ~/.pencil). */
@@ -236,6 +238,7 @@ async function runPrepared(
             env: options.parentEnv ?? process.env,
             hidden: denied,
             hiddenKey: deniedKey,
+            ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
             // The forwarder to the proxy is run by Pencil's own Bun.
             ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
           })
@@ -296,6 +299,11 @@ async function runPrepared(
       effects,
       options.shareNames ?? DEPENDENCY_DIRS,
     );
+    if (hiding && hiding.unscanned.length > 0) {
+      // Said, so a missing toolchain is not a mystery: what could not be searched for secrets is not shown.
+      const dirs = hiding.unscanned.slice(0, 5).join(", ");
+      text += `\nNote: ${dirs}${hiding.unscanned.length > 5 ? ` and ${hiding.unscanned.length - 5} more` : ""} ${hiding.unscanned.length === 1 ? "holds" : "hold"} too many entries to be searched for secrets, so the command could not see ${hiding.unscanned.length === 1 ? "it" : "them"}. If the command needs ${hiding.unscanned.length === 1 ? "it" : "them"}, tell the user.`;
+    }
     if (connections.length > 0) {
       const shown = connections
         .slice(0, 20)

@@ -529,6 +529,18 @@ describe("namespace sandbox: the real home and Pencil's state are hidden", () =>
   );
 
   test.skipIf(!hasNamespace)(
+    "a toolchain directory too large to be searched for secrets is not shown, and the answer says which",
+    async () => {
+      const h = fakeHome();
+      const { run } = setup("namespace", {}, { ...h.options, scanLimit: 2 });
+      const out = await run("mynode; echo after");
+      expect(out).not.toContain("nvm-ok");
+      expect(out).toMatch(/Note: .*\.nvm.* too many entries to be searched for secrets, so the command could not see/);
+      for (const secret of h.secrets) expect(out).not.toContain(secret);
+    },
+  );
+
+  test.skipIf(!hasNamespace)(
     "a workspace and scratch directory inside the real home stay reachable; its secrets do not",
     async () => {
       const h = fakeHome();
