@@ -269,7 +269,7 @@ function checkSandbox(ctx: CommandContext): Check {
     ? {
         name: "sandbox",
         status: "ok",
-        detail: `run_command runs in a namespace (scratch in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy (Net rules; every non-GET asked); scratch: ${scratch}`,
+        detail: `run_command runs in a namespace (scratch in ${tmpdir()}), with ${shell}; network off unless sandbox.network is set in your settings, and then only through Pencil's proxy, which opens HTTPS with a CA of its own for each run (Net rules; every non-GET asked, https included); scratch: ${scratch}`,
       }
     : { name: "sandbox", status: "warn", detail: "no bash or sh on PATH: run_command cannot run", fix: "install bash" };
 }
