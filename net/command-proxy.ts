@@ -156,6 +156,9 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     }
     const headers: IncomingHttpHeaders = { ...req.headers };
     for (const h of HOP_HEADERS) delete headers[h];
+    // A body of unknown length goes up chunked, said so: left unframed after the head of a GET, HEAD or OPTIONS
+    // (which the client sends bare), the server would read it as further requests that nobody judged.
+    if (req.headers["transfer-encoding"] !== undefined) headers["transfer-encoding"] = "chunked";
     const target = {
       host: resolve(entry.host),
       port: entry.port,

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { connect as tlsConnect } from "node:tls";
+import { createServer as createTlsServer, connect as tlsConnect } from "node:tls";
 import { type ProxyRequest, startCommandProxy } from "../../net/command-proxy.ts";
 import { createRunCa } from "../../net/run-ca.ts";
 import { tempDir } from "../support/temp.ts";
@@ -98,6 +98,85 @@ function ended(s: Socket): Promise<void> {
 /** Waits until `cond` holds (the proxy records a refusal when it closes the tunnel). */
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(25);
+}
+
+/**
+ * A server that records the raw bytes each connection brings (TLS for HOST with the test's CA, or plain TCP), and
+ * answers 200 once `done(bytes)` holds: what a real server would parse, whatever the proxy sent.
+ */
+async function rawUpstream(tls: boolean, done: (bytes: string) => boolean) {
+  const upstreamCa = await createRunCa("test raw upstream CA");
+  const { cert, key } = await upstreamCa.leafFor(HOST);
+  const received: string[] = [];
+  const onConnection = (c: Socket) => {
+    let bytes = "";
+    const i = received.push("") - 1;
+    c.on("data", (d) => {
+      bytes += d;
+      received[i] = bytes;
+      if (done(bytes)) c.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    });
+    c.on("error", () => c.destroy());
+  };
+  const server = tls ? createTlsServer({ cert, key }, onConnection) : createServer(onConnection);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    received,
+    port: (server.address() as { port: number }).port,
+    ca: upstreamCa.certPem,
+    close: () => server.close(),
+  };
+}
+
+/** The requests in `bytes` as a server reads them: each head, then a body framed by Content-Length or chunked encoding. */
+function requestsIn(bytes: string): string[] {
+  const heads: string[] = [];
+  let rest = bytes;
+  while (rest.length > 0) {
+    const end = rest.indexOf("\r\n\r\n");
+    if (end === -1) break;
+    const head = rest.slice(0, end);
+    heads.push(head.split("\r\n")[0]!);
+    rest = rest.slice(end + 4);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      for (;;) {
+        const line = rest.indexOf("\r\n");
+        const size = Number.parseInt(rest.slice(0, line), 16);
+        rest = rest.slice(line + 2 + size + (size > 0 ? 2 : 0));
+        if (size === 0) {
+          rest = rest.slice(rest.indexOf("\r\n") + 2);
+          break;
+        }
+      }
+    } else if (length) rest = rest.slice(Number(length[1]));
+  }
+  return heads;
+}
+
+/** Sends `request` through a tunnel to `target` and resolves with everything the proxy answered. */
+async function throughTunnel(socketPath: string, target: string, ca: string, request: string): Promise<string> {
+  const s = tlsConnect({ socket: await tunnel(socketPath, target), servername: HOST, ca });
+  let out = "";
+  s.on("data", (d) => {
+    out += d;
+  });
+  s.on("secureConnect", () => s.write(request));
+  await ended(s);
+  return out;
+}
+
+/** Sends raw bytes to the proxy (a plain HTTP request) and resolves with its answer once it hangs up. */
+function plainRequest(socketPath: string, request: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(socketPath, () => s.write(request));
+    let out = "";
+    s.on("data", (d) => {
+      out += d;
+    });
+    s.on("close", () => resolve(out));
+    s.on("error", () => resolve(out));
+  });
 }
 
 describe("command proxy: HTTPS tunnels are opened and every request inside is judged", () => {
@@ -407,6 +486,50 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe("command proxy: the upstream server reads exactly the requests that were judged", () => {
+  // A body the proxy read as chunked must reach the server framed: sent bare after the head of a GET (which
+  // normally has no body), the server would read it as a second request that nobody judged.
+  const smuggled = "POST /smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello";
+  const chunkedBody = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
+
+  for (const method of ["GET", "HEAD", "OPTIONS"])
+    test(`a ${method} with a chunked body inside a tunnel: the body reaches the server framed, never as a request`, async () => {
+      const up = await rawUpstream(true, (b) => b.includes("hello"));
+      const p = await proxyFor(async (r) => r.method === method, up.ca);
+      try {
+        const target = `${HOST}:${up.port}`;
+        const out = await throughTunnel(
+          p.socketPath,
+          target,
+          p.proxy.caCertPem,
+          `${method} /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunkedBody}`,
+        );
+        expect(out).toStartWith("HTTP/1.1 200");
+        expect(up.received.map(requestsIn)).toEqual([[`${method} /a HTTP/1.1`]]);
+        expect(p.proxy.log.map((r) => `${r.method} ${r.url}`)).toEqual([`${method} https://${target}/a`]);
+      } finally {
+        up.close();
+        await p.close();
+      }
+    });
+
+  test("a plain-HTTP GET with a chunked body: the body reaches the server framed, never as a request", async () => {
+    const up = await rawUpstream(false, (b) => b.includes("hello"));
+    const p = await proxyFor(async (r) => r.method === "GET");
+    try {
+      const out = await plainRequest(
+        p.socketPath,
+        `GET http://${HOST}:${up.port}/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunkedBody}`,
+      );
+      expect(out).toStartWith("HTTP/1.1 200");
+      expect(up.received.map(requestsIn)).toEqual([["GET /a HTTP/1.1"]]);
+    } finally {
+      up.close();
+      await p.close();
     }
   });
 });
