@@ -84,10 +84,48 @@ function looksLikeTls(first: Buffer): boolean {
   return first.length >= 2 && first[0] === 0x16 && first[1] === 0x03;
 }
 
-/** `host` or `host:port` as it appears in an https URL and a Host header. */
-function authority(t: Tunnel): string {
+/** `host` or `host:port` as it appears in a URL and a Host header (the port left out when it is the scheme's own). */
+function authority(t: Tunnel, defaultPort = 443): string {
   const host = isIP(t.host) === 6 ? `[${t.host}]` : t.host;
-  return t.port === 443 ? host : `${host}:${t.port}`;
+  return t.port === defaultPort ? host : `${host}:${t.port}`;
+}
+
+/** A DNS name: letters, digits, `-` and `_` in dot-separated labels, one trailing dot allowed. */
+const HOST_NAME = /^[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$/i;
+
+/**
+ * A host as the rules judge it, the record shows it and the connection reaches it: lower case, without a
+ * trailing dot (DNS reads `host.` as `host`), an IPv4 address in dotted form however it was spelt (a number,
+ * `127.1`, hex, or inside an IPv6 address), an IPv6 address without brackets; null when it is neither a
+ * name nor an address (`a/b.example.com`, `user@host`), which no rule could judge.
+ */
+export function canonicalHost(written: string): string | null {
+  const bare = written.startsWith("[") && written.endsWith("]") ? written.slice(1, -1) : written;
+  if (isIP(bare) !== 6 && !HOST_NAME.test(bare)) return null;
+  let host: string;
+  try {
+    // WHATWG URL parsing writes IPv4 in every spelling as dotted decimal, and IPv6 in its shortest form.
+    host = new URL(`http://${isIP(bare) === 6 ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return null;
+  }
+  if (host.startsWith("[")) {
+    host = host.slice(1, -1);
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+    if (mapped) {
+      const hi = Number.parseInt(mapped[1]!, 16);
+      const lo = Number.parseInt(mapped[2]!, 16);
+      host = `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+    }
+    return host;
+  }
+  host = host.replace(/\.$/, "");
+  return host === "" ? null : host;
+}
+
+/** A port a connection can go to: 1 to 65535 (port 0 would silently become the scheme's default). */
+function validPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 1 && port <= 65535;
 }
 
 /**
@@ -112,14 +150,21 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
 
   async function handle(req: IncomingMessage, res: ServerResponse, tunnel: Tunnel | undefined): Promise<void> {
     let url: URL;
+    let where: Tunnel;
     try {
       if (tunnel) {
         // Origin form only: an absolute URL inside a tunnel could name another host than the one judged.
         if (!req.url?.startsWith("/")) throw new Error("not origin-form");
+        where = tunnel;
         url = new URL(`https://${authority(tunnel)}${req.url}`);
       } else {
-        url = new URL(req.url ?? "");
-        if (url.protocol !== "http:") throw new Error("not http");
+        const written = new URL(req.url ?? "");
+        if (written.protocol !== "http:") throw new Error("not http");
+        const host = canonicalHost(written.hostname);
+        const port = Number(written.port || 80);
+        if (host === null || !validPort(port)) throw new Error("no host");
+        where = { host, port };
+        url = new URL(`http://${authority(where, 80)}${written.pathname}${written.search}`);
       }
     } catch {
       req.resume();
@@ -134,8 +179,8 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     }
     const entry: ProxyRequest = {
       method: req.method ?? "GET",
-      host: tunnel?.host ?? url.hostname,
-      port: tunnel?.port ?? Number(url.port || 80),
+      host: where.host,
+      port: where.port,
       url: url.href,
     };
     if (req.headers["transfer-encoding"] !== undefined && req.headers["content-length"] !== undefined) {
@@ -222,12 +267,22 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
-    const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(req.url ?? "");
-    if (!m) {
+    const m = /^(\[[^\]]*\]|[^:[\]]+):(\d{1,5})$/.exec(req.url ?? "");
+    const host = m ? canonicalHost(m[1]!) : null;
+    const port = m ? Number(m[2]) : 0;
+    if (host === null || !validPort(port)) {
+      // Judged by another name than the one the connection would reach, or by none: refused before any rule is read.
+      log.push({
+        method: "CONNECT",
+        host: req.url ?? "",
+        port,
+        allowed: false,
+        refused: "not a host name or address and a port",
+      });
       client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
       return;
     }
-    const tunnel: Tunnel = { host: m[1]!.toLowerCase(), port: Number(m[2]) };
+    const tunnel: Tunnel = { host, port };
     // Nothing reaches the host yet: the requests inside are judged one by one.
     client.write("HTTP/1.1 200 Connection established\r\n\r\n");
     const timer = setTimeout(() => {

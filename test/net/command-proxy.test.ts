@@ -35,7 +35,8 @@ async function proxyFor(reach: (r: ProxyRequest) => Promise<boolean>, upstreamCa
   const proxy = await startCommandProxy({
     socketPath: join(dir, "proxy.sock"),
     reach,
-    resolveHost: (h) => (h === HOST ? "127.0.0.1" : h),
+    // As DNS does, a trailing dot names the same host.
+    resolveHost: (h) => (h.replace(/\.$/, "") === HOST ? "127.0.0.1" : h),
     ...(upstreamCa ? { upstreamCa } : {}),
     firstBytesTimeoutMs: 1_000,
   });
@@ -155,8 +156,19 @@ function requestsIn(bytes: string): string[] {
 }
 
 /** Sends `request` through a tunnel to `target` and resolves with everything the proxy answered. */
-async function throughTunnel(socketPath: string, target: string, ca: string, request: string): Promise<string> {
-  const s = tlsConnect({ socket: await tunnel(socketPath, target), servername: HOST, ca });
+async function throughTunnel(
+  socketPath: string,
+  target: string,
+  ca: string,
+  request: string,
+  checkServerIdentity?: () => undefined,
+): Promise<string> {
+  const s = tlsConnect({
+    socket: await tunnel(socketPath, target),
+    servername: HOST,
+    ca,
+    ...(checkServerIdentity ? { checkServerIdentity } : {}),
+  });
   let out = "";
   s.on("data", (d) => {
     out += d;
@@ -529,6 +541,84 @@ describe("command proxy: the upstream server reads exactly the requests that wer
       expect(up.received.map(requestsIn)).toEqual([["GET /a HTTP/1.1"]]);
     } finally {
       up.close();
+      await p.close();
+    }
+  });
+});
+
+describe("command proxy: a host is judged and recorded by the name it reaches", () => {
+  test("a trailing dot or capitals do not make another host of a denied one (tunnel and plain HTTP)", async () => {
+    const up = await rawUpstream(true, () => true);
+    const plain = await rawUpstream(false, () => true);
+    const p = await proxyFor(async (r) => r.host !== HOST, up.ca);
+    try {
+      await throughTunnel(
+        p.socketPath,
+        `GIT.pencil.test.:${up.port}`,
+        p.proxy.caCertPem,
+        "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      );
+      await plainRequest(
+        p.socketPath,
+        `GET http://${HOST}.:${plain.port}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+      );
+      expect(up.received).toEqual([]);
+      expect(plain.received).toEqual([]);
+      expect(p.proxy.log.map((r) => [r.host, r.url, r.allowed])).toEqual([
+        [HOST, `https://${HOST}:${up.port}/`, false],
+        [HOST, `http://${HOST}:${plain.port}/`, false],
+      ]);
+    } finally {
+      up.close();
+      plain.close();
+      await p.close();
+    }
+  });
+
+  test("an IPv4 address in any spelling (a number, short, hex, inside IPv6) is judged as its dotted form", async () => {
+    const up = await rawUpstream(false, () => true);
+    const p = await proxyFor(async (r) => r.host !== "127.0.0.1");
+    try {
+      for (const host of ["2130706433", "127.1", "0x7f.0.0.1", "[::ffff:127.0.0.1]"]) {
+        await throughTunnel(
+          p.socketPath,
+          `${host}:${up.port}`,
+          p.proxy.caCertPem,
+          "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+          // The run's certificate names the address the proxy judged, whatever the client wrote.
+          () => undefined,
+        );
+        await plainRequest(
+          p.socketPath,
+          `GET http://${host}:${up.port}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        );
+      }
+      expect(up.received).toEqual([]);
+      expect(new Set(p.proxy.log.map((r) => `${r.host} ${r.allowed}`))).toEqual(new Set(["127.0.0.1 false"]));
+      expect(p.proxy.log.length).toBe(8);
+    } finally {
+      up.close();
+      await p.close();
+    }
+  });
+
+  test("a CONNECT whose authority is not a host and a port is refused unjudged and recorded", async () => {
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked));
+    try {
+      const bad = [
+        "localhost/x.github.com:443",
+        "user@x.github.com:443",
+        "x.github.com?:443",
+        `${HOST}:0`,
+        `${HOST}:65536`,
+      ];
+      for (const target of bad) await expect(tunnel(p.socketPath, target)).rejects.toThrow("400");
+      expect(asked).toEqual([]);
+      expect(p.proxy.log.map((r) => [r.method, r.allowed, r.refused?.includes("host")])).toEqual(
+        bad.map(() => ["CONNECT", false, true]),
+      );
+    } finally {
       await p.close();
     }
   });
