@@ -85,7 +85,7 @@ const NET_NO_HOST = result(
 /** Judges a request to `host` by the Net rules: deny > ask > allow; without a rule it asks. */
 function decideNet(policy: Policy, host: string | undefined): Decision {
   if (typeof host !== "string" || host === "") return NET_NO_HOST;
-  const h = host.toLowerCase();
+  const h = netName(host);
   for (const group of [policy.net.deny, policy.net.ask, policy.net.allow])
     for (const r of group) if (r.re.test(h)) return r.result;
   return result(
@@ -94,11 +94,21 @@ function decideNet(policy: Policy, host: string | undefined): Decision {
   );
 }
 
+/**
+ * A host as rules compare it: lower case, an IPv6 address without brackets, without the trailing dot that
+ * DNS ignores (`evil.net.` reaches evil.net, so a rule about one is about the other).
+ */
+function netName(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
+}
+
 /** A host glob: `*` matches any run of characters; case-insensitive. */
 function hostPattern(pattern: string): RegExp {
   return new RegExp(
-    `^${pattern
-      .toLowerCase()
+    `^${netName(pattern)
       .split("*")
       .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
       .join("[\\s\\S]*")}$`,

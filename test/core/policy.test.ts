@@ -518,6 +518,10 @@ describe("Net(host) rules", () => {
     ["a glob is anchored", { allow: ["Net(*.example.com)"] }, "example.com.evil.net", "ask"],
     ["deny beats allow", { allow: ["Net(*)"], deny: ["Net(*.evil.net)"] }, "x.evil.net", "deny"],
     ["ask beats allow", { allow: ["Net(*)"], ask: ["Net(api.example.com)"] }, "api.example.com", "ask"],
+    ["a trailing dot names the same host", { allow: ["Net(*)"], deny: ["Net(evil.net)"] }, "EVIL.net.", "deny"],
+    ["a rule with a trailing dot names the host", { allow: ["Net(*)"], deny: ["Net(evil.net.)"] }, "evil.net", "deny"],
+    ["an IPv6 rule in brackets covers the bare address", { allow: ["Net(*)"], deny: ["Net([::1])"] }, "::1", "deny"],
+    ["a bracketed IPv6 host meets a bare rule", { allow: ["Net(*)"], deny: ["Net(::1)"] }, "[::1]", "deny"],
   ] as [string, Rules, string, Effect][])("%s", (_what, spec, host, expected) => {
     const d = net(spec, host);
     expect(d.decision).toBe(expected);
