@@ -11,7 +11,10 @@ import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
 
 /** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
-  /** The HTTP method (of a plain request or of one inside an HTTPS tunnel), or CONNECT for a tunnel refused as such. */
+  /**
+   * The HTTP method the server is asked to apply (of a plain request or of one inside an HTTPS tunnel; a
+   * method-override header's when the request carries one), or CONNECT for a tunnel refused as such.
+   */
   method: string;
   host: string;
   port: number;
@@ -77,6 +80,25 @@ function systemCertificates(): string[] {
     // an older runtime without getCACertificates: the bundled roots below
   }
   return [...rootCertificates];
+}
+
+/** Headers through which many web frameworks let a request (even a GET) ask for another method, e.g. DELETE. */
+const METHOD_OVERRIDES = ["x-http-method-override", "x-http-method", "x-method-override"];
+
+/**
+ * The method a request asks the server to apply: for a GET, HEAD or OPTIONS, an override header's (upper case)
+ * when it names another; else its own. Never the other way: a POST that says it is a GET is still a POST to a
+ * server that ignores the header.
+ */
+function effectiveMethod(req: IncomingMessage): string {
+  const own = req.method ?? "GET";
+  if (own !== "GET" && own !== "HEAD" && own !== "OPTIONS") return own;
+  for (const h of METHOD_OVERRIDES) {
+    const value = req.headers[h];
+    const named = (Array.isArray(value) ? value.join(",") : (value ?? "")).trim().toUpperCase();
+    if (named !== "" && named !== own) return named;
+  }
+  return own;
 }
 
 /** A TLS record carrying a handshake (ClientHello): content type 22, major version 3. */
@@ -178,7 +200,8 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       return;
     }
     const entry: ProxyRequest = {
-      method: req.method ?? "GET",
+      // A GET that asks, by header, to be taken as a DELETE is judged (and asked about) as the DELETE.
+      method: effectiveMethod(req),
       host: where.host,
       port: where.port,
       url: url.href,
@@ -207,7 +230,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     const target = {
       host: resolve(entry.host),
       port: entry.port,
-      method: entry.method,
+      method: req.method ?? "GET",
       path: url.pathname + url.search,
       // The server sees the host that was judged, whatever Host the command wrote.
       headers: { ...headers, host: url.host },

@@ -623,3 +623,42 @@ describe("command proxy: a host is judged and recorded by the name it reaches", 
     }
   });
 });
+
+describe("command proxy: a request is judged by what it asks the server to do", () => {
+  test("a GET that carries a method override (X-HTTP-Method-Override: DELETE) is judged as the DELETE it asks for", async () => {
+    const up = await rawUpstream(true, () => true);
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(async (r) => {
+      asked.push(r);
+      return r.method === "GET";
+    }, up.ca);
+    try {
+      const target = `${HOST}:${up.port}`;
+      for (const header of ["X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"]) {
+        const out = await throughTunnel(
+          p.socketPath,
+          target,
+          p.proxy.caCertPem,
+          `GET /repo HTTP/1.1\r\nHost: x\r\n${header}: delete\r\nConnection: close\r\n\r\n`,
+        );
+        expect(out).toContain("403");
+      }
+      // And never the other way: a POST that says it is a GET is a POST to a server that ignores the header.
+      const post = await throughTunnel(
+        p.socketPath,
+        target,
+        p.proxy.caCertPem,
+        "POST /repo HTTP/1.1\r\nHost: x\r\nX-HTTP-Method-Override: GET\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx",
+      );
+      expect(post).toContain("403");
+      expect(up.received).toEqual([]);
+      expect(asked.map((r) => `${r.method} ${r.url}`)).toEqual([
+        ...Array(3).fill(`DELETE https://${target}/repo`),
+        `POST https://${target}/repo`,
+      ]);
+    } finally {
+      up.close();
+      await p.close();
+    }
+  });
+});
