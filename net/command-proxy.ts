@@ -285,6 +285,31 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       });
     socket.destroy();
   });
+  // A tunnel inside the tunnel would name a host nobody judged; left unanswered, it would hold the connection open.
+  inner.on("connect", (req: IncomingMessage, socket: Socket) => {
+    const tunnel = tunnels.get(socket);
+    if (tunnel) refuse(tunnel, `a CONNECT to ${req.url ?? "?"} inside the tunnel`);
+    socket.destroy();
+  });
+  server.on("upgrade", (req: IncomingMessage, socket: Socket) => {
+    let where: (Tunnel & { path: string }) | null = null;
+    try {
+      const url = new URL(req.url ?? "");
+      const host = canonicalHost(url.hostname);
+      if (host !== null) where = { host, port: Number(url.port || 80), path: url.pathname + url.search };
+    } catch {
+      // not an absolute URL: recorded by what it wrote
+    }
+    log.push({
+      method: req.method ?? "GET",
+      host: where?.host ?? req.url ?? "",
+      port: where?.port ?? 0,
+      ...(where ? { url: `http://${authority(where, 80)}${where.path}` } : {}),
+      allowed: false,
+      refused: "a protocol upgrade (WebSocket, HTTP/2)",
+    });
+    socket.destroy();
+  });
 
   server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);

@@ -662,3 +662,41 @@ describe("command proxy: a request is judged by what it asks the server to do", 
     }
   });
 });
+
+describe("command proxy: what is refused as such is recorded", () => {
+  test("a CONNECT inside a tunnel and an upgrade in plain HTTP are refused and recorded, never sent", async () => {
+    const up = await rawUpstream(true, () => true);
+    const plain = await rawUpstream(false, () => true);
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked), up.ca);
+    try {
+      const target = `${HOST}:${up.port}`;
+      const nested = await throughTunnel(
+        p.socketPath,
+        target,
+        p.proxy.caCertPem,
+        "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
+      );
+      expect(nested).not.toContain("200");
+      const upgrade = await plainRequest(
+        p.socketPath,
+        `GET http://${HOST}:${plain.port}/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`,
+      );
+      expect(upgrade).not.toContain("101");
+      await until(() => p.proxy.log.length >= 2);
+      expect(asked).toEqual([]);
+      expect(up.received).toEqual([]);
+      expect(plain.received).toEqual([]);
+      expect(p.proxy.log.map((r) => [r.method, r.allowed, typeof r.refused])).toEqual([
+        ["CONNECT", false, "string"],
+        ["GET", false, "string"],
+      ]);
+      expect(p.proxy.log[0]!.refused).toContain("evil.example:443");
+      expect(p.proxy.log[1]!.url).toBe(`http://${HOST}:${plain.port}/ws`);
+    } finally {
+      up.close();
+      plain.close();
+      await p.close();
+    }
+  });
+});
