@@ -6,8 +6,10 @@ import {
   type ServerResponse,
 } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { lookup } from "node:dns/promises";
 import { isIP, type Socket } from "node:net";
 import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
+import { judgeAddress } from "./net-guard.ts";
 
 /** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
@@ -35,7 +37,10 @@ export interface CommandProxyOptions {
   socketPath: string;
   /** The judge: resolves true to let the request go. Called once per request (plain, or inside an HTTPS tunnel). */
   reach: (r: ProxyRequest) => Promise<boolean>;
-  /** Where a host name really goes (default: itself, resolved by the system); tests map names to 127.0.0.1. */
+  /**
+   * Where a host name really goes (default: the system's resolver, and an address of this machine or of the
+   * link-local network refused). TEST ONLY: tests map names to their servers on 127.0.0.1, which this trusts.
+   */
   resolveHost?: (host: string) => string;
   /** The certificates upstream HTTPS servers are verified against (PEM; default the system's trust store); tests give their own CA. */
   upstreamCa?: string | string[];
@@ -145,6 +150,16 @@ export function canonicalHost(written: string): string | null {
   return host === "" ? null : host;
 }
 
+/**
+ * Why an address is this machine or its link (loopback, unspecified, "this network", link-local with the
+ * cloud metadata service), which the sandbox's private network exists to keep out of reach; null otherwise.
+ * Private networks (a company registry on 10.x) stay for the rules to judge.
+ */
+function ownMachine(address: string): string | null {
+  const verdict = judgeAddress(address);
+  return !verdict.public && /loopback|unspecified|this network|link-local/.test(verdict.reason) ? verdict.reason : null;
+}
+
 /** A port a connection can go to: 1 to 65535 (port 0 would silently become the scheme's default). */
 function validPort(port: number): boolean {
   return Number.isInteger(port) && port >= 1 && port <= 65535;
@@ -160,7 +175,23 @@ function validPort(port: number): boolean {
  */
 export async function startCommandProxy(options: CommandProxyOptions): Promise<CommandProxy> {
   const log: ProxyRecord[] = [];
-  const resolve = options.resolveHost ?? ((h: string) => h);
+  /** The address a request to `host` goes to, or why none may be: resolved once, so what was checked is what is reached. */
+  async function addressOf(host: string): Promise<{ address: string } | { refused: string }> {
+    if (options.resolveHost) return { address: options.resolveHost(host) };
+    let addresses: string[];
+    try {
+      addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+    } catch (error) {
+      return { refused: `${host} could not be resolved (${(error as NodeJS.ErrnoException).code ?? "no address"})` };
+    }
+    if (addresses.length === 0) return { refused: `${host} has no address` };
+    for (const a of addresses) {
+      const why = ownMachine(a);
+      if (why)
+        return { refused: `${host === a ? a : `${host} resolves to ${a}, which`} is this machine or its link: ${why}` };
+    }
+    return { address: addresses[0]! };
+  }
   const system = systemCertificates();
   const upstreamCa = options.upstreamCa ?? system;
   const firstBytesTimeoutMs = options.firstBytesTimeoutMs ?? 10_000;
@@ -214,6 +245,16 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
         .end("Pencil's proxy refuses a request with both Transfer-Encoding and Content-Length.\n");
       return;
     }
+    // This machine and the cloud metadata service are refused before anyone is asked: no rule or answer opens them.
+    const reached = await addressOf(entry.host);
+    if ("refused" in reached) {
+      req.resume();
+      log.push({ ...entry, allowed: false, refused: reached.refused });
+      res
+        .writeHead(403, { "content-type": "text/plain" })
+        .end(`Pencil's proxy does not reach ${entry.url}: ${reached.refused}.\n`);
+      return;
+    }
     const allowed = await judge(entry);
     if (!allowed) {
       req.resume();
@@ -228,7 +269,7 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     // (which the client sends bare), the server would read it as further requests that nobody judged.
     if (req.headers["transfer-encoding"] !== undefined) headers["transfer-encoding"] = "chunked";
     const target = {
-      host: resolve(entry.host),
+      host: reached.address,
       port: entry.port,
       method: req.method ?? "GET",
       path: url.pathname + url.search,

@@ -700,3 +700,50 @@ describe("command proxy: what is refused as such is recorded", () => {
     }
   });
 });
+
+describe("command proxy: the owner's own machine stays out of reach", () => {
+  test("loopback, unspecified and link-local (cloud metadata) addresses are refused unasked, whatever the rules", async () => {
+    const up = await rawUpstream(false, () => true);
+    const asked: ProxyRequest[] = [];
+    const dir = tempDir("pencil-proxy-");
+    // No resolveHost: names go to the system's resolver, as in Pencil.
+    const proxy = await startCommandProxy({ socketPath: join(dir, "proxy.sock"), reach: recordAll(asked) });
+    const socketPath = join(dir, "proxy.sock");
+    try {
+      const urls = [
+        `http://127.0.0.1:${up.port}/`,
+        `http://localhost:${up.port}/`,
+        `http://[::1]:${up.port}/`,
+        `http://0.0.0.0:${up.port}/`,
+        `http://[::ffff:127.0.0.1]:${up.port}/`,
+        "http://169.254.169.254/latest/meta-data/",
+      ];
+      for (const url of urls) {
+        const out = await plainRequest(socketPath, `GET ${url} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        expect(out).toStartWith("HTTP/1.1 403");
+      }
+      const t = tlsConnect({
+        socket: await tunnel(socketPath, `127.0.0.1:${up.port}`),
+        ca: proxy.caCertPem,
+        checkServerIdentity: () => undefined,
+      });
+      let out = "";
+      t.on("data", (d) => {
+        out += d;
+      });
+      t.on("secureConnect", () => t.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+      await ended(t);
+      expect(out).toStartWith("HTTP/1.1 403");
+      expect(asked).toEqual([]);
+      expect(up.received).toEqual([]);
+      expect(proxy.log.length).toBe(urls.length + 1);
+      for (const r of proxy.log) {
+        expect(r.allowed).toBe(false);
+        expect(r.refused).toMatch(/loopback|unspecified|this network|link-local/);
+      }
+    } finally {
+      up.close();
+      await proxy.close();
+    }
+  });
+});
