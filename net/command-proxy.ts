@@ -276,8 +276,19 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       // The server sees the host that was judged, whatever Host the command wrote.
       headers: { ...headers, host: url.host },
     };
+    const unreachable = (why: string) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
+      res.end(`Pencil's proxy could not reach ${entry.host}: ${why}\n`);
+    };
     const answer = (upRes: IncomingMessage) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      try {
+        // Throws on a status Node will not write (000, 099): here, outside any handler, that would end Pencil.
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      } catch (error) {
+        upRes.destroy();
+        unreachable(`its answer cannot be passed on (${(error as Error).message})`);
+        return;
+      }
       upRes.on("error", () => res.destroy());
       upRes.pipe(res);
     };
@@ -294,9 +305,11 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
           answer,
         )
       : httpRequest(target, answer);
-    up.on("error", (error) => {
-      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
-      res.end(`Pencil's proxy could not reach ${entry.host}: ${error.message}\n`);
+    up.on("error", (error) => unreachable(error.message));
+    // No upgrade was asked for (the headers that ask are dropped): a server that switches anyway gets no stream.
+    up.on("upgrade", (_upRes: IncomingMessage, socket: Socket) => {
+      socket.destroy();
+      unreachable("it switched protocols (101) unasked");
     });
     // A command that hangs up mid-request or mid-answer ends the upstream request too, never the proxy.
     req.on("error", () => up.destroy());
@@ -304,9 +317,12 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     req.pipe(up);
   }
 
-  const server = createServer((req, res) => void handle(req, res, undefined));
+  // Whatever a request or its server does, a failure ends that request, never the Pencil process it runs in.
+  const serve = (req: IncomingMessage, res: ServerResponse, tunnel: Tunnel | undefined) =>
+    handle(req, res, tunnel).catch(() => res.destroy());
+  const server = createServer((req, res) => serve(req, res, undefined));
   // Requests inside HTTPS tunnels: parsed by Node's HTTP/1.1 server from the deciphered stream, never listening anywhere.
-  const inner = createServer((req, res) => void handle(req, res, tunnels.get(req.socket)));
+  const inner = createServer((req, res) => serve(req, res, tunnels.get(req.socket)));
   inner.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     const tunnel = tunnels.get(socket);
     if (tunnel && error.code !== "ECONNRESET")

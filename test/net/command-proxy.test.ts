@@ -747,3 +747,33 @@ describe("command proxy: the owner's own machine stays out of reach", () => {
     }
   });
 });
+
+describe("command proxy: a server's odd answer never brings the proxy down", () => {
+  for (const [what, answer] of [
+    ["status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 2\r\n\r\nok"],
+    ["status 099", "HTTP/1.1 099 Low\r\nContent-Length: 2\r\n\r\nok"],
+    [
+      "a 101 upgrade nobody asked for",
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw",
+    ],
+  ] as const)
+    test(`an answer with ${what} is a 502 for the command, and the proxy keeps serving`, async () => {
+      let answers = 0;
+      const server = createServer((c) => {
+        c.once("data", () => c.end(answers++ === 0 ? answer : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+        c.on("error", () => c.destroy());
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      const port = (server.address() as { port: number }).port;
+      const p = await proxyFor(async () => true);
+      try {
+        const ask = () =>
+          plainRequest(p.socketPath, `GET http://${HOST}:${port}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        expect(await ask()).toStartWith("HTTP/1.1 502");
+        expect(await ask()).toStartWith("HTTP/1.1 200");
+      } finally {
+        server.close();
+        await p.close();
+      }
+    });
+});
