@@ -197,7 +197,8 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
       if (why)
         return { refused: `${host === a ? a : `${host} resolves to ${a}, which`} is this machine or its link: ${why}` };
     }
-    return { address: addresses[0]! };
+    // One address is dialled (the one checked): IPv4 first, which more hosts reach than IPv6.
+    return { address: addresses.find((a) => isIP(a) === 4) ?? addresses[0]! };
   }
   const system = systemCertificates();
   const upstreamCa = options.upstreamCa ?? system;
