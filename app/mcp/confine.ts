@@ -5,10 +5,12 @@ import { commandPath } from "../../core/sandbox/command-env.ts";
 import { planHiding } from "../../core/sandbox/hiding.ts";
 import { sandboxedLaunch } from "../../core/sandbox/namespace.ts";
 
-/** How a stdio server's command is started: the command and arguments to spawn, and what confines it. */
+/** How a stdio server's command is started: the command, arguments and environment to spawn, and what confines it. */
 export interface ConfinedCommand {
   command: string;
   args: string[];
+  /** What to spawn it with: in the sandbox PATH alone (the server's own environment is handed to it inside); else the server's. */
+  env: Record<string, string>;
   /** "sandbox": in the command sandbox (read-only system, home, credentials and secrets hidden; no network unless opened); "none": as is. */
   confinement: "sandbox" | "none";
 }
@@ -62,7 +64,10 @@ export function confineServer(
     place: ServerPlace;
     pencilHome: string;
     realHome?: string;
+    /** Pencil's environment: the PATH whose toolchain the server is shown (default process.env). */
     env?: Record<string, string | undefined>;
+    /** The server's own environment. */
+    serverEnv: Record<string, string>;
   },
 ): ConfinedCommand {
   const realHome = input.realHome ?? homedir();
@@ -79,6 +84,7 @@ export function confineServer(
     dir: input.place.dir,
     command,
     args,
+    env: input.serverEnv,
     network: input.network,
     hiding: planHiding({
       realHome,
@@ -89,5 +95,5 @@ export function confineServer(
       keep,
     }),
   });
-  return launch ? { ...launch, confinement: "sandbox" } : { command, args, confinement: "none" };
+  return launch ? { ...launch, confinement: "sandbox" } : { command, args, env: input.serverEnv, confinement: "none" };
 }

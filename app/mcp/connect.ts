@@ -137,11 +137,12 @@ async function connect(
       place: { root, dir },
       pencilHome,
       env: process.env,
+      serverEnv: env,
     });
     const transport = new StdioMCPTransport({
       command: confined.command,
       args: confined.args,
-      env,
+      env: confined.env,
       cwd: dir,
       stderr: "ignore",
     });

@@ -108,8 +108,8 @@ export interface SetupPlan {
   setpriv: string;
   /** The program and its arguments, run in `at` with every capability dropped. */
   argv: string[];
-  /** The program's environment ("NAME=value"); absent: the setup's own, as it was given to it. */
-  env?: string[];
+  /** The program's environment ("NAME=value"): the setup itself runs with PATH alone, so nothing in it changes how the setup runs. */
+  env: string[];
   /** Where the program's stderr goes: merged into stdout (run_command), or discarded (a server speaking on stdout). */
   stderr: "stdout" | "discard";
   /** With the network on: the forwarder from the namespace's 127.0.0.1:port to the proxy's unix socket, run by `bun`. */

@@ -271,8 +271,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   // No file larger than the write cap; the runner watches the total.
   must(lib.limitFileSize(plan.fileBlocks * 1024), "cannot cap file sizes");
   if (plan.forwarder) startForwarder(plan);
-  // The environment the plan gives, else the one this process was given (as given, not as Bun may have changed it).
-  const env = plan.env ?? readFileSync("/proc/self/environ", "utf8").split("\0").filter(Boolean);
+  const env = plan.env;
   for (const fd of readdirSync("/proc/self/fd")) if (Number(fd) > 2) lib.closeOnExec(Number(fd));
   lib.resetSignals();
   const why = lib.execve(plan.setpriv, [plan.setpriv, ...DROP_PRIVILEGES, ...plan.argv], env);

@@ -185,6 +185,7 @@ function probeUnshare(): string[] | null {
       fileBlocks: 1024,
       setpriv: SETPRIV,
       argv: [BASH, "-c", '[ "$$" = 1 ] && ! umount "$1" 2>/dev/null', "probe", dir],
+      env: [`PATH=${SETUP_PATH}`],
       stderr: "stdout",
     });
     // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
@@ -207,6 +208,7 @@ function probeUnshare(): string[] | null {
       ];
       const r = spawnSync("unshare", [...args, "--net", process.execPath, SETUP_PROGRAM, plan], {
         cwd: root,
+        env: { PATH: SETUP_PATH },
         stdio: "ignore",
         timeout: 10_000,
       });
@@ -244,6 +246,12 @@ const SETPRIV = firstExisting([
 export interface SandboxedLaunch {
   command: string;
   args: string[];
+  /**
+   * The environment to spawn it with: PATH alone. The program's own travels in the plan, so nothing in it (BASH_ENV,
+   * BUN_OPTIONS, LD_PRELOAD, a PATH leading to another `unshare`) reaches the launcher shell, unshare or the setup,
+   * which run before anything is confined.
+   */
+  env: Record<string, string>;
 }
 
 /**
@@ -263,6 +271,7 @@ const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 
  * /dev/null, so the setup's merged output cannot corrupt the stdout protocol
  * (a setup failure exits 97 before the program starts, its complaint on the
  * original stderr). No network unless `network` (then the host's network).
+ * The program gets `env` exactly; spawn the launch with its own `env`.
  * Null where the namespace sandbox is not available here.
  */
 export function sandboxedLaunch(input: {
@@ -270,6 +279,8 @@ export function sandboxedLaunch(input: {
   dir: string;
   command: string;
   args: readonly string[];
+  /** The program's environment. */
+  env: Record<string, string>;
   hiding: Hiding;
   network: boolean;
   writeCapBytes?: number;
@@ -290,10 +301,12 @@ export function sandboxedLaunch(input: {
     fileBlocks: Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024)),
     setpriv: SETPRIV!,
     argv: [input.command, ...input.args],
+    env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
     // Stdout is the protocol: the program's stderr must not reach it.
     stderr: "discard",
   });
   return {
+    env: { PATH: SETUP_PATH },
     command: BASH!,
     args: [
       "-c",
