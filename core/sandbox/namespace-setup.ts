@@ -4,8 +4,8 @@
 // with setpriv, which drops every capability before the command starts. Any failure before that exits 97 with a
 // `pencil-sandbox:` line: the command never runs half-confined.
 import { accessSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { closeSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { closeSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import type { MountStep, SetupPlan } from "./mount-plan.ts";
 import { SETUP_FAILED_EXIT, SETUP_MARKER, DROP_PRIVILEGES } from "./setup-contract.ts";
 
@@ -72,6 +72,15 @@ function readOnly(lib: Lib, point: string): string | null {
 
 function isInsideOrAt(dir: string, p: string): boolean {
   return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** True when `path`'s parent is a directory reached without a link: its real path is itself (plan paths are real). */
+function reachedDirectly(path: string): boolean {
+  try {
+    return realpathSync(dirname(path)) === dirname(path);
+  } catch {
+    return false; // gone: nothing to remove
+  }
 }
 
 function setUp(plan: SetupPlan, lib: Lib): never {
@@ -163,6 +172,9 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   // The staged deletions and what the policy hides, removed through the overlay (whiteouts in the upper layer) before
   // the command: absent, as from a copy.
   for (const d of deletions) {
+    // An earlier command of the run may have left a link in place of a directory above it (an ignored tree is kept):
+    // removed through it, the entry would be the host's at the link's target. Nothing of the workspace shows there.
+    if (!reachedDirectly(d)) continue;
     try {
       rmSync(d, { recursive: true, force: true });
     } catch (error) {

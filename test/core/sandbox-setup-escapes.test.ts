@@ -2,13 +2,18 @@
 // shell, unshare, the Bun setup) must not take anything from the confined program's environment or scratch.
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { planHiding } from "../../core/sandbox/hiding.ts";
 import { sandboxAvailable, sandboxedLaunch } from "../../core/sandbox/namespace.ts";
-import { tempDir } from "../support/temp.ts";
+import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { tempDir, writeTree } from "../support/temp.ts";
+import { toolContext } from "../support/tool-context.ts";
 
 const hasNamespace = sandboxAvailable();
+const hasOverlay = hasNamespace && overlayWorks(tempDir("pencil-lower-"), tempDir("pencil-probe-"));
+const RUNTIME_ENV = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8" };
 if (!hasNamespace) console.warn("sandbox-setup-escapes.test: no namespace sandbox here; these tests are SKIPPED.");
 
 describe("sandboxedLaunch (stdio MCP servers): the program's environment stays the program's", () => {
@@ -47,6 +52,43 @@ describe("sandboxedLaunch (stdio MCP servers): the program's environment stays t
       expect(existsSync(marker)).toBe(false);
       // The program still got its own variables.
       expect(r.status).toBe(0);
+    },
+    30_000,
+  );
+});
+
+describe("the kept scratch: what an earlier command left in an ignored tree", () => {
+  test.skipIf(!hasOverlay)(
+    "a link put in place of a directory does not carry the next command's whiteouts out of the scratch",
+    async () => {
+      const root = realpathSync(tempDir("pencil-kept-ws-"));
+      writeTree(root, {
+        "a.txt": "a\n",
+        "node_modules/pkg/index.js": "module.exports = 1;\n",
+        // Hidden from commands: laid as a whiteout through the overlay before each command that needs it.
+        "node_modules/pkg/.env": "PKG_SECRET=1\n",
+      });
+      // The owner's files elsewhere, named as what the next command's setup removes.
+      const victim = realpathSync(tempDir("pencil-victim-"));
+      writeTree(victim, { ".env": "OTHER_PROJECT_SECRET=1\n", "index.js": "precious\n" });
+      const t = toolContext(root);
+      const tool = createRunCommandTool({
+        sandbox: "namespace",
+        scratch: "overlay",
+        scratchParent: tempDir("pencil-kept-parent-"),
+        parentEnv: RUNTIME_ENV,
+      });
+      try {
+        const first = await t.run(tool, { command: `rm -rf node_modules/pkg && ln -s ${victim} node_modules/pkg` });
+        expect(first).toContain("ignored files");
+        // A staged deletion below the link is laid through it too.
+        t.overlay.remove(join(root, "node_modules/pkg/index.js"));
+        await t.run(tool, { command: "true" });
+        expect(readFileSync(join(victim, ".env"), "utf8")).toBe("OTHER_PROJECT_SECRET=1\n");
+        expect(readFileSync(join(victim, "index.js"), "utf8")).toBe("precious\n");
+      } finally {
+        await tool.close?.();
+      }
     },
     30_000,
   );
