@@ -14,6 +14,7 @@ const SYMBOLS = {
   socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
   close: { args: [FFIType.i32], returns: FFIType.i32 },
+  open: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
   signal: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.ptr },
   sigprocmask: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
@@ -114,6 +115,29 @@ export function loopbackUp(): string | null {
   } finally {
     c.close(fd);
   }
+}
+
+/**
+ * Gives up the controlling terminal, if this process has one (TIOCNOTTY on /dev/tty): a program started from the
+ * owner's terminal session (a stdio MCP server) could otherwise open /dev/tty, read the owner's keystrokes and write to
+ * the owner's screen. Not being a session leader, only this process (and what it starts) loses it. Null when there is
+ * no controlling terminal now, else why it is still there.
+ */
+export function dropControllingTerminal(): string | null {
+  const TIOCNOTTY = 0x5422;
+  const O_RDWR = 2;
+  const O_NOCTTY = 0x100;
+  const path = cString("/dev/tty");
+  const fd = c.open(path, O_RDWR | O_NOCTTY);
+  if (fd < 0) return null; // ENXIO: none (ENOENT, EACCES: none reachable either)
+  const rc = c.ioctl(fd, TIOCNOTTY, null);
+  const why = rc === 0 ? null : lastError();
+  c.close(fd);
+  if (why !== null) return why;
+  const again = c.open(path, O_RDWR | O_NOCTTY);
+  if (again < 0) return null;
+  c.close(again);
+  return "the terminal is still reachable after TIOCNOTTY";
 }
 
 /**

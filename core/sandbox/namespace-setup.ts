@@ -274,6 +274,8 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   } catch {
     fail(`cannot enter the workspace path ${R}`);
   }
+  // No way to the owner's terminal: the private /dev has a tty node, which opens the controlling terminal.
+  must(lib.dropControllingTerminal(), "cannot give up the controlling terminal");
   if (plan.stderr === "stdout") must(lib.dup2(1, 2), "cannot merge the command's output");
   else {
     const nul = openSync("/dev/null", constants.O_WRONLY);

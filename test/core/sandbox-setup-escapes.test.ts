@@ -93,3 +93,49 @@ describe("the kept scratch: what an earlier command left in an ignored tree", ()
     30_000,
   );
 });
+
+describe("the owner's terminal", () => {
+  test.skipIf(!hasNamespace)(
+    "a sandboxed program started from a terminal session (a stdio MCP server) cannot open it through /dev/tty",
+    async () => {
+      const root = realpathSync(tempDir("pencil-mcp-"));
+      const launch = sandboxedLaunch({
+        root,
+        dir: join(root, "work"),
+        command: "/bin/sh",
+        args: ["-c", "echo FROM-THE-SANDBOX > /dev/tty; echo done > done"],
+        env: { PATH: "/usr/bin:/bin" },
+        network: false,
+        hiding: planHiding({
+          realHome: tempDir(),
+          pencilHome: tempDir(),
+          wsRoot: root,
+          scratchRoot: root,
+          path: "/usr/bin:/bin",
+        }),
+      })!;
+      // As Pencil in the owner's terminal starts it: the terminal is the session's, the server's stdio are pipes.
+      let raw = "";
+      const decoder = new TextDecoder();
+      const proc = Bun.spawn(
+        ["/bin/sh", "-c", 'exec "$@" </dev/null >/dev/null 2>&1', "pencil", launch.command, ...launch.args],
+        {
+          env: launch.env,
+          terminal: {
+            cols: 80,
+            rows: 20,
+            data(_term, data) {
+              raw += decoder.decode(data, { stream: true });
+            },
+          },
+        },
+      );
+      await proc.exited;
+      // The control: the program ran to its end.
+      expect(readFileSync(join(root, "work/done"), "utf8")).toBe("done\n");
+      await Bun.sleep(100);
+      expect(raw).not.toContain("FROM-THE-SANDBOX");
+    },
+    30_000,
+  );
+});
