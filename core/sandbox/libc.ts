@@ -15,6 +15,7 @@ const SYMBOLS = {
   ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
   close: { args: [FFIType.i32], returns: FFIType.i32 },
   open: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
+  setsid: { args: [], returns: FFIType.i32 },
   signal: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.ptr },
   sigprocmask: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
   execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
@@ -115,6 +116,11 @@ export function loopbackUp(): string | null {
   } finally {
     c.close(fd);
   }
+}
+
+/** setsid(2): a session and process group of this process's own, without a controlling terminal; null on success. */
+export function newSession(): string | null {
+  return c.setsid() < 0 ? lastError() : null;
 }
 
 /**

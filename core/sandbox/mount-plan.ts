@@ -110,6 +110,12 @@ export interface SetupPlan {
   argv: string[];
   /** The program's environment ("NAME=value"): the setup itself runs with PATH alone, so nothing in it changes how the setup runs. */
   env: string[];
+  /**
+   * Start the program in a session (and process group) of its own: for a program started in Pencil's own process group
+   * (a stdio server), so that what it signals as a group stays in the namespace. run_command's runner starts the
+   * namespace detached already, and kills it by that group.
+   */
+  newSession?: boolean;
   /** Where the program's stderr goes: merged into stdout (run_command), or discarded (a server speaking on stdout). */
   stderr: "stdout" | "discard";
   /** With the network on: the forwarder from the namespace's 127.0.0.1:port to the proxy's unix socket, run by `bun`. */

@@ -274,6 +274,9 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   } catch {
     fail(`cannot enter the workspace path ${R}`);
   }
+  // A program started in Pencil's own process group (a stdio server) signalling "its group" (kill 0) would reach
+  // Pencil, unshare and the launcher shell, outside every namespace: it gets a session of its own.
+  if (plan.newSession) must(lib.newSession(), "cannot start a session of its own");
   // No way to the owner's terminal: the private /dev has a tty node, which opens the controlling terminal.
   must(lib.dropControllingTerminal(), "cannot give up the controlling terminal");
   if (plan.stderr === "stdout") must(lib.dup2(1, 2), "cannot merge the command's output");

@@ -304,6 +304,8 @@ export function sandboxedLaunch(input: {
     env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
     // Stdout is the protocol: the program's stderr must not reach it.
     stderr: "discard",
+    // Spawned in Pencil's own process group: what it signals as a group must not reach past the namespace.
+    newSession: true,
   });
   return {
     env: { PATH: SETUP_PATH },

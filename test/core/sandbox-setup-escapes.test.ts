@@ -139,3 +139,47 @@ describe("the owner's terminal", () => {
     30_000,
   );
 });
+
+describe("the launcher's process group", () => {
+  test.skipIf(!hasNamespace)(
+    "a sandboxed program (a stdio MCP server, started in Pencil's own process group) cannot signal the processes of that group",
+    () => {
+      const root = realpathSync(tempDir("pencil-mcp-"));
+      const launch = sandboxedLaunch({
+        root,
+        dir: join(root, "work"),
+        command: "/bin/sh",
+        args: ["-c", 'trap "" USR2; kill -USR2 0; echo done > done'],
+        env: { PATH: "/usr/bin:/bin" },
+        network: false,
+        hiding: planHiding({
+          realHome: tempDir(),
+          pencilHome: tempDir(),
+          wsRoot: root,
+          scratchRoot: root,
+          path: "/usr/bin:/bin",
+        }),
+      })!;
+      // "Pencil": a process group of its own (so a signal to the group reaches nothing else), recording what reached it.
+      const marker = join(realpathSync(tempDir("pencil-outside-")), "signalled");
+      const r = spawnSync(
+        "setsid",
+        [
+          "--wait",
+          "/bin/bash",
+          "-c",
+          `trap 'echo USR2 >> "$0"' USR2; "$@"; true`,
+          marker,
+          launch.command,
+          ...launch.args,
+        ],
+        { env: launch.env, encoding: "utf8", timeout: 20_000 },
+      );
+      expect(existsSync(marker)).toBe(false);
+      // The control: the program ran to its end (its signal reached neither unshare nor the launcher shell).
+      expect(r.status).toBe(0);
+      expect(readFileSync(join(root, "work/done"), "utf8")).toBe("done\n");
+    },
+    30_000,
+  );
+});
