@@ -60,10 +60,12 @@ export function diffScratch(
 ): ScratchChange[] {
   if (s.overlay) return diffOverlay(s, maxBytes, caps, ignored);
   const now = new Map<string, EntrySig>();
-  if (!recordTree(s.dir, now))
+  const unreadable: string[] = [];
+  if (!recordTree(s.dir, now, unreadable))
     throw new ScratchError(
       "the command replaced the scratch copy's root directory, so none of its file effects can be trusted; nothing was staged.",
     );
+  if (unreadable.length > 0) throw unreadableDirectory(unreadable[0]!);
   const budget: Budget = { bytes: caps.bytes, files: caps.files, caps };
   const changes: ScratchChange[] = [];
   for (const [rel, before] of s.baseline) {
@@ -94,6 +96,16 @@ export function diffScratch(
     }
   }
   return changes.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : a.change === "delete" ? -1 : 1));
+}
+
+/**
+ * The refusal when the command left a directory Pencil cannot list: what it holds is unknown, and would otherwise be
+ * taken for deleted (or, in a kept scratch, kept unseen for the next command).
+ */
+export function unreadableDirectory(rel: string): ScratchError {
+  return new ScratchError(
+    `the command left the directory ${rel === "" ? "." : rel} unreadable (its permissions), so what it holds cannot be told; nothing was staged. Give directories their read permission back (chmod u+rx) before the command ends.`,
+  );
 }
 
 /** Plain mode: what changed in the real shared directories since the copy was made (writes that went through the links). */

@@ -1,6 +1,6 @@
 import { fstatSync, lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { readChange, sameAsView, type Budget, type DiffCaps, type ScratchChange } from "./diff.ts";
+import { readChange, sameAsView, unreadableDirectory, type Budget, type DiffCaps, type ScratchChange } from "./diff.ts";
 import { inDir } from "./in-dir.ts";
 import { readOpaque, sameUpper, upperEntry, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
@@ -86,7 +86,7 @@ export function diffOverlay(
       try {
         entries = readdirSync(at);
       } catch {
-        return;
+        throw unreadableDirectory(rel);
       }
       const present = new Set(entries);
       if (rel !== "") {
@@ -120,7 +120,8 @@ export function diffOverlay(
         if (st.isDirectory()) {
           const was = before(childRel);
           if (was && was !== "dir") del(childRel, was);
-          walk(child, childRel);
+          // Not entered (a chmod 000): what it holds is unknown, and would stay in a kept scratch unseen.
+          if (!walk(child, childRel) && lstatOrNull(child)?.isDirectory()) throw unreadableDirectory(childRel);
           continue;
         }
         const entry = upperEntry(st);

@@ -23,15 +23,18 @@ export function settleClock(s: Scratch): void {
 /**
  * Records every non-directory entry below `dir` by relative path. Links are
  * recorded, never followed: a directory that became a link is entered by
- * descriptor or not at all. False when `dir` itself is not a directory.
+ * descriptor or not at all. Directories that cannot be opened or listed (a
+ * command's chmod 000) are added to `unreadable` by relative path: what they
+ * hold is not recorded. False when `dir` itself is not a directory.
  */
-export function recordTree(dir: string, into: Map<string, EntrySig>): boolean {
+export function recordTree(dir: string, into: Map<string, EntrySig>, unreadable: string[] = []): boolean {
   const walk = (path: string, rel: string): boolean =>
     inDir(path, (at) => {
       let entries;
       try {
         entries = readdirSync(at, { withFileTypes: true });
       } catch {
+        unreadable.push(rel);
         return;
       }
       for (const e of entries) {
@@ -44,7 +47,11 @@ export function recordTree(dir: string, into: Map<string, EntrySig>): boolean {
         } catch {
           continue;
         }
-        if (st.isDirectory()) continue; // swapped back in the meantime: not recorded, as with any race of a directory
+        if (st.isDirectory()) {
+          // A directory that could not be entered: its entries are unknown, not gone.
+          unreadable.push(childRel);
+          continue;
+        }
         into.set(childRel, {
           kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
           dev: st.dev,

@@ -2,7 +2,17 @@
 // shell, unshare, the Bun setup) must not take anything from the confined program's environment or scratch.
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { planHiding } from "../../core/sandbox/hiding.ts";
@@ -179,6 +189,79 @@ describe("the launcher's process group", () => {
       // The control: the program ran to its end (its signal reached neither unshare nor the launcher shell).
       expect(r.status).toBe(0);
       expect(readFileSync(join(root, "work/done"), "utf8")).toBe("done\n");
+    },
+    30_000,
+  );
+});
+
+// As root the host reads every directory whatever its mode: only an unprivileged user shows what a chmod 000 does.
+const asRoot = process.getuid?.() === 0;
+const CHECKOUT = join(import.meta.dir, "../..");
+const nobodyRuns =
+  asRoot &&
+  spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, "--version"], {
+    cwd: "/",
+  }).status === 0 &&
+  spawnSync("setpriv", [
+    "--reuid",
+    "65534",
+    "--regid",
+    "65534",
+    "--clear-groups",
+    "test",
+    "-r",
+    join(CHECKOUT, "core/tools/run-command.ts"),
+  ]).status === 0;
+
+describe("a directory the command made unreadable (as an unprivileged user)", () => {
+  test.skipIf(!hasNamespace || !nobodyRuns).each(["copy", "overlay"])(
+    "hides nothing from the diff (%s): nothing is staged, no file it holds is reported deleted",
+    (scratch) => {
+      const dir = mkdtempSync(join(tmpdir(), "pencil-run-nobody-"));
+      chmodSync(dir, 0o1777);
+      try {
+        const child = join(dir, "child.ts");
+        writeFileSync(
+          child,
+          `import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "core/tools/run-command.ts"))};
+import { toolContext } from ${JSON.stringify(join(CHECKOUT, "test/support/tool-context.ts"))};
+const dir = process.argv[2]!;
+const ws = join(dir, "ws");
+mkdirSync(join(ws, "src"), { recursive: true });
+writeFileSync(join(ws, "src/app.ts"), "original\\n");
+mkdirSync(join(dir, "home"));
+const scratch = ${JSON.stringify(scratch)};
+if (scratch === "overlay" && !useOverlay(ws, { scratch, scratchParent: dir })) { console.log(JSON.stringify({ skip: true })); process.exit(0); }
+const t = toolContext(ws, { home: join(dir, "home") });
+const tool = createRunCommandTool({ sandbox: "namespace", scratch, scratchParent: dir, realHome: join(dir, "home"), pencilHome: join(dir, "ph"), parentEnv: { PATH: "/usr/bin:/bin" } });
+const first = await t.run(tool, { command: "echo unseen >> src/app.ts; chmod 000 src" });
+const second = await t.run(tool, { command: "chmod 755 src 2>/dev/null; cat src/app.ts" });
+console.log(JSON.stringify({ first, second, staged: t.overlay.list().map((e) => e.real.slice(ws.length + 1)) }));
+await tool.close?.();
+`,
+        );
+        chmodSync(child, 0o644);
+        const r = spawnSync(
+          "setpriv",
+          ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, child, dir],
+          { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, cwd: dir, timeout: 20_000 },
+        );
+        expect(r.stderr).toBe("");
+        const out = JSON.parse(r.stdout) as { skip?: boolean; first: string; second: string; staged: string[] };
+        if (out.skip) return console.warn(`skipped: no overlay for an unprivileged user here (${scratch})`);
+        expect(out.first).not.toContain("Staged delete");
+        expect(out.first).toContain("unreadable");
+        // And the scratch it left is removed, its unreadable directory included.
+        expect(out.first).not.toContain("could not be removed");
+        expect(out.staged).toEqual([]);
+        // Its effects were dropped, so the next command sees the staged view, not what the first hid.
+        expect(out.second).not.toContain("unseen");
+      } finally {
+        spawnSync("chmod", ["-R", "u+rwx", dir]);
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
     30_000,
   );
