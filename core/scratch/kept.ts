@@ -8,6 +8,7 @@ import {
   renameSync,
   rmdirSync,
   rmSync,
+  statfsSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -90,8 +91,12 @@ export class KeptScratch {
    * that changed are read), and a fresh directory for the command's mount
    * point, HOME and TMPDIR.
    */
-  prepare(visible: (real: string) => boolean): Scratch {
+  prepare(visible: (real: string) => boolean, room?: number): Scratch {
     const notes: string[] = [];
+    // What earlier commands kept in ignored trees may fill the disk over a run: once the next command's room (its write
+    // cap) is no longer free, it is dropped.
+    const free = room === undefined || this.commands === 0 ? null : freeBytes(this.root);
+    const crowded = free !== null && free < room!;
     const staged = stagedInside(this.ws, this.fs).filter(({ entry }) => visible(entry.real));
     const want = new Map<string, { bytes: Uint8Array | null; mode: number }>();
     for (const { rel, entry } of staged)
@@ -107,7 +112,9 @@ export class KeptScratch {
       return w === undefined ? undefined : w.bytes === null ? null : { bytes: w.bytes, mode: w.mode };
     };
     // A changed .gitignore may no longer ignore what earlier commands wrote (kept, never staged): start afresh.
-    let clean = this.commands === 0 || ![...dirty].some((rel) => rel === ".gitignore" || rel.endsWith("/.gitignore"));
+    let clean =
+      !crowded &&
+      (this.commands === 0 || ![...dirty].some((rel) => rel === ".gitignore" || rel.endsWith("/.gitignore")));
     for (const rel of clean ? [...dirty].sort() : []) {
       if (!this.sync(rel, wantOf(rel), notes)) {
         clean = false;
@@ -119,7 +126,9 @@ export class KeptScratch {
       this.rebuilds++;
       notes.length = 0;
       notes.push(
-        "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
+        crowded
+          ? `Note: the disk holding the scratch had ${sizeText(free!)} free, less than the ${sizeText(room!)} one command may write, so the scratch was laid again from the staged changes; what earlier commands wrote to ignored files is gone.`
+          : "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
       );
       for (const rel of [...want.keys()].sort()) this.sync(rel, wantOf(rel), notes);
     }
@@ -391,4 +400,20 @@ export class ScratchKeeper {
     this.kept = null;
     return k ? k.dispose() : true;
   }
+}
+
+/** Bytes free to an unprivileged writer on the file system holding `dir`; Infinity where it cannot be asked. */
+function freeBytes(dir: string): number {
+  try {
+    const st = statfsSync(dir);
+    return Number(st.bavail) * Number(st.bsize);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function sizeText(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${Math.round(bytes / 1024)} KiB`;
 }

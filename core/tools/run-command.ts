@@ -166,7 +166,7 @@ export async function runCommand(
       return await own.use(ctx.ws, ctx.fs, options.scratchParent, async (kept) => {
         let s: Scratch;
         try {
-          s = kept.prepare(visible);
+          s = kept.prepare(visible, options.writeCapBytes ?? ctx.limits.scratchWriteBytes);
         } catch (error) {
           kept.settle(null, null, () => false);
           throw scratchFailure(error);

@@ -32,7 +32,7 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 /** The tool's text without its first line (the command echoed back). */
 const after = (out: string) => out.slice(out.indexOf("\n"));
 
-function setup(files: Record<string, string> = {}) {
+function setup(files: Record<string, string> = {}, writeCapBytes?: number) {
   const root = tempDir("pencil-kept-ws-");
   writeTree(root, { "a.txt": "original\n", "src/app.ts": "export const a = 1;\n", "README.md": "hello\n", ...files });
   const t = toolContext(root);
@@ -49,6 +49,7 @@ function setup(files: Record<string, string> = {}) {
     scratch: "overlay",
     scratchParent,
     parentEnv: RUNTIME_ENV,
+    ...(writeCapBytes !== undefined ? { writeCapBytes } : {}),
   });
   const run = async (command: string) => after(await t.run(tool, { command }));
   const path = (rel: string) => join(t.ws.root, rel);
@@ -143,6 +144,15 @@ describe.skipIf(!hasOverlay)("a scratch kept for the run", () => {
     expect(second).not.toContain("b.md");
     expect(second).toContain("laid again");
     expect(second).toContain("No file changes.");
+  });
+
+  test("once the disk holding the scratch has less free than one command may write, what ignored trees kept is dropped, said", async () => {
+    // A write cap larger than any disk here: the second command finds too little room.
+    const { run } = setup({ ".gitignore": "dist/\n" }, 2 ** 50);
+    expect(await run("mkdir -p dist && echo built > dist/out.js")).toContain("1 change in ignored files");
+    const second = await run("cat dist/out.js; echo end");
+    expect(second).toMatch(/Note: the disk holding the scratch had .+ free, less than the .+ one command may write/);
+    expect(second).toContain("No such file or directory");
   });
 
   test("ignored trees are part of the overlay: writes there stay for the run, counted, never staged; their secrets stay hidden", async () => {
