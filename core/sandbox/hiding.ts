@@ -73,6 +73,13 @@ export interface Hiding {
   unscanned: string[];
 }
 
+/**
+ * The system directories searched for secrets: configuration, and what is installed by hand. The rest of /usr, /bin,
+ * /lib*, /nix and /snap hold what packages installed (read-only to the user) and are not searched: a search of /usr
+ * alone is some 140,000 entries.
+ */
+export const SEARCHED_SYSTEM_DIRS: readonly string[] = ["/etc", "/usr/local"];
+
 /** What planHiding needs. */
 export interface HidingInput {
   /** The user's real home directory. */
@@ -103,7 +110,10 @@ export interface HidingInput {
   root?: string;
   /** More directories the command must reach, kept read-only where a cover would hide them (Bun for the network forwarder). */
   keep?: readonly string[];
-  /** System directories the command sees, searched whole for entries `hidden` denies, which are masked (default ["/etc"]). */
+  /**
+   * System directories the command sees, searched whole for entries `hidden` denies, which are masked (default
+   * SEARCHED_SYSTEM_DIRS: /etc and /usr/local, where people put configuration and software by hand).
+   */
   systemDirs?: readonly string[];
 }
 
@@ -293,7 +303,7 @@ export function planHiding(input: HidingInput): Hiding {
       if (hidden(p)) secrets.add(p);
     }
   };
-  for (const dir of input.systemDirs ?? ["/etc"]) {
+  for (const dir of input.systemDirs ?? SEARCHED_SYSTEM_DIRS) {
     const found = searchBelow(dir);
     if (found.complete) for (const p of found.denied) secrets.add(p);
     else {

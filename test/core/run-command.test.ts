@@ -1679,25 +1679,32 @@ describe("secrets hidden everywhere: the command sees only the system's own dire
   if (hasNamespace && !canPlace)
     console.warn("run-command.test: SKIPPED the /srv and /etc .env test: it places files there and needs root.");
   test.skipIf(!canPlace)(
-    "a command cannot read .env files of other projects (/srv/app/.env) nor below /etc; it still sees /usr and /etc",
+    "a command cannot read .env files of other projects (/srv/app/.env) nor below /etc or /usr/local; it still sees /usr and /etc",
     async () => {
       const srv = join("/srv", `pencil-test-${process.pid}`);
       const etc = join("/etc", `pencil-test-${process.pid}`);
+      const local = join("/usr/local/lib", `pencil-test-${process.pid}`);
       try {
         writeTree(srv, { ".env": "SRV-SECRET=1\n", "notes.txt": "SRV-NOTES\n" });
         writeTree(etc, { ".env.local": "ETC-SECRET=1\n", "app.conf": "ETC-CONF-VISIBLE\n" });
+        writeTree(local, { "pkg/.env": "LOCAL-SECRET=1\n", "pkg/index.js": "LOCAL-CODE-VISIBLE\n" });
         const { run } = setup("namespace");
         const out = after(
-          await run(`cat ${srv}/.env ${srv}/notes.txt ${etc}/.env.local ${etc}/app.conf; ls /usr/bin/env`),
+          await run(
+            `cat ${srv}/.env ${srv}/notes.txt ${etc}/.env.local ${etc}/app.conf ${local}/pkg/.env ${local}/pkg/index.js; ls /usr/bin/env`,
+          ),
         );
         expect(out).not.toContain("SRV-SECRET");
         expect(out).not.toContain("SRV-NOTES");
         expect(out).not.toContain("ETC-SECRET");
+        expect(out).not.toContain("LOCAL-SECRET");
+        expect(out).toContain("LOCAL-CODE-VISIBLE");
         expect(out).toContain("ETC-CONF-VISIBLE");
         expect(out).toContain("/usr/bin/env");
       } finally {
         rmSync(srv, { recursive: true, force: true });
         rmSync(etc, { recursive: true, force: true });
+        rmSync(local, { recursive: true, force: true });
       }
     },
   );
