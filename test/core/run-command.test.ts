@@ -1163,6 +1163,39 @@ function gitHttpServer(root: string, tls?: { cert: string; key: string }) {
   return { server, seen };
 }
 
+/**
+ * A bare remote served over git's smart HTTP (HTTPS with `upstreamCa`, whose certificate the proxy is told to trust),
+ * and a sandboxed workspace with one commit whose commands reach it through the proxy, judged as under a
+ * Net(git.pencil.test) allow with nobody to ask: reads go unasked, anything else is refused.
+ */
+async function pushWorld(upstreamCa?: Awaited<ReturnType<typeof createRunCa>>) {
+  const remote = tempDir("pencil-git-remote-");
+  expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
+  spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
+  const { server, seen } = gitHttpServer(remote, upstreamCa ? await upstreamCa.leafFor("git.pencil.test") : undefined);
+  const asked: NetRequest[] = [];
+  const startProxy: StartProxy = (o) =>
+    startCommandProxy({
+      ...o,
+      resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h),
+      ...(upstreamCa ? { upstreamCa: upstreamCa.certPem } : {}),
+    });
+  const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
+  for (const args of [
+    ["init", "-q"],
+    ["add", "."],
+    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+  ])
+    spawnSync("git", ["-C", root, ...args]);
+  ctx.reach = async (r: NetRequest) => {
+    asked.push(r);
+    return r.method === "GET";
+  };
+  const records: CommandRecord[] = [];
+  ctx.recordCommand = (r) => records.push(r);
+  return { remote, server, seen, run, asked, records };
+}
+
 const hasGitHttp =
   hasGit &&
   spawnSync("git", ["http-backend", "-h"]).error === undefined &&
@@ -1210,29 +1243,8 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
   test.skipIf(!hasNamespace || !hasGitHttp)(
     "git push over http, plain or disguised: the GETs go through, the push's POST is refused, the repository is unchanged",
     async () => {
-      const remote = tempDir("pencil-git-remote-");
-      expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
-      spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
-      const { server, seen } = gitHttpServer(remote);
+      const { remote, server, seen, run, asked, records } = await pushWorld();
       try {
-        const asked: NetRequest[] = [];
-        // The owner's answers: reads yes, anything else no (as nobody at the terminal would say for the push).
-        const reach = async (r: NetRequest) => {
-          asked.push(r);
-          return r.method === "GET";
-        };
-        const startProxy: StartProxy = (o) =>
-          startCommandProxy({ ...o, resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h) });
-        const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
-        for (const args of [
-          ["init", "-q"],
-          ["add", "."],
-          ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
-        ])
-          spawnSync("git", ["-C", root, ...args]);
-        ctx.reach = reach;
-        const records: CommandRecord[] = [];
-        ctx.recordCommand = (r) => records.push(r);
         const remoteUrl = `http://git.pencil.test:${server.port}/repo.git`;
         for (const command of [
           `git push ${remoteUrl} HEAD:refs/heads/main`,
@@ -1359,35 +1371,9 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
   test.skipIf(!hasNamespace || !hasGitHttp)(
     "over https: the command trusts the run's CA; a GET goes through, git push and an upload (plain or disguised) are refused and nothing changes",
     async () => {
-      const remote = tempDir("pencil-git-remote-");
-      expect(spawnSync("git", ["init", "-q", "--bare", join(remote, "repo.git")]).status).toBe(0);
-      spawnSync("git", ["-C", join(remote, "repo.git"), "config", "http.receivepack", "true"]);
       // The real server's certificate comes from a CA the test owns; the proxy (not the command) is told to trust it.
-      const upstreamCa = await createRunCa("test upstream CA");
-      const { server, seen } = gitHttpServer(remote, await upstreamCa.leafFor("git.pencil.test"));
+      const { remote, server, seen, run, asked, records } = await pushWorld(await createRunCa("test upstream CA"));
       try {
-        const asked: NetRequest[] = [];
-        // As under a Net(git.pencil.test) allow with nobody to ask: reads go unasked, anything else is refused.
-        const reach = async (r: NetRequest) => {
-          asked.push(r);
-          return r.method === "GET";
-        };
-        const startProxy: StartProxy = (o) =>
-          startCommandProxy({
-            ...o,
-            resolveHost: (h) => (h === "git.pencil.test" ? "127.0.0.1" : h),
-            upstreamCa: upstreamCa.certPem,
-          });
-        const { root, run, ctx } = setup("namespace", { "a.txt": "a\n" }, { network: true, startProxy });
-        for (const args of [
-          ["init", "-q"],
-          ["add", "."],
-          ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
-        ])
-          spawnSync("git", ["-C", root, ...args]);
-        ctx.reach = reach;
-        const records: CommandRecord[] = [];
-        ctx.recordCommand = (r) => records.push(r);
         const remoteUrl = `https://git.pencil.test:${server.port}/repo.git`;
         const read = await run(`git ls-remote ${remoteUrl} && echo LS-REMOTE-OK`);
         expect(read).toContain("LS-REMOTE-OK");
