@@ -318,7 +318,8 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     setTimeout(() => controller.abort(), 200);
     const started = performance.now();
     const out = await run("echo x > x.txt; sleep 30");
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Far below the 30 s the command would sleep: it was killed, however loaded the machine.
+    expect(performance.now() - started).toBeLessThan(20_000);
     expect(out).toContain("Cancelled after");
     expect(overlay.list()).toEqual([]);
   });
