@@ -444,8 +444,17 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     const tls = new TLSSocket(client, { isServer: true, secureContext: context, ALPNProtocols: ["http/1.1"] });
     tunnels.set(tls, tunnel);
     let secure = false;
+    // A handshake begun and never finished holds nothing of the host, but must not hold the tunnel open either.
+    const deadline = setTimeout(() => {
+      if (secure) return;
+      refuse(tunnel, "the TLS handshake did not finish in time");
+      tls.destroy();
+      client.destroy();
+    }, firstBytesTimeoutMs);
+    client.on("close", () => clearTimeout(deadline));
     tls.on("secure", () => {
       secure = true;
+      clearTimeout(deadline);
       inner.emit("connection", tls);
     });
     tls.on("error", (error) => {

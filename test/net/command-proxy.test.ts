@@ -294,6 +294,23 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     }
   });
 
+  test("a TLS handshake begun and never finished is given up, recorded, and reaches nothing", async () => {
+    const p = await proxyFor(async () => true, up.ca);
+    const before = up.seen.length;
+    try {
+      const s = await tunnel(p.socketPath, `${HOST}:${up.server.port}`);
+      // The start of a ClientHello record (handshake, TLS 1.0 record version, a length), then nothing more.
+      s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]));
+      await new Promise((r) => s.on("close", r));
+      expect(p.proxy.log.map((r) => [r.method, r.allowed, r.refused])).toEqual([
+        ["CONNECT", false, "the TLS handshake did not finish in time"],
+      ]);
+      expect(up.seen.length).toBe(before);
+    } finally {
+      await p.close();
+    }
+  });
+
   test("TLS without HTTP/1.1 inside (HTTP/2 only, or another protocol) is refused and recorded", async () => {
     const p = await proxyFor(async () => true, up.ca);
     const before = up.seen.length;
