@@ -980,24 +980,26 @@ function seam(tools: PencilTool[], rules: Rule[], approver: Approver) {
 const NO_SANDBOX =
   "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
 
+/** A run_command stand-in for the policy seam's tests: it records what it was let run. */
+function fakeTool(sandboxed = true) {
+  const ran: string[] = [];
+  const tool: PencilTool<{ command: string }> = {
+    name: "run_command",
+    description: "fake",
+    inputSchema: z.object({ command: z.string() }),
+    claims: () => [],
+    runCommand: ({ command }) => command,
+    sandboxed: () => sandboxed,
+    async execute({ command }) {
+      ran.push(command);
+      return `ran ${command}`;
+    },
+  };
+  return { tool, ran };
+}
+
 describe("policy seam: commands without a sandbox", () => {
   const rules = [parseRule("Run(bun test*)", "allow", "test"), parseRule("Run(rm *)", "deny", "test")];
-  function fakeTool(sandboxed: boolean) {
-    const ran: string[] = [];
-    const tool: PencilTool<{ command: string }> = {
-      name: "run_command",
-      description: "fake",
-      inputSchema: z.object({ command: z.string() }),
-      claims: () => [],
-      runCommand: ({ command }) => command,
-      sandboxed: () => sandboxed,
-      async execute({ command }) {
-        ran.push(command);
-        return `ran ${command}`;
-      },
-    };
-    return { tool, ran };
-  }
 
   test("an allow rule still asks, with the warning first; always is not remembered; deny stays deny", async () => {
     const { tool, ran } = fakeTool(false);
@@ -1044,23 +1046,6 @@ describe("policy seam: commands without a sandbox", () => {
 });
 
 describe("policy seam: irreversible actions", () => {
-  function fakeTool() {
-    const ran: string[] = [];
-    const tool: PencilTool<{ command: string }> = {
-      name: "run_command",
-      description: "fake",
-      inputSchema: z.object({ command: z.string() }),
-      claims: () => [],
-      runCommand: ({ command }) => command,
-      sandboxed: () => true,
-      async execute({ command }) {
-        ran.push(command);
-        return `ran ${command}`;
-      },
-    };
-    return { tool, ran };
-  }
-
   test("a push is asked every time, even under Run(*) and after always; the question offers no always", async () => {
     const { tool, ran } = fakeTool();
     const approver = scriptedApprover([{ kind: "always" }, { kind: "yes" }]);
