@@ -26,6 +26,27 @@ const hasOverlay = hasNamespace && overlayWorks(tempDir("pencil-lower-"), tempDi
 const RUNTIME_ENV = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`, LANG: "C.UTF-8" };
 if (!hasNamespace) console.warn("sandbox-setup-escapes.test: no namespace sandbox here; these tests are SKIPPED.");
 
+/** A program (`sh -c script`) as a stdio MCP server is launched in the sandbox, in a private directory of its own. */
+function shLaunch(script: string) {
+  const root = realpathSync(tempDir("pencil-mcp-"));
+  const launch = sandboxedLaunch({
+    root,
+    dir: join(root, "work"),
+    command: "/bin/sh",
+    args: ["-c", script],
+    env: { PATH: "/usr/bin:/bin" },
+    network: false,
+    hiding: planHiding({
+      realHome: tempDir(),
+      pencilHome: tempDir(),
+      wsRoot: root,
+      scratchRoot: root,
+      path: "/usr/bin:/bin",
+    }),
+  })!;
+  return { root, launch };
+}
+
 describe("sandboxedLaunch (stdio MCP servers): the program's environment stays the program's", () => {
   test.skipIf(!hasNamespace)(
     "BASH_ENV, BUN_OPTIONS or PATH in a server's environment run nothing outside the sandbox",
@@ -108,22 +129,7 @@ describe("the owner's terminal", () => {
   test.skipIf(!hasNamespace)(
     "a sandboxed program started from a terminal session (a stdio MCP server) cannot open it through /dev/tty",
     async () => {
-      const root = realpathSync(tempDir("pencil-mcp-"));
-      const launch = sandboxedLaunch({
-        root,
-        dir: join(root, "work"),
-        command: "/bin/sh",
-        args: ["-c", "echo FROM-THE-SANDBOX > /dev/tty; echo done > done"],
-        env: { PATH: "/usr/bin:/bin" },
-        network: false,
-        hiding: planHiding({
-          realHome: tempDir(),
-          pencilHome: tempDir(),
-          wsRoot: root,
-          scratchRoot: root,
-          path: "/usr/bin:/bin",
-        }),
-      })!;
+      const { root, launch } = shLaunch("echo FROM-THE-SANDBOX > /dev/tty; echo done > done");
       // As Pencil in the owner's terminal starts it: the terminal is the session's, the server's stdio are pipes.
       let raw = "";
       const decoder = new TextDecoder();
@@ -154,22 +160,7 @@ describe("the launcher's process group", () => {
   test.skipIf(!hasNamespace)(
     "a sandboxed program (a stdio MCP server, started in Pencil's own process group) cannot signal the processes of that group",
     () => {
-      const root = realpathSync(tempDir("pencil-mcp-"));
-      const launch = sandboxedLaunch({
-        root,
-        dir: join(root, "work"),
-        command: "/bin/sh",
-        args: ["-c", 'trap "" USR2; kill -USR2 0; echo done > done'],
-        env: { PATH: "/usr/bin:/bin" },
-        network: false,
-        hiding: planHiding({
-          realHome: tempDir(),
-          pencilHome: tempDir(),
-          wsRoot: root,
-          scratchRoot: root,
-          path: "/usr/bin:/bin",
-        }),
-      })!;
+      const { root, launch } = shLaunch('trap "" USR2; kill -USR2 0; echo done > done');
       // "Pencil": a process group of its own (so a signal to the group reaches nothing else), recording what reached it.
       const marker = join(realpathSync(tempDir("pencil-outside-")), "signalled");
       const r = spawnSync(
