@@ -96,6 +96,22 @@ function ended(s: Socket): Promise<void> {
   });
 }
 
+/** Sends `request` as written through a tunnel to `target`, TLS trusting the proxy's CA, and returns all the answer until the connection ends. */
+async function exchange(
+  p: { socketPath: string; proxy: { caCertPem?: string } },
+  target: string,
+  request: string,
+): Promise<string> {
+  const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
+  let out = "";
+  s.on("data", (d) => {
+    out += d;
+  });
+  s.on("secureConnect", () => s.write(request));
+  await ended(s);
+  return out;
+}
+
 /** Waits until `cond` holds (the proxy records a refusal when it closes the tunnel). */
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await Bun.sleep(25);
@@ -347,14 +363,7 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     const p = await proxyFor(recordAll(asked), up.ca);
     try {
       const target = `${HOST}:${up.server.port}`;
-      const ask = async (request: string) => {
-        const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
-        let out = "";
-        s.on("data", (d) => (out += d));
-        s.on("secureConnect", () => s.write(request));
-        await ended(s);
-        return out;
-      };
+      const ask = (request: string) => exchange(p, target, request);
       const fronted = await ask("GET /x HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
       expect(fronted).toContain(`hello from ${HOST}`);
       expect(up.seen).toContain(`GET /x host=${target} body=0`);
@@ -373,16 +382,7 @@ describe("command proxy: HTTPS tunnels are opened and every request inside is ju
     const p = await proxyFor(recordAll(asked), up.ca);
     try {
       const target = `${HOST}:${up.server.port}`;
-      const send = async (request: string) => {
-        const s = tlsConnect({ socket: await tunnel(p.socketPath, target), servername: HOST, ca: p.proxy.caCertPem });
-        let out = "";
-        s.on("data", (d) => {
-          out += d;
-        });
-        s.on("secureConnect", () => s.write(request));
-        await ended(s);
-        return out;
-      };
+      const send = (request: string) => exchange(p, target, request);
       const chunked = await send(
         "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
       );
