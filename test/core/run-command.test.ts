@@ -1150,6 +1150,47 @@ function gitHttpServer(root: string, tls?: { cert: string; key: string }) {
 }
 
 /**
+ * A registry stand-in (HTTPS with `upstreamCa`, whose certificate the proxy is told to trust) that records what it
+ * receives and accepts any PUT, and a sandboxed package with a fake token for it, whose commands' requests are judged as
+ * under a Net allow with nobody to ask: reads go unasked, anything else is refused.
+ */
+async function publishWorld(upstreamCa?: Awaited<ReturnType<typeof createRunCa>>) {
+  const received: string[] = [];
+  const registry = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    ...(upstreamCa ? { tls: await upstreamCa.leafFor("registry.pencil.test") } : {}),
+    fetch(req) {
+      received.push(`${req.method} ${new URL(req.url).pathname}`);
+      return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
+    },
+  });
+  const asked: NetRequest[] = [];
+  const startProxy: StartProxy = (o) =>
+    startCommandProxy({
+      ...o,
+      resolveHost: () => "127.0.0.1",
+      ...(upstreamCa ? { upstreamCa: upstreamCa.certPem } : {}),
+    });
+  const url = `${upstreamCa ? "https" : "http"}://registry.pencil.test:${registry.port}/`;
+  const { run, ctx } = setup(
+    "namespace",
+    {
+      "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
+      "index.js": "module.exports = 1;\n",
+      // Not named .npmrc (a credential file the policy hides): a fake token so npm gets as far as the request.
+      "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
+    },
+    { network: true, startProxy, timeoutMs: 60_000 },
+  );
+  ctx.reach = async (r) => {
+    asked.push(r);
+    return r.method === "GET";
+  };
+  return { registry, received, asked, run, url };
+}
+
+/**
  * A bare remote served over git's smart HTTP (HTTPS with `upstreamCa`, whose certificate the proxy is told to trust),
  * and a sandboxed workspace with one commit whose commands reach it through the proxy, judged as under a
  * Net(git.pencil.test) allow with nobody to ask: reads go unasked, anything else is refused.
@@ -1262,33 +1303,8 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
   test.skipIf(!hasNamespace || !hasNpm)(
     "npm publish to a local registry stand-in: the PUT is refused and the registry receives nothing",
     async () => {
-      const received: string[] = [];
-      const registry = Bun.serve({
-        hostname: "127.0.0.1",
-        port: 0,
-        fetch(req) {
-          received.push(`${req.method} ${new URL(req.url).pathname}`);
-          return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
-        },
-      });
+      const { registry, received, asked, run, url } = await publishWorld();
       try {
-        const asked: NetRequest[] = [];
-        const startProxy: StartProxy = (o) => startCommandProxy({ ...o, resolveHost: () => "127.0.0.1" });
-        const url = `http://registry.pencil.test:${registry.port}/`;
-        const { run, ctx } = setup(
-          "namespace",
-          {
-            "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
-            "index.js": "module.exports = 1;\n",
-            // Not named .npmrc (a credential file the policy hides): a fake token so npm gets as far as the request.
-            "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
-          },
-          { network: true, startProxy, timeoutMs: 60_000 },
-        );
-        ctx.reach = async (r) => {
-          asked.push(r);
-          return r.method === "GET";
-        };
         const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
         expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
         expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
@@ -1303,31 +1319,8 @@ describe("irreversible actions through Pencil's proxy (namespace, network on)", 
   test.skipIf(!hasNamespace || !hasNpm)(
     "npm publish to an https registry stand-in: npm trusts the run's CA, its PUT is refused and the registry receives nothing",
     async () => {
-      const received: string[] = [];
-      const upstreamCa = await createRunCa("test upstream CA");
-      const registry = Bun.serve({
-        hostname: "127.0.0.1",
-        port: 0,
-        tls: await upstreamCa.leafFor("registry.pencil.test"),
-        fetch(req) {
-          received.push(`${req.method} ${new URL(req.url).pathname}`);
-          return req.method === "PUT" ? new Response("{}", { status: 201 }) : new Response("{}", { status: 404 });
-        },
-      });
+      const { registry, received, run, url } = await publishWorld(await createRunCa("test upstream CA"));
       try {
-        const startProxy: StartProxy = (o) =>
-          startCommandProxy({ ...o, resolveHost: () => "127.0.0.1", upstreamCa: upstreamCa.certPem });
-        const url = `https://registry.pencil.test:${registry.port}/`;
-        const { run, ctx } = setup(
-          "namespace",
-          {
-            "package.json": JSON.stringify({ name: "pencil-publish-probe", version: "1.0.0" }),
-            "index.js": "module.exports = 1;\n",
-            "publish.npmrc": `//registry.pencil.test:${registry.port}/:_authToken=fake-token\n`,
-          },
-          { network: true, startProxy, timeoutMs: 60_000 },
-        );
-        ctx.reach = async (r) => r.method === "GET";
         const out = await run(`npm publish --userconfig publish.npmrc --registry ${url} --no-audit --no-fund`);
         expect(out).toContain(`REFUSED: PUT ${url}pencil-publish-probe`);
         expect(received.filter((x) => x.startsWith("PUT"))).toEqual([]);
