@@ -1,4 +1,4 @@
-import { statfsSync, statSync } from "node:fs";
+import { type StatsFs, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /** One file an apply is about to write: where, and its size before (0 when absent) and after (0 when deleted). */
@@ -76,12 +76,11 @@ export function spaceProblem(
     } catch {
       continue;
     }
-    const block = fs.bsize > 0 ? fs.bsize : 4096;
+    const block = blockSize(fs);
     const round = (n: number) => Math.ceil(n / block) * block;
     // A margin of one block per file for rounding and metadata.
     const need = round(g.bytes) + round(g.largest) + block * (files.length + g.inodes);
-    // Root may write into the blocks reserved for it; anyone else only into the available ones.
-    const free = (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * block;
+    const free = freeOf(fs);
     if (need > free) {
       return `the file system of ${g.dir} has ${formatBytes(free)} free and the apply needs about ${formatBytes(need)} (the new content and room to write each file safely)`;
     }
@@ -90,6 +89,24 @@ export function spaceProblem(
     }
   }
   return null;
+}
+
+/** Bytes this process may still write on the file system holding `dir`; null where it cannot be asked. */
+export function bytesFree(dir: string): number | null {
+  try {
+    return freeOf(statfsSync(dir));
+  } catch {
+    return null;
+  }
+}
+
+function blockSize(fs: StatsFs): number {
+  return fs.bsize > 0 ? fs.bsize : 4096;
+}
+
+/** Root may write into the blocks reserved for it; anyone else only into the available ones. */
+function freeOf(fs: StatsFs): number {
+  return (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * blockSize(fs);
 }
 
 /** The nearest directory at or above `path`'s parent that exists, or null. */
@@ -107,7 +124,8 @@ function existingDir(path: string): string | null {
   }
 }
 
-function formatBytes(n: number): string {
+/** A byte count for people: B, KiB, MiB or GiB. */
+export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;

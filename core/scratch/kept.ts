@@ -8,11 +8,11 @@ import {
   renameSync,
   rmdirSync,
   rmSync,
-  statfsSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { rm } from "node:fs/promises";
+import { bytesFree, formatBytes } from "../free-space.ts";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";
@@ -95,7 +95,7 @@ export class KeptScratch {
     const notes: string[] = [];
     // What earlier commands kept in ignored trees may fill the disk over a run: once the next command's room (its write
     // cap) is no longer free, it is dropped.
-    const free = room === undefined || this.commands === 0 ? null : freeBytes(this.root);
+    const free = room === undefined || this.commands === 0 ? null : bytesFree(this.root);
     const crowded = free !== null && free < room!;
     const staged = stagedInside(this.ws, this.fs).filter(({ entry }) => visible(entry.real));
     const want = new Map<string, { bytes: Uint8Array | null; mode: number }>();
@@ -127,7 +127,7 @@ export class KeptScratch {
       notes.length = 0;
       notes.push(
         crowded
-          ? `Note: the disk holding the scratch had ${sizeText(free!)} free, less than the ${sizeText(room!)} one command may write, so the scratch was laid again from the staged changes; what earlier commands wrote to ignored files is gone.`
+          ? `Note: the disk holding the scratch had ${formatBytes(free!)} free, less than the ${formatBytes(room!)} one command may write, so the scratch was laid again from the staged changes; what earlier commands wrote to ignored files is gone.`
           : "Note: the scratch was laid again from the staged changes (a .gitignore changed, or a path below a directory an earlier command replaced had to show the workspace again); what earlier commands wrote to ignored files is gone.",
       );
       for (const rel of [...want.keys()].sort()) this.sync(rel, wantOf(rel), notes);
@@ -400,20 +400,4 @@ export class ScratchKeeper {
     this.kept = null;
     return k ? k.dispose() : true;
   }
-}
-
-/** Bytes free to an unprivileged writer on the file system holding `dir`; Infinity where it cannot be asked. */
-function freeBytes(dir: string): number {
-  try {
-    const st = statfsSync(dir);
-    return Number(st.bavail) * Number(st.bsize);
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
-
-function sizeText(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-  return `${Math.round(bytes / 1024)} KiB`;
 }
