@@ -156,10 +156,12 @@ describe("the workspace lock's stale rule", () => {
   test.skipIf(startTimeOf(process.pid) === null)(
     "a holder killed but not yet reaped by its parent (a zombie) is stale",
     async () => {
-      // `sleep 0` exits at once; the shell then becomes `sleep 5`, which never reaps it.
+      // The child exits only once the shell has become `sleep 5`, which never reaps it (a shell may reap a child that
+      // ended before its exec, and the pid would be gone rather than a zombie).
       // The pid goes through a file, not a pipe: a pipe left open here would be inherited by later tests' commands.
       const pidFile = join(tempDir("pencil-zombie-"), "pid");
-      const parent = Bun.spawn(["sh", "-c", `sleep 0 & echo $! > ${pidFile}; exec sleep 5`], {
+      const child = 'while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.01; done';
+      const parent = Bun.spawn(["sh", "-c", `sh -c '${child}' & echo $! > ${pidFile}; exec sleep 5`], {
         stdio: ["ignore", "ignore", "ignore"],
       });
       await until(
