@@ -1,46 +1,21 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  errorReply,
-  startFakeOpenAIServer,
-  textReply,
-  toolCallReply,
-  type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
+import { errorReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
-import { tempDir, writeTree } from "../../support/temp.ts";
+import { tempDir } from "../../support/temp.ts";
 
 // End to end: `bun index.ts` as a subprocess, the real Groq and OpenRouter clients
 // pointed at local fake servers by the base-URL variables, reviews driven through a
 // pseudo-terminal.
 
-const servers: FakeOpenAIServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop();
-});
-
 async function setup(files: Record<string, string> = { "a.txt": "alpha\n", "b.txt": "beta\n" }) {
-  const workspace = tempDir("pencil-ws-");
-  writeTree(workspace, files);
-  const groq = await startFakeOpenAIServer();
-  const openrouter = await startFakeOpenAIServer();
-  servers.push(groq, openrouter);
-  const home = tempDir("pencil-home-");
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    PENCIL_HOME: join(home, ".pencil"),
-    GROQ_API_KEY: "gsk_test_key",
-    GROQ_BASE_URL: `${groq.url}/openai/v1`,
-    OPENROUTER_API_KEY: "sk-or-test-key",
-    OPENROUTER_BASE_URL: `${openrouter.url}/api/v1`,
-    NO_COLOR: "1",
-  };
+  const { workspace, groq, openrouter, env } = await modelWorld(files, { fallback: true });
   const read = (path: string) => readFileSync(join(workspace, path), "utf8");
   const log = async () =>
     JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
-  return { workspace, groq, openrouter, env, read, log };
+  return { workspace, groq, openrouter: openrouter!, env, read, log };
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });

@@ -1,38 +1,15 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
-import {
-  hangReply,
-  startFakeOpenAIServer,
-  textReply,
-  toolCallReply,
-  type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
+import { hangReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
-import { tempDir, writeTree } from "../../support/temp.ts";
-
-const servers: FakeOpenAIServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop();
-});
-
-function baseEnv(): Record<string, string> {
-  const home = tempDir("pencil-home-");
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
-}
+import { tempDir } from "../../support/temp.ts";
 
 async function withModel(files: Record<string, string> = { "a.txt": "alpha\n" }) {
-  const workspace = tempDir("pencil-ws-");
-  writeTree(workspace, files);
-  const groq = await startFakeOpenAIServer();
-  servers.push(groq);
-  const env: Record<string, string> = {
-    ...baseEnv(),
-    GROQ_API_KEY: "gsk_test",
-    GROQ_BASE_URL: `${groq.url}/openai/v1`,
-  };
+  const { workspace, groq, env } = await modelWorld(files);
   return { workspace, groq, env, read: (p: string) => readFileSync(join(workspace, p), "utf8") };
 }
 

@@ -1,45 +1,19 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { INDEX } from "../../support/cli.ts";
+import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty, screenLines } from "../../support/cli.ts";
-import {
-  errorReply,
-  startFakeOpenAIServer,
-  textReply,
-  toolCallReply,
-  type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
+import { errorReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 
 // What a script sees: --json leaves exactly one JSON document on stdout, and a reader
 // that goes away (`| head`) ends the command quietly.
 
-const servers: FakeOpenAIServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop();
-});
-
-function baseEnv(): Record<string, string> {
-  const home = tempDir("pencil-home-");
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
-}
-
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: args });
 
-async function withModel() {
-  const workspace = tempDir("pencil-ws-");
-  writeTree(workspace, { "a.txt": "alpha\n" });
-  const groq = await startFakeOpenAIServer();
-  servers.push(groq);
-  const env: Record<string, string> = {
-    ...baseEnv(),
-    GROQ_API_KEY: "gsk_test",
-    GROQ_BASE_URL: `${groq.url}/openai/v1`,
-  };
-  return { workspace, groq, env };
-}
+const withModel = () => modelWorld();
 
 describe("--json", () => {
   test("ask --json: stdout is one JSON document, the progress went to stderr", async () => {

@@ -1,42 +1,20 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { nobodyApprover } from "../../../agent/approver.ts";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { createRuntime } from "../../../app/runtime.ts";
 import { join } from "node:path";
-import {
-  hangReply,
-  startFakeOpenAIServer,
-  textReply,
-  toolCallReply,
-  type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
+import { hangReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { modelWorld } from "../../support/cli-world.ts";
 import { INDEX, runCli, runCliPty } from "../../support/cli.ts";
-import { tempDir, writeTree } from "../../support/temp.ts";
+import { tempDir } from "../../support/temp.ts";
 
 // Sessions end to end: `bun index.ts` as a subprocess against the fake model server,
 // follow-ups through a pseudo-terminal, continuations across processes, a kill -9.
 
-const servers: FakeOpenAIServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop();
-});
-
 async function setup() {
-  const workspace = tempDir("pencil-ws-");
-  writeTree(workspace, { "a.txt": "alpha\n" });
-  const groq = await startFakeOpenAIServer();
-  servers.push(groq);
-  const home = tempDir("pencil-home-");
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    PENCIL_HOME: join(home, ".pencil"),
-    GROQ_API_KEY: "gsk_test_key",
-    GROQ_BASE_URL: `${groq.url}/openai/v1`,
-    NO_COLOR: "1",
-  };
+  const { workspace, groq, env } = await modelWorld();
   const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env });
   const log = async () =>
     JSON.parse((await cli(["log", "--json"])).stdout) as {

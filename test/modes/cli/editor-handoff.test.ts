@@ -1,21 +1,12 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { formatSummary } from "../../../render/summary.ts";
-import {
-  startFakeOpenAIServer,
-  textReply,
-  toolCallReply,
-  type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
+import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
-import { tempDir, writeTree } from "../../support/temp.ts";
-
-const servers: FakeOpenAIServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.stop();
-});
+import { tempDir } from "../../support/temp.ts";
 
 /** A scripted $EDITOR: a shell script that changes the file it is given, and notes where that file was. */
 function scriptedEditor(dir: string, body: string): string {
@@ -26,21 +17,9 @@ function scriptedEditor(dir: string, body: string): string {
 }
 
 async function setup(editorBody: string) {
-  const workspace = tempDir("pencil-ws-");
-  writeTree(workspace, { "a.txt": "alpha\n" });
-  const groq = await startFakeOpenAIServer();
-  servers.push(groq);
-  const home = tempDir("pencil-home-");
+  const { workspace, home, groq, env } = await modelWorld();
   const tools = tempDir("pencil-editor-");
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    PENCIL_HOME: join(home, ".pencil"),
-    GROQ_API_KEY: "gsk_test_key",
-    GROQ_BASE_URL: `${groq.url}/openai/v1`,
-    NO_COLOR: "1",
-    EDITOR: scriptedEditor(tools, editorBody),
-  };
+  env.EDITOR = scriptedEditor(tools, editorBody);
   groq.enqueue(
     toolCallReply([{ name: "read_file", arguments: { path: "a.txt" } }]),
     toolCallReply([{ name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }]),
