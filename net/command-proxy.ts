@@ -8,8 +8,9 @@ import {
 import { request as httpsRequest } from "node:https";
 import { lookup } from "node:dns/promises";
 import { isIP, type Socket } from "node:net";
+import { hostname as machineName, networkInterfaces } from "node:os";
 import { getCACertificates, rootCertificates, TLSSocket } from "node:tls";
-import { judgeAddress, refusedHostName } from "./net-guard.ts";
+import { ownMachineReason, refusedHostName } from "./net-guard.ts";
 
 /** One request a command made through the proxy, as judged. */
 export interface ProxyRequest {
@@ -87,23 +88,88 @@ function systemCertificates(): string[] {
   return [...rootCertificates];
 }
 
-/** Headers through which many web frameworks let a request (even a GET) ask for another method, e.g. DELETE. */
-const METHOD_OVERRIDES = ["x-http-method-override", "x-http-method", "x-method-override"];
+/**
+ * Headers through which web frameworks and the proxies in front of them let a request (even a GET) ask for another
+ * method, e.g. DELETE.
+ */
+const METHOD_OVERRIDES = [
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+  "x-original-method",
+  "x-forwarded-method",
+];
+
+/** Methods that ask a server only to read. */
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Bytes of a form body read before a request is judged, to find the `_method` field in it. */
+const FORM_READ_CAP = 64 * 1024;
+
+/** Whether a request's body is a form a framework would read `_method` from (URL-encoded or multipart). */
+function isForm(req: IncomingMessage): boolean {
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  return type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data");
+}
+
+/** The `_method` fields of a form body (URL-encoded, or multipart's `name="_method"` parts). */
+function formMethods(req: IncomingMessage, body: string): string[] {
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (type.startsWith("application/x-www-form-urlencoded")) {
+    const found: string[] = [];
+    for (const [k, v] of new URLSearchParams(body)) if (k.toLowerCase() === "_method") found.push(v);
+    return found;
+  }
+  const parts = /\bname\s*=\s*"?_method"?[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n([^\r\n]*)/gi;
+  return [...body.matchAll(parts)].map((m) => m[1]!);
+}
 
 /**
- * The method a request asks the server to apply: for a GET, HEAD or OPTIONS, an override header's (upper case)
- * when it names another; else its own. Never the other way: a POST that says it is a GET is still a POST to a
- * server that ignores the header.
+ * The method a request asks the server to apply: a method another one names (an override header, `?_method=` in the
+ * URL, a `_method` field of a form body) when it names one that does more than read; for a GET, HEAD or OPTIONS,
+ * also one that only reads; else its own. Never the other way: a POST that says it is a GET is still a POST to a
+ * server that ignores the override. `formUnread` says a form body was too large to be read whole: a reading request
+ * carrying one is judged as a POST, since what it asks is not known.
  */
-function effectiveMethod(req: IncomingMessage): string {
+function effectiveMethod(req: IncomingMessage, url: URL, form: string[], formUnread: boolean): string {
   const own = req.method ?? "GET";
-  if (own !== "GET" && own !== "HEAD" && own !== "OPTIONS") return own;
+  const named: string[] = [];
   for (const h of METHOD_OVERRIDES) {
     const value = req.headers[h];
-    const named = (Array.isArray(value) ? value.join(",") : (value ?? "")).trim().toUpperCase();
-    if (named !== "" && named !== own) return named;
+    named.push(...(Array.isArray(value) ? value : value === undefined ? [] : [value]));
   }
-  return own;
+  for (const [k, v] of url.searchParams) if (k.toLowerCase() === "_method") named.push(v);
+  named.push(...form);
+  const methods = named.map((m) => m.trim().toUpperCase()).filter((m) => m !== "" && m !== own);
+  const acting = methods.find((m) => !READ_METHODS.has(m));
+  if (acting) return acting;
+  if (!READ_METHODS.has(own)) return own;
+  if (formUnread) return "POST";
+  return methods[0] ?? own;
+}
+
+/** Reads up to FORM_READ_CAP bytes of `req`'s body; the stream is left paused after them with whatever follows. */
+function readFormStart(req: IncomingMessage): Promise<{ head: Buffer; whole: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (whole: boolean) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onEnd);
+      req.pause();
+      resolve({ head: Buffer.concat(chunks), whole });
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > FORM_READ_CAP) done(false);
+    };
+    const onEnd = () => done(true);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onEnd);
+  });
 }
 
 /** A TLS record carrying a handshake (ClientHello): content type 22, major version 3. */
@@ -152,17 +218,24 @@ export function canonicalHost(written: string): string | null {
 
 /**
  * Why an address is this machine or its link (loopback, unspecified, "this network", link-local with the
- * cloud metadata service), which the sandbox's private network exists to keep out of reach; null otherwise.
- * Private networks (a company registry on 10.x) stay for the rules to judge.
+ * cloud metadata service, or any address of any local interface, read now: the LAN address, a Docker bridge),
+ * which the sandbox's private network exists to keep out of reach; null otherwise. Other private networks
+ * (a company registry on 10.x) stay for the rules to judge.
  */
 function ownMachine(address: string): string | null {
-  const verdict = judgeAddress(address);
-  return !verdict.public && /loopback|unspecified|this network|link-local/.test(verdict.reason) ? verdict.reason : null;
+  return ownMachineReason(address, networkInterfaces());
 }
 
-/** Why `host` is this machine or its link, known without resolving it (an address, or `localhost`); null when unknown yet. */
+/**
+ * Why `host` is this machine or its link, known without resolving it (an address, `localhost`, or this
+ * machine's own name); null when unknown yet.
+ */
 function ownMachineUnresolved(host: string): string | null {
-  if (!isIP(host)) return refusedHostName(host);
+  if (!isIP(host)) {
+    const own = machineName().toLowerCase();
+    if (own !== "" && (host === own || host === `${own}.local`)) return `${host} is this machine's own name`;
+    return refusedHostName(host);
+  }
   const why = ownMachine(host);
   return why ? `${host} is this machine or its link: ${why}` : null;
 }
@@ -238,9 +311,16 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
         );
       return;
     }
+    // A form body is read before the request is judged: a `_method` field in it names what the server is asked to do.
+    const form = isForm(req) ? await readFormStart(req) : null;
     const entry: ProxyRequest = {
-      // A GET that asks, by header, to be taken as a DELETE is judged (and asked about) as the DELETE.
-      method: effectiveMethod(req),
+      // A GET that asks, by header, query or form field, to be taken as a DELETE is judged (and asked about) as the DELETE.
+      method: effectiveMethod(
+        req,
+        url,
+        form ? formMethods(req, form.head.toString("latin1")) : [],
+        form !== null && !form.whole,
+      ),
       host: where.host,
       port: where.port,
       url: url.href,
@@ -334,7 +414,10 @@ export async function startCommandProxy(options: CommandProxyOptions): Promise<C
     // A command that hangs up mid-request or mid-answer ends the upstream request too, never the proxy.
     req.on("error", () => up.destroy());
     res.on("error", () => up.destroy());
-    req.pipe(up);
+    // What was read to judge the form goes first, exactly as the command sent it; the rest follows as it comes.
+    if (form && form.head.length > 0) up.write(form.head);
+    if (form?.whole) up.end();
+    else req.pipe(up);
   }
 
   // Whatever a request or its server does, a failure ends that request, never the Pencil process it runs in.

@@ -1,7 +1,8 @@
 import { lookup } from "node:dns/promises";
 import { z } from "zod";
 import { htmlToText } from "./html-text.ts";
-import { hostForUrl, judgeAddress, parseIPv4, refusedHostName } from "./net-guard.ts";
+import { networkInterfaces } from "node:os";
+import { hostForUrl, judgeAddress, ownMachineReason, parseIPv4, refusedHostName } from "./net-guard.ts";
 import { ToolError, type PencilTool } from "../core/tools/tool.ts";
 
 /** One resolved address of a host name, as `dns.lookup({ all: true })` gives it. */
@@ -180,9 +181,11 @@ async function checkedAddresses(
   for (const address of addresses) {
     if (options.allowAddress?.(address, hostname)) continue;
     const verdict = judgeAddress(address);
-    if (!verdict.public) {
+    // A public address can be this machine's too (a server's own): its services are out of reach all the same.
+    const own = verdict.public ? ownMachineReason(address, networkInterfaces()) : null;
+    if (!verdict.public || own) {
       const what = literal ? `${address} is` : `${hostname} resolves to ${address}, which is`;
-      throw refusal(url, via, `${what} ${verdict.reason}`);
+      throw refusal(url, via, `${what} ${own ?? verdict.reason}`);
     }
   }
   return [...addresses.filter((a) => !a.includes(":")), ...addresses.filter((a) => a.includes(":"))];

@@ -187,3 +187,87 @@ function sameV6Prefix(a: Uint8Array, b: Uint8Array, bits: number): boolean {
   }
   return true;
 }
+
+/** One address of a local interface, as `os.networkInterfaces()` lists it. */
+export interface InterfaceAddress {
+  address: string;
+  /** The netmask in dotted (IPv4) or colon (IPv6) form; used for IPv4's directed broadcast. */
+  netmask?: string;
+  family: string | number;
+}
+
+/** The interfaces' addresses by name, as `os.networkInterfaces()` gives them. */
+export type InterfaceTable = Record<string, readonly InterfaceAddress[] | undefined>;
+
+/**
+ * The IPv4 address an IPv6 one carries and would reach on a stack that maps it (IPv4-mapped `::ffff:a.b.c.d`,
+ * IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002:AABB:CCDD::`), as a 32-bit value; null otherwise.
+ */
+function embeddedV4(bytes: Uint8Array): number | null {
+  const at = (from: number) =>
+    ((bytes[from]! << 24) | (bytes[from + 1]! << 16) | (bytes[from + 2]! << 8) | bytes[from + 3]!) >>> 0;
+  const zero = (from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return at(12);
+  // ::/96 minus :: and ::1, which are IPv6's own.
+  if (zero(0, 12) && !(zero(12, 15) && (bytes[15] === 0 || bytes[15] === 1))) return at(12);
+  if (sameV6Prefix(bytes, parseIPv6("64:ff9b::")!, 96)) return at(12);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return at(2);
+  return null;
+}
+
+/** An address as one comparable key: IPv4 (also when carried inside IPv6) as `4:<value>`, IPv6 as `6:<hex>`; null when not an address. */
+function addressKeys(ip: string): string[] | null {
+  const bare = ip.replace(/%.*$/, "");
+  const v4 = parseIPv4(bare);
+  if (v4 !== null) return [`4:${v4}`];
+  const v6 = parseIPv6(bare);
+  if (!v6) return null;
+  const keys = [`6:${Buffer.from(v6).toString("hex")}`];
+  const inner = embeddedV4(v6);
+  if (inner !== null) keys.push(`4:${inner}`);
+  return keys;
+}
+
+/**
+ * Why `ip` (any spelling: a number, `0x7f.1`, `[::127.0.0.1]`, `::ffff:7f00:1`, an interface's IPv6 address with
+ * or without its zone) is this machine or its link: loopback, unspecified (`0.0.0.0`, `::`), link-local (the cloud
+ * metadata service), broadcast, or an address of any local interface in `interfaces` (the LAN address, a Docker
+ * bridge's 172.17.0.1, a VPN's), or the directed broadcast of one; null when it is none of these. Pass the table
+ * read at the moment of the decision (`os.networkInterfaces()`), so an interface that came up since counts too.
+ * Text that is not an address is this machine's for all it is known (refused).
+ */
+export function ownMachineReason(ip: string, interfaces: InterfaceTable): string | null {
+  const keys = addressKeys(ip);
+  if (keys === null) return `"${ip}" is not an IP address`;
+  for (const key of keys) {
+    const value = key.startsWith("4:") ? Number(key.slice(2)) : null;
+    const verdict = value !== null ? judgeV4(value) : judgeV6(Uint8Array.from(Buffer.from(key.slice(2), "hex")));
+    const why =
+      value === 0xffffffff
+        ? "the limited broadcast address (255.255.255.255)"
+        : !verdict.public && /loopback|unspecified|this network|link-local/.test(verdict.reason)
+          ? verdict.reason
+          : null;
+    if (why) return keys.length > 1 && value !== null ? `it carries the IPv4 address ${v4Text(value)}: ${why}` : why;
+  }
+  const v6 = keys.length > 1 ? parseIPv6(ip.replace(/%.*$/, "")) : null;
+  // Deprecated, and delivered to the IPv4 address they carry by some systems: never a way to a host of the internet.
+  if (v6?.subarray(0, 12).every((b) => b === 0))
+    return "IPv4-compatible IPv6 (::/96), which some systems deliver to the IPv4 address it carries";
+  const wanted = new Set(keys);
+  for (const [name, addresses] of Object.entries(interfaces)) {
+    for (const a of addresses ?? []) {
+      const own = addressKeys(a.address);
+      if (own?.some((k) => wanted.has(k))) return `an address of this machine's interface ${name} (${a.address})`;
+      const v4 = parseIPv4(a.address);
+      const mask = a.netmask ? parseIPv4(a.netmask) : null;
+      if (v4 !== null && mask !== null && mask !== 0xffffffff && wanted.has(`4:${(v4 | ~mask) >>> 0}`))
+        return `the broadcast address of this machine's interface ${name} (${a.address}/${a.netmask})`;
+    }
+  }
+  return null;
+}
+
+function v4Text(value: number): string {
+  return [24, 16, 8, 0].map((shift) => (value >>> shift) & 255).join(".");
+}

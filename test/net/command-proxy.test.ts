@@ -680,6 +680,86 @@ describe("command proxy: a request is judged by what it asks the server to do", 
   });
 });
 
+describe("command proxy: every spelling of a method override is judged as the method it names", () => {
+  const multipart = (name: string, value: string) =>
+    `--b0undary\r\nContent-Disposition: form-data; name="title"\r\n\r\nhello\r\n--b0undary\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n--b0undary--\r\n`;
+  const form = (contentType: string, body: string) =>
+    `Content-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  const cases: [string, string, string][] = [
+    [
+      "X-Original-Method",
+      "GET /repo HTTP/1.1\r\nHost: x\r\nX-Original-Method: delete\r\nConnection: close\r\n\r\n",
+      "DELETE",
+    ],
+    [
+      "X-Forwarded-Method",
+      "GET /repo HTTP/1.1\r\nHost: x\r\nX-Forwarded-Method: PUT\r\nConnection: close\r\n\r\n",
+      "PUT",
+    ],
+    ["?_method= in the URL", "GET /repo?_method=DELETE HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "DELETE"],
+    [
+      "_method in a URL-encoded form body",
+      `POST /repo HTTP/1.1\r\nHost: x\r\n${form("application/x-www-form-urlencoded", "title=hi&_method=delete")}`,
+      "DELETE",
+    ],
+    [
+      "_method in a multipart form body",
+      `POST /repo HTTP/1.1\r\nHost: x\r\n${form("multipart/form-data; boundary=b0undary", multipart("_method", "PATCH"))}`,
+      "PATCH",
+    ],
+    [
+      "_method in the form body of a GET",
+      `GET /repo HTTP/1.1\r\nHost: x\r\n${form("application/x-www-form-urlencoded", "_method=DELETE")}`,
+      "DELETE",
+    ],
+    [
+      "a GET's form body too large to be read before judging (what it names is not known)",
+      `GET /repo HTTP/1.1\r\nHost: x\r\n${form("application/x-www-form-urlencoded", `a=${"x".repeat(400_000)}&_method=DELETE`)}`,
+      "POST",
+    ],
+  ];
+  test("X-Original-Method, X-Forwarded-Method, ?_method= and a form's _method (URL-encoded, multipart) are judged as the method named", async () => {
+    const up = await rawUpstream(true, () => true);
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(async (r) => {
+      asked.push(r);
+      return r.method === "GET";
+    }, up.ca);
+    try {
+      const target = `${HOST}:${up.port}`;
+      for (const [, request] of cases)
+        expect(await throughTunnel(p.socketPath, target, p.proxy.caCertPem, request)).toContain("403");
+      expect(up.received).toEqual([]);
+      expect(asked.map((r) => r.method)).toEqual(cases.map(([, , method]) => method));
+    } finally {
+      up.close();
+      await p.close();
+    }
+  });
+
+  test("a form read to be judged reaches the server byte for byte once allowed; a POST naming GET stays a POST", async () => {
+    const body = multipart("_method", "GET");
+    const up = await rawUpstream(true, (bytes) => bytes.endsWith("--b0undary--\r\n"));
+    const asked: ProxyRequest[] = [];
+    const p = await proxyFor(recordAll(asked), up.ca);
+    try {
+      const out = await throughTunnel(
+        p.socketPath,
+        `${HOST}:${up.port}`,
+        p.proxy.caCertPem,
+        `POST /upload HTTP/1.1\r\nHost: x\r\n${form("multipart/form-data; boundary=b0undary", body)}`,
+      );
+      expect(out).toContain("200");
+      expect(asked.map((r) => r.method)).toEqual(["POST"]);
+      expect(up.received.length).toBe(1);
+      expect(up.received[0]!.endsWith(`\r\n\r\n${body}`)).toBe(true);
+    } finally {
+      up.close();
+      await p.close();
+    }
+  });
+});
+
 describe("command proxy: what is refused as such is recorded", () => {
   test("a CONNECT inside a tunnel and an upgrade in plain HTTP are refused and recorded, never sent", async () => {
     const up = await rawUpstream(true, () => true);
@@ -832,4 +912,46 @@ describe("command proxy: nothing about a request leaves before it is allowed", (
       await proxy.close();
     }
   });
+});
+
+const canMakeNamespace =
+  spawnSync("unshare", ["-rnm", "ip", "addr", "add", "10.99.0.1/32", "dev", "lo"], { stdio: "ignore" }).status === 0;
+
+describe("command proxy: every address of this machine is out of reach, whatever the rules or answers", () => {
+  test.skipIf(!canMakeNamespace)(
+    "(needs unshare -rnm and ip: a private network namespace) the machine's second addresses, by IP, by name and in IPv6 forms, are refused and recorded; the service there receives nothing",
+    () => {
+      const dir = tempDir("pencil-own-address-");
+      const r = spawnSync(
+        "unshare",
+        ["-rnm", process.execPath, join(import.meta.dir, "../fixtures/own-address-proxy.ts"), dir],
+        { encoding: "utf8", timeout: 20_000 },
+      );
+      expect(r.stderr).toBe("");
+      const out = JSON.parse(r.stdout) as {
+        results: { url: string; status: string }[];
+        received: string[];
+        asked: string[];
+        log: { url?: string; allowed: boolean; refused?: string }[];
+        fetched: string;
+      };
+      const own = out.results.filter((x) => !x.url.includes("/elsewhere"));
+      expect(own.length).toBe(12);
+      for (const x of own) expect(`${x.url} ${x.status}`).toBe(`${x.url} HTTP/1.1 403 Forbidden`);
+      expect(out.received).toEqual([]);
+      // Addresses are refused before anyone is asked; names only once resolved, which happens after the answer.
+      expect(out.asked.map((u) => new URL(u).hostname)).toEqual(["lan.pencil.test", "lan6.pencil.test", "10.77.0.1"]);
+      const refusals = out.log.filter((l) => !l.allowed).map((l) => l.refused ?? "");
+      expect(refusals.length).toBe(12);
+      expect(refusals.filter((why) => why.includes("an address of this machine's interface lo")).length).toBe(7);
+      expect(refusals.some((why) => why.includes("broadcast address of this machine's interface lo"))).toBe(true);
+      // The control: an address of no interface is judged and let through (and, with no route out, not reached).
+      expect(out.results.at(-1)!.status).toBe("HTTP/1.1 502 Bad Gateway");
+      expect(out.log.at(-1)!.allowed).toBe(true);
+      // fetch_url's and brain dump's guard: a public address that is this machine's own is refused all the same.
+      expect(out.fetched).toMatch(
+        /^Refused http:\/\/203\.0\.114\.7:\d+\/fetched: 203\.0\.114\.7 is an address of this machine's interface lo/,
+      );
+    },
+  );
 });

@@ -3,7 +3,15 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { htmlToText } from "../../net/html-text.ts";
-import { isPublicAddress, judgeAddress, parseIPv4, parseIPv6, refusedHostName } from "../../net/net-guard.ts";
+import {
+  type InterfaceTable,
+  isPublicAddress,
+  judgeAddress,
+  ownMachineReason,
+  parseIPv4,
+  parseIPv6,
+  refusedHostName,
+} from "../../net/net-guard.ts";
 import { createFetchUrlTool, type FetchLike, type FetchUrlOptions, type Resolver } from "../../net/fetch-url.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
@@ -539,5 +547,80 @@ describe("htmlToText", () => {
 
   test("a page with no markup is its text", () => {
     expect(htmlToText("just  text\n here")).toEqual({ text: "just text here" });
+  });
+});
+
+describe("net guard: this machine's own addresses, in every spelling", () => {
+  const interfaces: InterfaceTable = {
+    lo: [
+      { address: "127.0.0.1", netmask: "255.0.0.0", family: "IPv4" },
+      { address: "::1", netmask: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", family: "IPv6" },
+    ],
+    eth0: [
+      { address: "192.168.1.20", netmask: "255.255.255.0", family: "IPv4" },
+      { address: "2a01:4f8:1:2::20", netmask: "ffff:ffff:ffff:ffff::", family: "IPv6" },
+      { address: "fe80::a00:27ff:fe4e:66a1", netmask: "ffff:ffff:ffff:ffff::", family: "IPv6" },
+    ],
+    docker0: [{ address: "172.17.0.1", netmask: "255.255.0.0", family: "IPv4" }],
+    wg0: [{ address: "203.0.114.7", netmask: "255.255.255.255", family: 4 }],
+  };
+  const own: [string, RegExp][] = [
+    ["127.0.0.1", /loopback/],
+    ["127.9.9.9", /loopback/],
+    ["2130706433", /loopback/],
+    ["0x7f.1", /loopback/],
+    ["::1", /loopback/],
+    ["[::1]", /loopback/],
+    ["::127.0.0.1", /127\.0\.0\.1: loopback/],
+    ["[::127.0.0.1]", /127\.0\.0\.1: loopback/],
+    ["::ffff:127.0.0.1", /loopback/],
+    ["[::ffff:7f00:1]", /loopback/],
+    ["64:ff9b::7f00:1", /loopback/],
+    ["2002:7f00:1::", /loopback/],
+    ["0.0.0.0", /unspecified/],
+    ["0", /unspecified/],
+    ["::", /unspecified/],
+    ["169.254.169.254", /link-local/],
+    ["fe80::1", /link-local/],
+    ["255.255.255.255", /limited broadcast/],
+    ["192.168.1.20", /interface eth0/],
+    ["0xc0a80114", /interface eth0/],
+    ["::ffff:192.168.1.20", /interface eth0/],
+    ["::ffff:c0a8:114", /interface eth0/],
+    ["192.168.1.255", /broadcast address of this machine's interface eth0/],
+    ["2a01:4f8:1:2::20", /interface eth0/],
+    ["2a01:04f8:0001:0002:0000:0000:0000:0020", /interface eth0/],
+    ["fe80::a00:27ff:fe4e:66a1%eth0", /link-local/],
+    ["172.17.0.1", /interface docker0/],
+    ["203.0.114.7", /interface wg0/],
+    ["::ffff:203.0.114.7", /interface wg0/],
+    ["::10.1.2.3", /IPv4-compatible/],
+    ["not-an-ip", /not an IP address/],
+  ];
+  for (const [ip, reason] of own)
+    test(`${ip} is this machine's`, () => {
+      expect(ownMachineReason(ip, interfaces) ?? "(none)").toMatch(reason);
+    });
+  // Other private networks stay for the rules to judge; public addresses are nobody's here.
+  for (const ip of [
+    "192.168.1.21",
+    "172.17.0.2",
+    "10.0.0.5",
+    "fd00::5",
+    "93.184.215.14",
+    "2606:4700::1111",
+    "203.0.114.8",
+  ])
+    test(`${ip} is not this machine's`, () => {
+      expect(ownMachineReason(ip, interfaces)).toBeNull();
+    });
+  test("an address is this machine's only while an interface has it: the table is read at each decision", () => {
+    expect(ownMachineReason("10.98.0.1", interfaces)).toBeNull();
+    expect(
+      ownMachineReason("10.98.0.1", {
+        ...interfaces,
+        tun0: [{ address: "10.98.0.1", netmask: "255.255.255.255", family: "IPv4" }],
+      }),
+    ).toMatch(/interface tun0/);
   });
 });
