@@ -26,7 +26,7 @@ const first = argv[0];
 
 // Bun.write, not process.stdout: touching process.stdout sets up Node's stream machinery,
 // which costs more than the rest of --help together.
-if (first === "--version" || first === "-v") {
+if (first === "--version" || first === "-V" || first === "-v") {
   await print(`pencil ${pkg.version}\n`);
 } else if (first === undefined || first === "-h" || first === "--help" || (first === "help" && argv.length === 1)) {
   const { HELP } = await import("./modes/cli/help.ts");

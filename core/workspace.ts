@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { PencilError } from "./errors.ts";
@@ -40,6 +40,11 @@ export function openWorkspace(dir: string, home: string = homedir()): Workspace 
     root = realpathSync(resolve(dir));
   } catch {
     throw new PathError(`Workspace ${dir} does not exist: pass an existing directory with -w/--workspace.`);
+  }
+  if (!statSync(root).isDirectory()) {
+    throw new PathError(
+      `Workspace ${dir} is a file, not a directory: pass the project's directory with -w/--workspace.`,
+    );
   }
   let realHome: string;
   try {

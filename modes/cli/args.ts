@@ -13,6 +13,8 @@ export interface CliArgs {
   patch: boolean;
   verbose: boolean;
   help: boolean;
+  /** `-V/--version` anywhere on the line. */
+  version: boolean;
   image?: string;
   /** `--no-project-doc`: skip AGENTS.md / CLAUDE.md. */
   noProjectDoc: boolean;
@@ -40,6 +42,7 @@ const OPTIONS = {
   patch: { type: "boolean" },
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
   image: { type: "string" },
   "no-project-doc": { type: "boolean" },
   commit: { type: "boolean" },
@@ -48,9 +51,55 @@ const OPTIONS = {
   resume: { type: "string" },
 } as const;
 
+type OptionName = keyof typeof OPTIONS;
+
+/** Options of a command that runs a session (the agent loop). */
+const SESSION: readonly OptionName[] = [
+  "workspace",
+  "allow",
+  "deny",
+  "model",
+  "no-project-doc",
+  "continue",
+  "resume",
+  "verbose",
+];
+
+/**
+ * The options each command takes, besides -h/--help and --version. A flag given to a
+ * command that does not take it is a usage error, never silently ignored.
+ */
+export const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
+  agent: [...SESSION, "json", "commit"],
+  plan: [...SESSION, "json"],
+  ask: [...SESSION, "json"],
+  wakeup: SESSION,
+  // Applying re-judges every path under today's rules, so --allow/--deny matter here.
+  review: ["workspace", "allow", "deny", "patch", "commit", "open"],
+  undo: ["workspace", "allow", "deny"],
+  recover: ["workspace", "allow", "deny"],
+  log: ["workspace", "json"],
+  steps: ["workspace", "json"],
+  rewind: ["workspace"],
+  fork: ["workspace"],
+  discard: ["workspace"],
+  demo: [],
+  doctor: ["workspace", "allow", "deny", "model", "no-project-doc", "json"],
+  telegram: ["workspace", "allow", "deny", "model"],
+  brain: ["model", "json", "image"],
+};
+
+/** How an option is written on the command line: `-w, --workspace DIR`. */
+export function optionSpelling(name: OptionName): string {
+  const spec = OPTIONS[name] as { type: string; short?: string };
+  const long = `--${name}${spec.type === "string" ? ` ${name === "workspace" ? "DIR" : name === "image" ? "FILE" : name === "resume" ? "ID" : name === "model" ? "NAME" : "RULE"}` : ""}`;
+  return spec.short ? `-${spec.short}/${long}` : long;
+}
+
 /**
  * Parses argv (without `bun index.ts`) with node's own parser: strict, so a mistyped
- * flag is an error, not ignored. Errors say it in Pencil's words, with a guess.
+ * flag is an error, not ignored. Errors say it in Pencil's words, with a guess. A flag
+ * that exists but that the command does not take is an error too, naming the ones it does.
  */
 export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
   let parsed;
@@ -59,6 +108,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
       args: argv,
       allowPositionals: true,
       strict: true,
+      tokens: true,
       options: OPTIONS,
     });
   } catch (error) {
@@ -66,6 +116,19 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
   }
   const [command = "", ...positionals] = parsed.positionals;
   const v = parsed.values;
+  if (!v.help && !v.version && Object.hasOwn(COMMAND_OPTIONS, command)) {
+    const takes = COMMAND_OPTIONS[command]!;
+    for (const token of parsed.tokens ?? []) {
+      if (token.kind !== "option" || token.name === "help" || token.name === "version") continue;
+      if (takes.includes(token.name as OptionName)) continue;
+      const list = takes.length
+        ? `It takes ${takes.map((o) => optionSpelling(o)).join(", ")}.`
+        : "It takes no options.";
+      throw new UsageError(
+        `${invocation} ${command} does not take ${token.rawName}. ${list} Run \`${invocation} ${command} --help\` for what each does.`,
+      );
+    }
+  }
   return {
     command,
     positionals,
@@ -77,6 +140,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     patch: v.patch ?? false,
     verbose: v.verbose ?? false,
     help: v.help ?? false,
+    version: v.version ?? false,
     ...(v.image !== undefined ? { image: v.image } : {}),
     noProjectDoc: v["no-project-doc"] ?? false,
     commit: v.commit ?? false,

@@ -1,7 +1,8 @@
 import { PencilError } from "../../core/errors.ts";
 import { closest, parseCli, UsageError, type CliArgs } from "./args.ts";
 import { loadConfig, type ConfigSources } from "./config-files.ts";
-import { COMMAND_HELP, HELP } from "./help.ts";
+import { commandHelp } from "./command-help.ts";
+import { HELP } from "./help.ts";
 import { machineIO, processIO, type CliIO } from "./io.ts";
 import type { Env } from "../../app/runtime.ts";
 
@@ -39,9 +40,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   brain: () => import("./commands/brain.ts"),
 };
 
-/** Commands whose --json output is one JSON document on stdout. */
-const JSON_COMMANDS = new Set(["agent", "plan", "ask", "log", "doctor", "brain", "steps"]);
-
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(
   argv: string[],
@@ -55,8 +53,14 @@ export async function main(
   try {
     const inv = io.invocation ?? "pencil";
     const args = parseCli(argv, inv);
-    if (args.help && Object.hasOwn(COMMAND_HELP, args.command)) {
-      io.out(`${COMMAND_HELP[args.command]!.replaceAll("pencil ", `${inv} `)}\n`);
+    if (args.version) {
+      const { default: pkg } = await import("../../package.json", { with: { type: "json" } });
+      io.out(`pencil ${pkg.version}\n`);
+      return 0;
+    }
+    const ownHelp = args.help ? commandHelp(args.command, inv) : undefined;
+    if (ownHelp !== undefined) {
+      io.out(ownHelp);
       return 0;
     }
     if (args.help || args.command === "") {
@@ -67,11 +71,6 @@ export async function main(
       const guess = closest(args.command, Object.keys(COMMANDS));
       throw new UsageError(
         `Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`,
-      );
-    }
-    if (args.json && !JSON_COMMANDS.has(args.command)) {
-      throw new UsageError(
-        `--json is for ${[...JSON_COMMANDS].join(", ")}; ${args.command} has no machine-readable output.`,
       );
     }
     const command = await COMMANDS[args.command]!();

@@ -57,7 +57,7 @@ describe("--json for agent, and where it does not apply", () => {
     const review = await runCli(["review", "--json", "-w", workspace], { cwd: workspace, env });
     expect(review.code).toBe(2);
     expect(review.stdout).toBe("");
-    expect(review.stderr).toContain("--json is for");
+    expect(review.stderr).toContain("does not take --json");
   });
 });
 
