@@ -37,6 +37,8 @@ export interface FetchUrlOptions {
    * name; never set it in the program.
    */
   allowAddress?: (address: string, hostname: string) => boolean;
+  /** The environment whose proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, any case) apply (default process.env). */
+  env?: Record<string, string | undefined>;
 }
 
 /** A fetched document: where it ended up, its status and type, and its readable text. */
@@ -117,6 +119,7 @@ async function fetchHops(url: string, options: FetchUrlOptions, signal: AbortSig
   let current = checkUrl(url);
   for (;;) {
     const via = redirectedFrom.length > 0 ? ` (redirect from ${redirectedFrom.at(-1)})` : "";
+    refuseThroughProxy(current, via, options.env ?? process.env);
     const addresses = await checkedAddresses(current, via, options, signal);
     const response = await connect(current, addresses, options.fetch ?? fetch, signal);
     const location = response.headers.get("location");
@@ -165,6 +168,24 @@ function checkUrl(raw: string, redirectedBy?: string): URL {
   const refused = refusedHostName(url.hostname);
   if (refused) throw refusal(url, via, refused);
   return url;
+}
+
+/** The variables through which a proxy is set for plain http:// requests (Bun's fetch reads them; curl and others too). */
+const HTTP_PROXY_VARIABLES = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+/**
+ * Behind a proxy, what the proxy dials must be the address checked here. For https:// it is: the fetch asks the
+ * proxy for a tunnel to the checked IP (CONNECT 93.184.215.14:443), and the certificate is checked against the
+ * name inside it. A plain http:// request gives the proxy the host name too (its Host header), which a proxy may
+ * resolve itself, to a private address this check never saw: refused, before anything is resolved or sent.
+ */
+function refuseThroughProxy(url: URL, via: string, env: Record<string, string | undefined>): void {
+  if (url.protocol !== "http:") return;
+  const name = HTTP_PROXY_VARIABLES.find((v) => (env[v] ?? "").trim() !== "");
+  if (!name) return;
+  throw new ToolError(
+    `Refused ${url.href}${via}: ${name} is set, and a proxy is given a plain http:// request's host name, which it may resolve to another address than the public one Pencil checks. Use the https:// address of the page (through a proxy, Pencil then names only the checked address), or unset ${name}.`,
+  );
 }
 
 /** The addresses a request to `url` may use: all public (or let through by the test-only allowance), IPv4 first. */

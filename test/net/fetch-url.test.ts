@@ -12,7 +12,16 @@ import {
   parseIPv6,
   refusedHostName,
 } from "../../net/net-guard.ts";
-import { createFetchUrlTool, type FetchLike, type FetchUrlOptions, type Resolver } from "../../net/fetch-url.ts";
+import { createServer as createHttpServer, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import { captureUrl } from "../../modes/brain/capture.ts";
+import {
+  createFetchUrlTool,
+  type FetchLike,
+  type FetchUrlOptions,
+  fetchPublicPage,
+  type Resolver,
+} from "../../net/fetch-url.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
@@ -622,5 +631,73 @@ describe("net guard: this machine's own addresses, in every spelling", () => {
         tun0: [{ address: "10.98.0.1", netmask: "255.255.255.255", family: "IPv4" }],
       }),
     ).toMatch(/interface tun0/);
+  });
+});
+
+describe("fetch_url and brain dump behind a proxy: the proxy is handed only the checked address", () => {
+  async function recordingProxy() {
+    const seen: string[] = [];
+    const proxy = createHttpServer((req, res) => {
+      seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
+      res.end("from the proxy");
+    });
+    proxy.on("connect", (req: IncomingMessage, socket: Socket) => {
+      seen.push(`CONNECT ${req.url} host=${req.headers.host}`);
+      socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    return { seen, url: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, close: () => proxy.close() };
+  }
+  const pinned: Resolver = async () => [{ address: "127.0.0.2", family: 4 }];
+  const pinnedAllowed = (ip: string) => ip === "127.0.0.2";
+
+  test("https://: the proxy is asked for a tunnel to the checked IP, never by the host name", async () => {
+    const proxy = await recordingProxy();
+    const saved = process.env.HTTPS_PROXY;
+    process.env.HTTPS_PROXY = proxy.url;
+    try {
+      await expect(
+        fetchPublicPage("https://pinned.pencil.test/page", { resolve: pinned, allowAddress: pinnedAllowed }),
+      ).rejects.toThrow(/Could not connect to pinned\.pencil\.test/);
+      expect(proxy.seen.length).toBe(1);
+      expect(proxy.seen[0]).toStartWith("CONNECT 127.0.0.2:443 ");
+      expect(proxy.seen.join("\n")).not.toContain("pinned.pencil.test");
+    } finally {
+      if (saved === undefined) delete process.env.HTTPS_PROXY;
+      else process.env.HTTPS_PROXY = saved;
+      proxy.close();
+    }
+  });
+
+  test("http:// behind HTTP_PROXY (or ALL_PROXY) is refused before it is resolved or sent, naming the setting; brain dump stores nothing", async () => {
+    const proxy = await recordingProxy();
+    const resolved: string[] = [];
+    const resolve: Resolver = async (name) => {
+      resolved.push(name);
+      return pinned(name);
+    };
+    try {
+      for (const variable of ["HTTP_PROXY", "http_proxy", "ALL_PROXY"]) {
+        await expect(
+          fetchPublicPage("http://pinned.pencil.test/page", {
+            resolve,
+            allowAddress: pinnedAllowed,
+            env: { [variable]: proxy.url },
+          }),
+        ).rejects.toThrow(
+          new RegExp(`Refused http://pinned\\.pencil\\.test/page: ${variable} is set.*Use the https://`),
+        );
+      }
+      const dump = captureUrl(
+        "http://pinned.pencil.test/article",
+        {},
+        { resolve, allowAddress: pinnedAllowed, env: { HTTP_PROXY: proxy.url } },
+      );
+      await expect(dump).rejects.toThrow(/HTTP_PROXY is set.*Nothing was stored\./);
+      expect(resolved).toEqual([]);
+      expect(proxy.seen).toEqual([]);
+    } finally {
+      proxy.close();
+    }
   });
 });
