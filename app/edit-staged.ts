@@ -85,7 +85,7 @@ export function openStagedInEditor(file: FileChange, env: Env): EditorOutcome {
 /**
  * Replaces one file's staged content with the owner's, rebuilds the changeset (diff,
  * flags, digests: earlier approvals and buttons no longer match it), marks the file
- * "edited by you", saves it, and keeps a live run's overlay in step.
+ * (by default "edited by you"), saves it, and keeps a live run's overlay in step.
  */
 export function replaceStagedContent(
   runtime: Runtime,
@@ -93,6 +93,7 @@ export function replaceStagedContent(
   path: string,
   bytes: Uint8Array,
   run: AgentRun | null = null,
+  mark: { tool: string; edited: boolean } = { tool: OWNER_EDIT, edited: true },
 ): Changeset {
   const target = cs.files.find((f) => f.path === path);
   if (!target || !target.after) throw new Error(`${path} is not a staged file of ${cs.id}.`);
@@ -106,7 +107,7 @@ export function replaceStagedContent(
           ? { bytes: f.after.bytes, mode: f.after.mode }
           : null,
     origins:
-      f === target ? [...f.origins, { tool: OWNER_EDIT, callId: "owner", model: "you", readsBefore: [] }] : f.origins,
+      f === target ? [...f.origins, { tool: mark.tool, callId: "owner", model: "you", readsBefore: [] }] : f.origins,
     models: f.models,
     stagedAt: Date.now(),
   }));
@@ -124,8 +125,8 @@ export function replaceStagedContent(
     files: rebuilt.files,
     digest: rebuilt.digest,
     models: rebuilt.models,
-    editedByOwner: [...new Set([...(cs.editedByOwner ?? []), path])],
   };
+  if (mark.edited) updated.editedByOwner = [...new Set([...(cs.editedByOwner ?? []), path])];
   runtime.store.save(updated);
   if (run) {
     const entry = entries.find((e) => e.real === target.real)!;

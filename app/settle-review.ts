@@ -1,12 +1,15 @@
 import type { Changeset } from "../core/changeset.ts";
 import { MAX_REVISION_ROUNDS, type Rejection } from "./agent-run.ts";
 import { applyReviewed, type ReviewedApply } from "./apply-reviewed.ts";
+import { type HunkVerdict, narrowToKeptHunks } from "./keep-hunks.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** The owner's decisions on some files of a changeset: paths to write, and rejections (reason "" when none was given). */
 export interface ReviewVerdict {
   approved: string[];
   rejected: Rejection[];
+  /** Files reviewed hunk by hunk: written as base + kept hunks, dropped hunks' reasons sent back like rejections'. */
+  hunks?: HunkVerdict[];
 }
 
 /**
@@ -42,13 +45,18 @@ export function settleReview(
   verdict: ReviewVerdict,
   run: { readonly rounds: number } | null,
 ): Settlement {
+  // Hunk-reviewed files first become base + kept hunks in `changeset`; from there they are approved files like any other.
+  const narrowed = narrowToKeptHunks(runtime, changeset, verdict.hunks ?? []);
   const result = applyReviewed(
     runtime,
     changeset,
-    verdict.approved,
-    verdict.rejected.map((r) => r.path),
+    [...verdict.approved, ...narrowed.approved],
+    [...verdict.rejected.map((r) => r.path), ...narrowed.rejected],
   );
-  return { result, pending: changeset.status === "pending", next: nextAfterReview(verdict.rejected, run) };
+  // A file whose hunks were decided on other content is not written: it stays pending, like a conflict.
+  if (narrowed.stale.length > 0) result.conflicts = [...result.conflicts, ...narrowed.stale];
+  const reasons = [...verdict.rejected, ...narrowed.reasons];
+  return { result, pending: changeset.status === "pending", next: nextAfterReview(reasons, run) };
 }
 
 /** What follows rejections: a revision with their reasons, or why none happens. Pure. */

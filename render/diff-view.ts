@@ -252,7 +252,14 @@ function modifyBody(
 }
 
 /** One hunk: a cyan `@@` header, then context, removed (red) and added (green) lines with old/new numbers. */
-function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: number, c: Colors, wrap: boolean): void {
+function renderHunk(
+  body: Body,
+  hunk: Pick<StructuredPatchHunk, "oldStart" | "oldLines" | "newStart" | "newLines" | "lines">,
+  w: number,
+  budget: number,
+  c: Colors,
+  wrap: boolean,
+): void {
   body.push(c.cyan(hunkHeader(hunk)));
   let oldNo = hunk.oldStart;
   let newNo = hunk.newStart;
@@ -281,8 +288,21 @@ function renderHunk(body: Body, hunk: StructuredPatchHunk, w: number, budget: nu
   }
 }
 
+/** One hunk alone, as the file's diff shows it (header, numbered lines), for reviewing a file hunk by hunk. */
+export function renderHunkView(
+  hunk: Pick<StructuredPatchHunk, "oldStart" | "oldLines" | "newStart" | "newLines" | "lines">,
+  options: { color: boolean; width?: number; wrap?: boolean },
+): string {
+  const c = pc.createColors(options.color);
+  const body = new Body(Number.MAX_SAFE_INTEGER);
+  const w = digits(Math.max(hunk.oldStart + hunk.oldLines, hunk.newStart + hunk.newLines));
+  const columns = options.width ?? DEFAULT_LINE_CHARS + 2 * w + 3;
+  renderHunk(body, hunk, w, Math.max(MIN_LINE_CHARS, columns - 2 * w - 3), c, options.wrap ?? true);
+  return `${body.lines.join("\n")}\n`;
+}
+
 /** `@@ -a,b +c,d @@` with the unified-diff convention that an empty range starts one line earlier. */
-export function hunkHeader(hunk: StructuredPatchHunk): string {
+export function hunkHeader(hunk: Pick<StructuredPatchHunk, "oldStart" | "oldLines" | "newStart" | "newLines">): string {
   const oldStart = hunk.oldLines === 0 ? hunk.oldStart - 1 : hunk.oldStart;
   const newStart = hunk.newLines === 0 ? hunk.newStart - 1 : hunk.newStart;
   return `@@ -${oldStart},${hunk.oldLines} +${newStart},${hunk.newLines} @@`;

@@ -3,6 +3,9 @@ import { join } from "node:path";
 import type { ReviewedApply } from "../../app/apply-reviewed.ts";
 import type { Changeset, FileChange } from "../../core/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
+import type { HunkVerdict } from "../../app/keep-hunks.ts";
+import { fileHunks } from "../../core/file-hunks.ts";
+import { reviewHunks } from "./hunk-review.ts";
 import { visible } from "../../render/visible-text.ts";
 import { findDependencies, splitDependencies } from "../../render/dependencies.ts";
 import { formatSteps } from "../../render/steps-view.ts";
@@ -22,6 +25,8 @@ export interface ReviewDecision {
   approved: string[];
   rejected: Rejection[];
   quit: boolean;
+  /** Files approved with only some of their hunks (`h`); absent when none was. */
+  hunks?: HunkVerdict[];
 }
 
 /** Hooks a review may be given; without one, its key says plainly that it is not there. */
@@ -34,6 +39,8 @@ export interface ReviewHooks {
 
 /** The per-file question: within 60 columns (README "The review": its keys, spelled short; `?` explains them). */
 export const REVIEW_PROMPT = "Approve? [y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps ";
+/** The question on a file whose diff has several hunks: the same keys and `[h]`, still within 60 columns. */
+export const HUNKS_PROMPT = "[y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps [h]unks ";
 const REVIEW_KEYS = "ynaqres?h";
 const KEY_HELP = [
   "y  approve this file",
@@ -43,6 +50,7 @@ const KEY_HELP = [
   "r  reject with a reason (a line of text the agent reads)",
   "e  edit the staged file before deciding",
   "s  the steps that staged it",
+  "h  go through its hunks: keep or drop each, then approve the result (when its diff has several)",
   "Words like ok or lgtm are asked about before they count.",
 ];
 
@@ -67,7 +75,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
     if (decision.quit) return decision;
     const broken = splitDependencies(
       deps,
-      decision.approved,
+      [...decision.approved, ...(decision.hunks ?? []).map((h) => h.path)],
       decision.rejected.map((r) => r.path),
     );
     if (broken.length === 0) return decision;
@@ -88,13 +96,21 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
   const c = io.colors;
   const approved: string[] = [];
   const rejected: Rejection[] = [];
+  const hunkVerdicts: HunkVerdict[] = [];
+  const decided = () => ({
+    approved,
+    rejected,
+    quit: false,
+    ...(hunkVerdicts.length > 0 ? { hunks: hunkVerdicts } : {}),
+  });
   const files = [...cs.files];
   const quit: ReviewDecision = { approved: [], rejected: [], quit: true };
   for (let i = 0; i < files.length; i++) {
     const file = files[i]!;
     showDiff(io, file, i, files.length);
+    const splittable = (fileHunks(file)?.length ?? 0) > 1;
     for (;;) {
-      let key = await io.key(REVIEW_PROMPT, REVIEW_KEYS);
+      let key = await io.key(splittable ? HUNKS_PROMPT : REVIEW_PROMPT, REVIEW_KEYS);
       if (key === null) return quit;
       if (key.length > 1) {
         const meaning = wordMeaning(key);
@@ -118,12 +134,28 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
         rejected.push({ path: file.path, reason: "" });
       } else if (key === "q") {
         for (const rest of files.slice(i)) rejected.push({ path: rest.path, reason: "" });
-        return { approved, rejected, quit: false };
+        return decided();
       } else if (key === "r") {
         const reason = await io.prompt("Reason (Enter on an empty line to go back): ");
         if (reason === null) return quit;
         if (reason.trim() === "") continue;
         rejected.push({ path: file.path, reason: reason.trim() });
+      } else if (key === "h") {
+        if (!splittable) {
+          io.out(
+            `${wrapText("This file's diff is a single hunk (or cannot be split): decide it whole with y or n.", io.columns)}\n`,
+          );
+          continue;
+        }
+        const outcome = await reviewHunks(io, file);
+        if (outcome.kind === "quit") return quit;
+        if (outcome.kind === "back") {
+          showDiff(io, file, i, files.length);
+          continue;
+        }
+        if (outcome.kind === "rejected") rejected.push({ path: file.path, reason: outcome.reason });
+        else if (outcome.kind === "approved") approved.push(file.path);
+        else hunkVerdicts.push(outcome.verdict);
       } else if (key === "s") {
         io.out(hooks.steps ? hooks.steps(cs, file.path) : "No steps are recorded for this changeset yet.\n");
         continue;
@@ -169,7 +201,7 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
           if (own === "y") approved.push(f.path);
           else rejected.push({ path: f.path, reason: "" });
         }
-        return { approved, rejected, quit: false };
+        return decided();
       } else {
         io.out(KEY_HELP.map((l) => `  ${l}\n`).join(""));
         continue;
@@ -177,7 +209,7 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
       break;
     }
   }
-  return { approved, rejected, quit: false };
+  return decided();
 }
 
 /** Prints what an apply did, conflicts included, and which written files import files that were not written. */
@@ -260,6 +292,11 @@ export async function reviewLoop(
     }
     const { result, next } = settleReview(runtime, cs, decision, live?.run ?? null);
     reportApply(io, result, decision.rejected, cs);
+    for (const h of decision.hunks ?? [])
+      if (result.applied.includes(h.path))
+        io.out(
+          `${wrapText(`${io.colors.cyan("kept")}     ${visible(h.path)}: ${h.kept.length} hunk(s) written, the others dropped`, io.columns, "  ")}\n`,
+        );
     if (result.applied.length > 0) appliedRounds.push({ id: cs.id, paths: result.applied });
     if (result.conflicts.length > 0) {
       conflicted = true;

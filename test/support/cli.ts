@@ -56,6 +56,8 @@ export const FOLLOW_UP = "› ";
 export interface PtyStep {
   expect: RegExp | string;
   send: string;
+  /** Run once `expect` has appeared, before `send` is typed (to change the world mid-session). */
+  beforeSend?: () => void;
 }
 
 /** A program driven through a pseudo-terminal, as a person at a terminal would. */
@@ -112,6 +114,7 @@ export async function runCliPty(
   try {
     for (const step of options.steps) {
       await waitFor(step.expect);
+      step.beforeSend?.();
       proc.terminal!.write(step.send);
     }
     const timer = setTimeout(() => proc.kill("SIGKILL"), Math.max(1000, deadline - Date.now()));
