@@ -39,6 +39,7 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
       createRunCommandTool({
         pencilHome: runtime.pencilHome,
         network: runtime.settings.sandbox.network,
+        envSettings: runtime.settings.sandbox.env,
         startProxy: startCommandProxy,
       }),
     ];

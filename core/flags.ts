@@ -61,6 +61,11 @@ const SECRET_PATTERNS: RegExp[] = [
   new RegExp(`${CREDENTIAL_NAME}["']?\\s*[:=]\\s*(?:["']${QUOTED_VALUE}["']|${UNQUOTED_VALUE})`),
 ];
 
+/** True when `text` holds something shaped like a credential (a key, a token, a password in a URL): SECRET_PATTERNS. */
+export function looksLikeCredential(text: string): boolean {
+  return SECRET_PATTERNS.some((re) => re.test(text));
+}
+
 const LOCKFILES = new Set([
   "package-lock.json",
   "npm-shrinkwrap.json",

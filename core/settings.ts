@@ -12,6 +12,7 @@ import {
   type Effect,
   type Rule,
 } from "./policy.ts";
+import { type EnvSettings, DROP_REASONS, refusedVariable, SCRATCH_BOUND } from "./sandbox/command-env.ts";
 import { isMcpRuleText, parseMcpRule, type McpRule } from "./mcp-rules.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
@@ -34,8 +35,11 @@ export interface SettingsInput {
 export interface Settings {
   rules: Rule[];
   limits: ToolLimits;
-  /** How run_command's sandbox is set up; `network` (default false) lets commands reach the network. */
-  sandbox: { network: boolean };
+  /**
+   * How run_command's sandbox is set up: `network` (default false) lets commands reach the network; `env`
+   * (sandbox.env) sets or removes variables of the commands' environment, the owner's file and the workspace's apart.
+   */
+  sandbox: { network: boolean; env: EnvSettings };
   /** One sentence per ignored or pointless setting; the caller shows them. */
   warnings: string[];
   /** Settings files that existed and were read, user file first. */
@@ -63,7 +67,12 @@ const SettingsSchema = z.looseObject({
   limits: z
     .looseObject(Object.fromEntries(limitKeys.map((k) => [k, z.number().int().positive().optional()])))
     .optional(),
-  sandbox: z.looseObject({ network: z.boolean().optional() }).optional(),
+  sandbox: z
+    .looseObject({
+      network: z.boolean().optional(),
+      env: z.record(z.string(), z.union([z.string(), z.null()])).optional(),
+    })
+    .optional(),
 });
 type SettingsFile = z.infer<typeof SettingsSchema>;
 
@@ -102,7 +111,7 @@ export function loadSettings(input: SettingsInput): Settings {
   const files: string[] = [];
   const rules: Rule[] = [];
   const limits: ToolLimits = { ...DEFAULT_LIMITS };
-  const sandbox = { network: false };
+  const sandbox = { network: false, env: { owner: {}, workspace: {} } as EnvSettings };
   const mcpRules: McpRule[] = [];
   let mcpServers: unknown;
   let gitCommitButton = false;
@@ -206,6 +215,11 @@ export function loadSettings(input: SettingsInput): Settings {
         `Ignored sandbox.network in ${file}: a workspace settings file cannot open the network to commands. Set it in ${userFile} if you trust it.`,
       );
     } else if (network !== undefined) sandbox.network = network;
+    if (settings.sandbox?.env && file !== null)
+      Object.assign(
+        sandbox.env[trust === "user" ? "owner" : "workspace"],
+        envEntries(settings.sandbox.env, file, warnings),
+      );
     // Committing and MCP servers are the user's own to turn on: a workspace file only proposes servers, in .pencil/mcp.json.
     if (narrowOnly) {
       if (settings.git !== undefined)
@@ -231,6 +245,49 @@ export function loadSettings(input: SettingsInput): Settings {
     gitCommitButton,
     ...(mcpServers !== undefined ? { mcpServers } : {}),
   };
+}
+
+/** A variable name sandbox.env accepts: what a shell can export. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The entries of one file's sandbox.env that may stand: a bad name or value stops (ConfigError); a variable Pencil
+ * sets itself (HOME, TMPDIR…) or one that may never reach a command (a credential, Pencil's own key, a host socket)
+ * is ignored with a warning, from any file.
+ */
+function envEntries(
+  entries: Record<string, string | null>,
+  file: string,
+  warnings: string[],
+): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const [name, value] of Object.entries(entries)) {
+    if (!ENV_NAME.test(name))
+      throw new ConfigError(
+        `${file}: sandbox.env has the variable name ${JSON.stringify(name)}: a name is letters, digits and _, not starting with a digit. Fix or remove it.`,
+        file,
+      );
+    if (value?.includes("\0"))
+      throw new ConfigError(
+        `${file}: sandbox.env.${name} holds a NUL byte, which no environment can: remove it.`,
+        file,
+      );
+    if (SCRATCH_BOUND.includes(name)) {
+      warnings.push(
+        `Ignored sandbox.env.${name} in ${file}: Pencil sets ${name} itself (to the command's scratch, where it may write).`,
+      );
+      continue;
+    }
+    const why = value === null ? null : refusedVariable(name, value);
+    if (why) {
+      warnings.push(
+        `Ignored sandbox.env.${name} in ${file}: it is never passed to commands (${DROP_REASONS[why]}), since what a command prints reaches the model.`,
+      );
+      continue;
+    }
+    out[name] = value;
+  }
+  return out;
 }
 
 /** Reads and validates one settings file; undefined when it does not exist. */
@@ -280,7 +337,7 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
       warnings.push(`Ignored "${at}" in ${file}: a workspace settings file cannot switch or loosen permission checks.`);
     } else {
       warnings.push(
-        `Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits and sandbox.network.`,
+        `Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits, sandbox.network and sandbox.env.`,
       );
     }
   };
@@ -300,7 +357,7 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
     if (!(limitKeys as string[]).includes(key)) check(key, `limits.${key}`);
   }
   for (const key of Object.keys(settings.sandbox ?? {})) {
-    if (key !== "network") check(key, `sandbox.${key}`);
+    if (key !== "network" && key !== "env") check(key, `sandbox.${key}`);
   }
 }
 

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
-import { commandEnv } from "./command-env.ts";
+import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
 import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
 import { SETUP_FAILED_EXIT, SETUP_MARKER } from "./setup-contract.ts";
@@ -29,6 +29,8 @@ export interface CommandRunOptions {
   parentEnv?: Record<string, string | undefined>;
   /** Extra variables for the command; any whose name looks secret or leads to a host socket (SSH_AUTH_SOCK, DISPLAY…) is dropped. */
   extraEnv?: Record<string, string>;
+  /** sandbox.env of the settings: variables set or removed on top of the owner's environment. */
+  envSettings?: EnvSettings;
   /**
    * Bytes the command may write to files (its scratch copy and temporary
    * space), all its processes together: no single file may grow past it
@@ -338,7 +340,10 @@ export function runIn(
   hiding: Hiding | null,
   signal?: AbortSignal,
 ): Promise<RunOutcome> {
-  const env = commandEnv(options.parentEnv ?? process.env, s, options.extraEnv);
+  const env = planCommandEnv(options.parentEnv ?? process.env, s, {
+    ...(options.extraEnv ? { extra: options.extraEnv } : {}),
+    ...(options.envSettings ? { settings: options.envSettings } : {}),
+  }).env;
   const writeCap = options.writeCapBytes ?? DEFAULT_WRITE_CAP;
   const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));
   let file: string;

@@ -3,7 +3,8 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
-import { commandPath } from "../sandbox/command-env.ts";
+import { stripVTControlCharacters } from "node:util";
+import { planCommandEnv } from "../sandbox/command-env.ts";
 import { commandDenies, planHiding, secretPaths } from "../sandbox/hiding.ts";
 import {
   DEFAULT_TIMEOUT_MS,
@@ -234,7 +235,10 @@ async function runPrepared(
             pencilHome,
             wsRoot: ctx.ws.root,
             scratchRoot: s.root,
-            path: commandPath(options.parentEnv ?? process.env),
+            // The command's own PATH (sandbox.env may set it): what it leads to is what must stay reachable.
+            path: planCommandEnv(options.parentEnv ?? process.env, s, {
+              ...(options.envSettings ? { settings: options.envSettings } : {}),
+            }).env.PATH!,
             env: options.parentEnv ?? process.env,
             hidden: denied,
             hiddenKey: deniedKey,
@@ -405,7 +409,8 @@ function report(
   } else {
     lines.push(`Killed by signal ${outcome.signal ?? "?"} after ${secs} s.`);
   }
-  let output = outcome.output.replace(/\n$/, "");
+  // Colour and cursor codes are for a terminal: the model reads the text alone.
+  let output = stripVTControlCharacters(outcome.output).replace(/\n$/, "");
   // Plain mode runs at the scratch path; show the workspace's own paths to the model.
   if (s.share === "plain") output = output.split(s.dir).join(s.ws.root);
   if (outcome.outputBytes === 0) lines.push("Output: (none)");

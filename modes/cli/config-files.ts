@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { pencilHomeOf, type Env } from "../../app/runtime.ts";
+import { notePencilConfig } from "../../core/sandbox/command-env.ts";
 
 /** The configuration files this process read, for doctor to name: Bun's `.env` files where it started, and the user's `$PENCIL_HOME/.env`. */
 export interface ConfigSources {
@@ -32,6 +33,8 @@ export function loadConfig(env: Env, startDir: string): ConfigSources {
     bunMissing: candidates.filter((f) => !existsSync(f)),
     user: { path: user, read: false },
   };
+  // What these files define is Pencil's configuration, not the owner's shell's: commands never get it.
+  for (const file of sources.bun) notePencilConfig(envNames(file));
   let text: string;
   try {
     text = readFileSync(user, "utf8");
@@ -47,9 +50,19 @@ export function loadConfig(env: Env, startDir: string): ConfigSources {
     sources.user.error = `not a .env file (${(error as Error).message})`;
     return sources;
   }
+  notePencilConfig(Object.keys(values));
   for (const [key, value] of Object.entries(values)) {
     if (key === "PENCIL_HOME" || (env[key] !== undefined && env[key] !== "")) continue;
     (env as Record<string, string | undefined>)[key] = value;
   }
   return sources;
+}
+
+/** The names a `.env` file defines; none when it cannot be read or parsed. */
+function envNames(file: string): string[] {
+  try {
+    return Object.keys(parseEnv(readFileSync(file, "utf8")));
+  } catch {
+    return [];
+  }
 }

@@ -371,7 +371,7 @@ describe("shared dependency directories", () => {
 });
 
 describe("environment and tool shape", () => {
-  test("only an allow-list of variables passes, with HOME and TMPDIR in the scratch copy; secret-looking extras are dropped", () => {
+  test("the owner's variables pass, with HOME and TMPDIR in the scratch copy; secret-looking ones and extras are dropped", () => {
     const env = commandEnv(
       {
         PATH: "/bin",
@@ -381,6 +381,7 @@ describe("environment and tool shape", () => {
         INSFORGE_ANON_KEY: "i",
         AWS_SECRET_ACCESS_KEY: "a",
         USER: "me",
+        EDITOR: "vim",
       },
       { home: "/s/home", tmp: "/s/tmp" },
       {
@@ -401,9 +402,8 @@ describe("environment and tool shape", () => {
       HOME: "/s/home",
       TMPDIR: "/s/tmp",
       LANG: "en_US.UTF-8",
-      TERM: "dumb",
-      CI: "1",
       USER: "me",
+      EDITOR: "vim",
       FOO: "1",
       NODE_ENV: "test",
     });
@@ -416,6 +416,8 @@ describe("environment and tool shape", () => {
       "MY_AUTH",
     ])
       expect(env[name]).toBeUndefined();
+    // Nothing the owner did not have is forced on the command's programs.
+    for (const name of ["TERM", "CI", "NO_COLOR"]) expect(env[name]).toBeUndefined();
     // Variables that lead to host services' sockets: through them a command could act outside any sandbox.
     for (const name of [
       "SSH_AUTH_SOCK",
@@ -1493,16 +1495,11 @@ describe("namespace sandbox: nothing outlives the command; the diff follows noth
         ?.trim()
         .split(" ");
       expect(names?.filter((n) => !["PWD", "SHLVL", "_"].includes(n))).toEqual([
-        "CI",
-        "GIT_PAGER",
         "GIT_TERMINAL_PROMPT",
         "HOME",
         "LANG",
-        "NO_COLOR",
-        "PAGER",
         "PATH",
         "TEMP",
-        "TERM",
         "TMP",
         "TMPDIR",
       ]);

@@ -267,15 +267,47 @@ describe("loadSettings", () => {
   });
 
   test("sandbox.network: off by default, the user file may open it, the workspace file may not", () => {
-    expect(loadSettings(layout({}).input()).sandbox).toEqual({ network: false });
-    expect(loadSettings(layout({ user: { sandbox: { network: true } } }).input()).sandbox).toEqual({ network: true });
+    const network = (x: { sandbox: { network: boolean } }) => x.sandbox.network;
+    expect(network(loadSettings(layout({}).input()))).toBe(false);
+    expect(network(loadSettings(layout({ user: { sandbox: { network: true } } }).input()))).toBe(true);
     const hostile = loadSettings(layout({ ws: { sandbox: { network: true } } }).input());
-    expect(hostile.sandbox).toEqual({ network: false });
+    expect(network(hostile)).toBe(false);
     expect(hostile.warnings[0]).toContain("cannot open the network");
     const closed = loadSettings(
       layout({ user: { sandbox: { network: true } }, ws: { sandbox: { network: false } } }).input(),
     );
-    expect(closed.sandbox).toEqual({ network: false });
+    expect(network(closed)).toBe(false);
+  });
+
+  test("sandbox.env: each file's entries apart; credentials, Pencil's keys and HOME are ignored with a warning; a bad name stops", () => {
+    expect(loadSettings(layout({}).input()).sandbox.env).toEqual({ owner: {}, workspace: {} });
+    const s = loadSettings(
+      layout({
+        user: { sandbox: { env: { FORCE_COLOR: "1", CI: null, GITHUB_TOKEN: "x", HOME: "/elsewhere" } } },
+        ws: {
+          sandbox: {
+            env: {
+              NODE_ENV: "test",
+              LANG: null,
+              DATABASE_URL: "postgres://me:hunter2hunter2@db.example.com/app",
+              GROQ_DEFAULT_MODEL: "m",
+            },
+          },
+        },
+      }).input(),
+    );
+    expect(s.sandbox.env).toEqual({
+      owner: { FORCE_COLOR: "1", CI: null },
+      workspace: { NODE_ENV: "test", LANG: null },
+    });
+    expect(s.warnings.join("\n")).toContain("Ignored sandbox.env.GITHUB_TOKEN");
+    expect(s.warnings.join("\n")).toContain("Ignored sandbox.env.HOME");
+    expect(s.warnings.join("\n")).toContain("Ignored sandbox.env.DATABASE_URL");
+    expect(s.warnings.join("\n")).toContain("Ignored sandbox.env.GROQ_DEFAULT_MODEL");
+    expect(() => loadSettings(layout({ user: { sandbox: { env: { "BAD-NAME": "1" } } } }).input())).toThrow(
+      /variable name "BAD-NAME"/,
+    );
+    expect(() => loadSettings(layout({ user: { sandbox: { env: { N: 1 } } } }).input())).toThrow(/sandbox\.env\.N/);
   });
 
   test("a workspace whose .pencil/settings.json is the user file is read once, as the user's", () => {

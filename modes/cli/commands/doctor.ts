@@ -8,6 +8,7 @@ import { entryIds, readEntry } from "../../../core/journal.ts";
 import { describeInstructions, instructionsFor } from "../../../app/project-instructions.ts";
 import { McpApprovals, readProposals } from "../../../app/mcp/config.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
+import { DROP_REASONS, planCommandEnv, type EnvSettings } from "../../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { SCRATCH_ENV } from "../../../core/scratch/overlay.ts";
 import { useOverlay } from "../../../core/tools/run-command.ts";
@@ -82,6 +83,7 @@ function checkWorkspace(ctx: CommandContext): Check[] {
         : "no settings files (built-in rules only)",
       ...(runtime.settings.warnings.length ? { fix: runtime.settings.warnings.join(" ") } : {}),
     });
+    out.push(checkCommandEnv(ctx.env, runtime.settings.sandbox.env, runtime.settings.sandbox.network));
     const loaded = instructionsFor(runtime);
     out.push({
       name: "project instructions",
@@ -217,6 +219,39 @@ async function reachModel(spec: ModelSpec, role: string): Promise<Check> {
       fix: "check the network or the *_BASE_URL variable",
     };
   }
+}
+
+/**
+ * What run_command's commands get of this environment, by name (values are never printed): the owner's variables
+ * passed, those Pencil or sandbox.env set, and those left out with the reason.
+ */
+export function checkCommandEnv(env: Env, settings: EnvSettings, network: boolean): Check {
+  const plan = planCommandEnv(env, { home: "<scratch>/home", tmp: "<scratch>/tmp" }, { settings });
+  const setBy = new Map(plan.set.map((x) => [x.name, x.by]));
+  const passed = Object.keys(plan.env)
+    .filter((n) => !setBy.has(n))
+    .sort();
+  const bySetter = new Map<string, string[]>();
+  for (const { name, by } of plan.set) bySetter.set(by, [...(bySetter.get(by) ?? []), name]);
+  const byReason = new Map<string, string[]>();
+  for (const { name, why } of plan.dropped) byReason.set(why, [...(byReason.get(why) ?? []), name]);
+  const parts = [
+    `commands get your environment: ${passed.length ? passed.join(", ") : "(nothing of it)"}`,
+    ...[...bySetter].map(([by, names]) => `set by ${by}: ${names.sort().join(", ")}`),
+    network
+      ? "with the network on, also the proxy and CA variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, …) pointing at Pencil's proxy"
+      : "no proxy variables (the network is off)",
+    ...[...byReason].map(
+      ([why, names]) => `not passed, ${DROP_REASONS[why as keyof typeof DROP_REASONS]}: ${names.sort().join(", ")}`,
+    ),
+    "no CI, NO_COLOR or TERM is added; what the model reads has colour codes removed",
+  ];
+  return {
+    name: "command environment",
+    status: "ok",
+    detail: parts.join("; "),
+    fix: 'sandbox.env in your settings sets a variable ("NAME": "value") or removes one ("NAME": null)',
+  };
 }
 
 function checkRipgrep(): Check {
