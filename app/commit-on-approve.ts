@@ -1,6 +1,6 @@
 import type { ApplyResult } from "../core/apply.ts";
 import type { Changeset } from "../core/changeset.ts";
-import { commitApplied, commitMessage, recordCommit } from "./git-commit.ts";
+import { approvedFiles, commitApplied, commitMessage, recordCommit } from "./git-commit.ts";
 import type { Runtime } from "./runtime.ts";
 
 /**
@@ -9,7 +9,13 @@ import type { Runtime } from "./runtime.ts";
  */
 export function commitAfterApply(runtime: Runtime, cs: Changeset, result: ApplyResult, summary: string): string {
   if (result.applied.length === 0) return "Nothing was applied, so nothing was committed.";
-  const commit = commitApplied(runtime.ws.root, result.applied, commitMessage(cs.goal, summary, cs.id));
+  const files = approvedFiles(cs, result.applied);
+  const leftOut = cs.files.map((f) => f.path).filter((p) => !result.applied.includes(p));
+  const commit = commitApplied(
+    runtime.ws.root,
+    files,
+    commitMessage(cs.goal, summary, cs.id, { committed: files.map((f) => f.path), leftOut }),
+  );
   if (!commit.ok) return `Not committed: ${commit.reason}`;
   try {
     const stored = runtime.store.load(cs.id);
@@ -21,5 +27,6 @@ export function commitAfterApply(runtime: Runtime, cs: Changeset, result: ApplyR
   const skipped = commit.skipped.length
     ? ` (not committed: ${commit.skipped.map((s) => `${s.path}, ${s.reason}`).join("; ")})`
     : "";
-  return `Committed ${commit.sha.slice(0, 12)} on ${commit.branch}: ${commit.files.length} file(s), not pushed.${skipped}`;
+  const note = commit.note ? ` ${commit.note}` : "";
+  return `Committed ${commit.sha.slice(0, 12)} on ${commit.branch}: ${commit.files.length} file(s), not pushed.${skipped}${note}`;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { CommandRecord } from "./command-record.ts";
 import type { ChangeOrigin } from "./file-ops.ts";
 import { flagsFor } from "./flags.ts";
+import { includedConfigFiles } from "./git/config-includes.ts";
 import { sha256 } from "./hash.ts";
 import { lineDelta, splitLines } from "./line-diff.ts";
 import type { StagedEntry } from "./overlay.ts";
@@ -112,8 +113,9 @@ export interface BuildChangesetInput {
 
 /** Groups staged entries into a reviewable changeset with kinds, line counts, flags and digests. */
 export function buildChangeset(input: BuildChangesetInput): Changeset {
+  const included = includedConfigFiles(input.workspace.root);
   const files = input.staged
-    .map((entry) => buildFileChange(input.workspace, entry, input.readDisk))
+    .map((entry) => buildFileChange(input.workspace, entry, input.readDisk, included))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const models: string[] = [];
   for (const f of files) for (const m of f.models) if (!models.includes(m)) models.push(m);
@@ -166,10 +168,16 @@ export function rebaseFileChange(
     ws,
     { real: file.real, base, after, origins: file.origins, models: file.models, stagedAt: 0 },
     readDisk,
+    includedConfigFiles(ws.root),
   );
 }
 
-function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: string) => Uint8Array | null): FileChange {
+function buildFileChange(
+  ws: Workspace,
+  entry: StagedEntry,
+  readDisk: (real: string) => Uint8Array | null,
+  gitIncluded: ReadonlySet<string>,
+): FileChange {
   const path = displayPath(ws, entry.real);
   const inside = isInside(ws.root, entry.real);
   const after: AfterState | null = entry.after
@@ -200,6 +208,7 @@ function buildFileChange(ws: Workspace, entry: StagedEntry, readDisk: (real: str
     addedLines: delta?.addedLines ?? (binary && after ? splitLines(revealBytes(after.bytes)) : []),
     removed: delta?.removed ?? 0,
     beforeLineCount: beforeText === null ? 0 : splitLines(beforeText).length,
+    gitIncluded: gitIncluded.has(entry.real),
   });
   return {
     path,

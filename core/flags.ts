@@ -17,6 +17,8 @@ export interface FlagInput {
   addedLines: string[];
   removed: number;
   beforeLineCount: number;
+  /** True when the repository's git config includes this file (`[include] path = ../.gitconfig`): git reads it as its own config. */
+  gitIncluded?: boolean;
 }
 
 /** A key name that says it holds a credential, alone or as one word of a longer name (snake, kebab, dotted or camel case). */
@@ -104,6 +106,14 @@ const RUNS_CODE: RegExp[] = [
   /(^|\/)(docker-)?compose\.ya?ml$/,
   /\.(sh|bash|zsh|fish|ps1|bat|cmd)$/,
   /(^|\/)(justfile|Justfile|Taskfile\.ya?ml|Rakefile|build\.rs|setup\.py|conftest\.py|bunfig\.toml)$/,
+  // Git config names programs (fsmonitor, filters, textconv, ssh and credential helpers); attributes choose the
+  // filters and diff drivers that run; .gitmodules names where submodules come from and how they update.
+  /(^|\/)(\.gitconfig|\.gitattributes|\.gitmodules)$/,
+  // Editors run tasks on opening a folder (runOn: folderOpen), dev containers their lifecycle commands, cargo its
+  // configured runners, linkers and aliases.
+  /(^|\/)\.vscode\/tasks\.json$/,
+  /(^|\/)(\.devcontainer\/([^/]+\/)?devcontainer\.json|\.devcontainer\.json)$/,
+  /(^|\/)\.cargo\/config(\.toml)?$/,
 ];
 
 /** A deletion big enough that a reviewer should not wave it through. */
@@ -124,6 +134,7 @@ export function flagsFor(input: FlagInput): ChangeFlag[] {
 }
 
 function runsCode(input: FlagInput): boolean {
+  if (input.gitIncluded) return true;
   if (RUNS_CODE.some((re) => re.test(input.path))) return true;
   if (baseName(input.path) === "package.json") return packageScriptsChanged(input.beforeText, input.afterText);
   return false;

@@ -1,5 +1,5 @@
 import type { AgentRun } from "../../app/agent-run.ts";
-import { commitApplied, commitMessage, gitState, recordCommit } from "../../app/git-commit.ts";
+import { type ApprovedFile, commitApplied, commitMessage, gitState, recordCommit } from "../../app/git-commit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import type { Changeset } from "../../core/changeset.ts";
 import { visible } from "../../render/visible-text.ts";
@@ -24,27 +24,40 @@ export function showGitState(io: CliIO, runtime: Runtime): void {
   io.out(io.colors.dim(`git: on ${visible(state.branch)}, ${tree}\n`));
 }
 
+/** One review round's applied files: the changeset, the paths written, and their approved bytes. */
+export interface AppliedRound {
+  cs: Changeset;
+  paths: string[];
+  files: ApprovedFile[];
+}
+
 /**
- * `--commit`: one commit of exactly the files this review applied, with the goal and
- * the model's summary as its message, recorded on each changeset it covers.
+ * `--commit`: one commit of exactly the approved bytes of the files this review applied, with the goal, the
+ * applied files and (when it names none of the others) the model's summary as its message, recorded on each
+ * changeset it covers.
  */
 export function commitAfterReview(
   io: CliIO,
   runtime: Runtime,
   first: Changeset,
   run: AgentRun | null,
-  rounds: { id: string; paths: string[] }[],
+  rounds: AppliedRound[],
 ): void {
   const c = io.colors;
-  const paths = [...new Set(rounds.flatMap((r) => r.paths))];
-  if (paths.length === 0) {
+  // A later round's bytes for a path win: they are what the disk holds now.
+  const byPath = new Map<string, ApprovedFile>();
+  for (const r of rounds) for (const f of r.files) byPath.set(f.path, f);
+  const files = [...byPath.values()];
+  if (files.length === 0) {
     io.out("Nothing was applied, so nothing was committed.\n");
     return;
   }
+  const committed = files.map((f) => f.path);
+  const leftOut = [...new Set(rounds.flatMap((r) => r.cs.files.map((f) => f.path)))].filter((p) => !byPath.has(p));
   const result = commitApplied(
     runtime.ws.root,
-    paths,
-    commitMessage(first.goal, run?.outcome?.text ?? "", rounds.map((r) => r.id).join(", ")),
+    files,
+    commitMessage(first.goal, run?.outcome?.text ?? "", rounds.map((r) => r.cs.id).join(", "), { committed, leftOut }),
   );
   if (!result.ok) {
     io.err(`${c.yellow("not committed:")} ${result.reason}\n`);
@@ -52,7 +65,7 @@ export function commitAfterReview(
   }
   for (const round of rounds) {
     try {
-      const cs = runtime.store.load(round.id);
+      const cs = runtime.store.load(round.cs.id);
       recordCommit(cs, { ...result, files: round.paths.filter((p) => result.files.includes(p)) });
       runtime.store.save(cs);
     } catch {
@@ -60,6 +73,7 @@ export function commitAfterReview(
     }
   }
   for (const s of result.skipped) io.out(`${c.yellow("not committed")} ${visible(s.path)}: ${s.reason}\n`);
+  if (result.note) io.err(`${c.yellow("note:")} ${result.note}\n`);
   io.out(
     `${c.green("committed")} ${result.sha.slice(0, 12)} on ${visible(result.branch)}: ${result.files.length} file(s). Nothing was pushed.\n`,
   );

@@ -17,7 +17,8 @@ import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { wordMeaning } from "./answer-words.ts";
 import { hint, type CliIO } from "./io.ts";
-import { commitAfterReview, showGitState } from "./git-review.ts";
+import { type AppliedRound, commitAfterReview, showGitState } from "./git-review.ts";
+import { approvedFiles } from "../../app/git-commit.ts";
 import { terminalEditHook } from "./editor-hook.ts";
 
 /** The owner's verdict on one changeset. `quit`: input ended mid-review, so nothing is decided. */
@@ -258,7 +259,7 @@ export async function reviewLoop(
   let conflicted = false;
   showGitState(io, runtime);
   // Every round's applied files go into the one commit made at the end (`--commit`).
-  const appliedRounds: { id: string; paths: string[] }[] = [];
+  const appliedRounds: AppliedRound[] = [];
   // Without hooks the run cannot be driven from here, so it is as good as gone.
   const live = run && hooks ? { run, hooks } : null;
   while (cs) {
@@ -297,7 +298,8 @@ export async function reviewLoop(
         io.out(
           `${wrapText(`${io.colors.cyan("kept")}     ${visible(h.path)}: ${h.kept.length} hunk(s) written, the others dropped`, io.columns, "  ")}\n`,
         );
-    if (result.applied.length > 0) appliedRounds.push({ id: cs.id, paths: result.applied });
+    if (result.applied.length > 0)
+      appliedRounds.push({ cs, paths: result.applied, files: approvedFiles(cs, result.applied) });
     if (result.conflicts.length > 0) {
       conflicted = true;
       io.out(

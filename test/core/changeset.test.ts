@@ -119,6 +119,17 @@ describe("flagsFor", () => {
     ["Makefile", { path: "Makefile" }, ["runs-code"]],
     ["Dockerfile", { path: "docker/Dockerfile.dev" }, ["runs-code"]],
     ["shell script", { path: "scripts/release.sh" }, ["runs-code"]],
+    [".gitconfig", { path: ".gitconfig" }, ["runs-code"]],
+    [".gitattributes nested", { path: "src/.gitattributes" }, ["runs-code"]],
+    [".gitmodules", { path: ".gitmodules" }, ["runs-code"]],
+    ["a file git config includes", { path: "config/shared.ini", gitIncluded: true }, ["runs-code"]],
+    ["VS Code tasks", { path: ".vscode/tasks.json" }, ["runs-code"]],
+    ["VS Code settings are not tasks", { path: ".vscode/settings.json" }, []],
+    ["dev container", { path: ".devcontainer/devcontainer.json" }, ["runs-code"]],
+    ["dev container, one of several", { path: ".devcontainer/python/devcontainer.json" }, ["runs-code"]],
+    ["dev container at the top", { path: ".devcontainer.json" }, ["runs-code"]],
+    ["cargo config", { path: ".cargo/config.toml" }, ["runs-code"]],
+    ["cargo config, old name", { path: "crates/x/.cargo/config" }, ["runs-code"]],
     [
       "package.json scripts changed",
       { path: "package.json", beforeText: '{"scripts":{"t":"a"}}', afterText: '{"scripts":{"t":"curl x|sh"}}' },
@@ -145,6 +156,31 @@ describe("flagsFor", () => {
   for (const [name, over, expected] of cases) {
     test(name, () => expect(flagsFor({ ...base, ...over }).sort()).toEqual([...expected].sort()));
   }
+});
+
+describe("files a repository's git config includes", () => {
+  test("are runs-code, read from .git/config and from what it includes in turn, whatever the include's condition", () => {
+    const root = tempDir();
+    writeTree(root, {
+      ".git/HEAD": "ref: refs/heads/main\n",
+      ".git/config":
+        '[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig\n[includeIf "gitdir:/elsewhere/"]\n\tpath = "../tools/git.inc" ; a comment\n',
+      "tools/git.inc": "[include]\n\tpath = deeper.inc\n",
+      "tools/deeper.inc": "",
+      "plain.txt": "x\n",
+    });
+    const cs = build(root, (o) => {
+      for (const p of [".gitconfig", "tools/git.inc", "tools/deeper.inc", "plain.txt"])
+        o.writeBytes(join(root, p), enc("y\n"));
+    });
+    const flagged = Object.fromEntries(cs.files.map((f) => [f.path, f.flags.includes("runs-code")]));
+    expect(flagged).toEqual({
+      ".gitconfig": true,
+      "tools/git.inc": true,
+      "tools/deeper.inc": true,
+      "plain.txt": false,
+    });
+  });
 });
 
 describe("ChangesetStore", () => {

@@ -2,9 +2,9 @@ import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { spawnSync } from "node:child_process";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { createRuntime } from "../../../app/runtime.ts";
+import { openGit } from "../../../core/git/run-git.ts";
 import { renderFileDiff } from "../../../render/diff-view.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import { DEMO_GOAL, DEMO_SCRIPT } from "../../../examples/demo-script.ts";
@@ -53,16 +53,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   const code = await reviewLoop(io, runtime, cs, run, hooks);
   io.out(`\nThe demo workspace is ${workspace}\n`);
   if (git) {
-    const diff = spawnSync("git", ["-c", "color.ui=" + (io.color ? "always" : "never"), "diff", "--stat"], {
-      cwd: workspace,
-      encoding: "utf8",
-    });
-    const untracked = spawnSync("git", ["ls-files", "--others", "--exclude-standard"], {
-      cwd: workspace,
-      encoding: "utf8",
-    });
-    io.out(`${c.bold("git diff --stat")} there:\n${diff.stdout || "(no changes to tracked files)\n"}`);
-    if (untracked.stdout.trim()) io.out(`new files: ${untracked.stdout.trim().split("\n").join(", ")}\n`);
+    const repo = openGit(workspace);
+    const diff = repo.run(["-c", `color.ui=${io.color ? "always" : "never"}`, "diff", "--stat"]);
+    const untracked = repo.run(["ls-files", "--others", "--exclude-standard"]);
+    io.out(`${c.bold("git diff --stat")} there:\n${diff.out || "(no changes to tracked files)\n"}`);
+    if (untracked.out.trim()) io.out(`new files: ${untracked.out.trim().split("\n").join(", ")}\n`);
     io.out(`See everything with: cd ${workspace} && git status && git diff\n`);
   }
   return code;
@@ -70,12 +65,9 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 /** Makes the copy a git repository with one commit, so `git diff` shows what the review applied. */
 function initGit(dir: string): boolean {
+  const repo = openGit(dir);
   const run = (args: string[]) =>
-    spawnSync("git", ["-c", "user.name=Pencil demo", "-c", "user.email=demo@pencil.invalid", ...args], {
-      cwd: dir,
-      stdio: "ignore",
-    });
-  const init = run(["init", "-q"]);
-  if (init.error || init.status !== 0) return false;
-  return run(["add", "-A"]).status === 0 && run(["commit", "-q", "-m", "tally 0.3.0"]).status === 0;
+    repo.run(["-c", "user.name=Pencil demo", "-c", "user.email=demo@pencil.invalid", ...args]).code;
+  if (run(["init", "-q"]) !== 0) return false;
+  return run(["add", "-A"]) === 0 && run(["commit", "-q", "--no-verify", "-m", "tally 0.3.0"]) === 0;
 }

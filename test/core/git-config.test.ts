@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { entryKey, formatGitConfig, parseGitConfig } from "../../core/git/config-file.ts";
+import { tempDir } from "../support/temp.ts";
+
+/** What git itself reads from a config file: `key=value` pairs in order (a bare key has no `=`). */
+function gitReads(text: string): string[] | null {
+  const file = join(tempDir("pencil-gitcfg-"), "config");
+  writeFileSync(file, text);
+  const run = spawnSync("git", ["config", "--file", file, "--list", "-z"], {
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" },
+  });
+  if (run.status !== 0) return null;
+  return run.stdout
+    .split("\0")
+    .filter(Boolean)
+    .map((e) => {
+      const nl = e.indexOf("\n");
+      return nl === -1 ? e : `${e.slice(0, nl)}=${e.slice(nl + 1)}`;
+    });
+}
+
+function oursReads(text: string): string[] | null {
+  try {
+    return parseGitConfig(text).map((e) => (e.value === null ? entryKey(e) : `${entryKey(e)}=${e.value}`));
+  } catch {
+    return null;
+  }
+}
+
+describe("parseGitConfig reads what git reads", () => {
+  const cases: [string, string][] = [
+    ["plain sections", "[core]\n\tbare = false\n\tfilemode = true\n"],
+    ["subsection with quotes and escapes", '[remote "or\\"ig\\\\in"]\n\turl = https://example.com/x.git\n'],
+    ["legacy dotted subsection is lowercased", "[Branch.Main]\n\tRemote = origin\n"],
+    ["case of names", "[CORE]\n\tFileMode = true\n"],
+    ["bare key is true", "[core]\n\tbare\n"],
+    ["comments and trailing spaces", "# top\n[core] ; after\n\tpager = less -R   # comment\n\teditor = vim;x\n"],
+    ["quoted value keeps spaces and comment chars", '[alias]\n\tx = "  a # b ; c  "\n'],
+    ["escapes in values", '[a]\n\tb = "tab\\there" new\\nline \\\\ \\"q\\"\n'],
+    ["continuation lines", "[a]\n\tb = one \\\n   two\n"],
+    ["inner whitespace runs become spaces", "[a]\n\tb = x \t\t y\n"],
+    ["CRLF", "[a]\r\n\tb = c\r\n"],
+    ["empty value", '[a]\n\tb =\n\tc = ""\n'],
+    ["two headers on one line", "[a] x = 1 [b] y = 2\n"],
+    ["bad escape is refused", "[a]\n\tb = \\q\n"],
+    ["unterminated quote is refused", '[a]\n\tb = "open\n'],
+    ["a key before any section", "b = 1\n[c]\n\td = 2\n"],
+    ["include as an entry", '[include]\n\tpath = ../.gitconfig\n[includeIf "gitdir:~/w/"]\n\tpath = x\n'],
+  ];
+  for (const [name, text] of cases) test(name, () => expect(oursReads(text)).toEqual(gitReads(text)));
+
+  test("formatGitConfig writes back a file git reads to the same entries", () => {
+    const text = '[remote "a \\"b\\""]\n\turl = "x\\ty" z\n[core]\n\tbare\n[a]\n\tb = " lead#;\\\\"\n';
+    const entries = parseGitConfig(text);
+    expect(gitReads(formatGitConfig(entries))).toEqual(gitReads(text));
+  });
+});
