@@ -4,6 +4,7 @@ import type { FileChange } from "../core/changeset.ts";
 import { splitLines } from "../core/line-diff.ts";
 import { decodeText, revealText, unreadableBytes, type DecodedText } from "../core/text.ts";
 import { escapeChar, UNSAFE, visible } from "./visible-text.ts";
+import { hunkWordMarks, type WordMarks } from "./word-marks.ts";
 
 /** How to render one file's diff. */
 export interface DiffViewOptions {
@@ -25,6 +26,8 @@ export interface DiffViewOptions {
    * the same +/- sign), so the diff's columns hold on a narrow terminal.
    */
   wrap?: boolean;
+  /** Mark the changed words within a changed line: inverse when coloured, `[-old-]` / `{+new+}` without colour (default false). */
+  words?: boolean;
 }
 
 /** A rendered file diff; `fallback` is true when no line diff was computed and a plain before/after view is shown. */
@@ -56,12 +59,12 @@ const DELETE_PREVIEW_LINES = 40;
  * visible escapes (shown inverse when coloured), and a cut line ends, within the
  * budget, with a marker giving how many characters were left out.
  */
-function safeLine(line: string, budget: number, c: Colors): { text: string; cut: boolean } {
-  if (line.length <= budget && !UNSAFE.test(line)) return { text: line, cut: false };
-  const whole = take(line, budget, c);
+function safeLine(line: string, budget: number, c: Colors, words?: Marking): { text: string; cut: boolean } {
+  if (!words && line.length <= budget && !UNSAFE.test(line)) return { text: line, cut: false };
+  const whole = take(line, budget, c, words);
   if (whole.taken === line.length) return { text: whole.text, cut: false };
   const reserve = cutMarker(line.length).length;
-  const cut = take(line, Math.max(MIN_KEPT_CHARS, budget - reserve), c);
+  const cut = take(line, Math.max(MIN_KEPT_CHARS, budget - reserve), c, words);
   return { text: cut.text + c.dim(cutMarker(line.length - cut.taken)), cut: true };
 }
 
@@ -69,11 +72,13 @@ function safeLine(line: string, budget: number, c: Colors): { text: string; cut:
  * One content line made safe and split into pieces of at most `budget` columns,
  * breaking after a space near the end of a piece when there is one. Nothing is dropped.
  */
-function wrapPieces(line: string, budget: number, c: Colors): string[] {
+function wrapPieces(line: string, budget: number, c: Colors, words?: Marking): string[] {
   const pieces: string[] = [];
   let rest = line;
+  let offset = 0;
   for (;;) {
-    const whole = take(rest, budget, c);
+    const at0 = words ? { ...words, from: offset } : undefined;
+    const whole = take(rest, budget, c, at0);
     if (whole.taken >= rest.length) {
       pieces.push(whole.text);
       return pieces;
@@ -81,9 +86,11 @@ function wrapPieces(line: string, budget: number, c: Colors): string[] {
     // Prefer to break after a space in the last quarter of the piece.
     const space = rest.lastIndexOf(" ", whole.taken - 1);
     const at = space >= Math.floor(whole.taken * 0.75) ? space + 1 : whole.taken;
-    const piece = take(rest.slice(0, at), budget, c);
+    const piece = take(rest.slice(0, at), budget, c, at0);
     pieces.push(piece.text);
-    rest = rest.slice(Math.max(1, piece.taken));
+    const step = Math.max(1, piece.taken);
+    rest = rest.slice(step);
+    offset += step;
   }
 }
 
@@ -91,20 +98,57 @@ function cutMarker(rest: number): string {
   return `…[+${count(rest)} chars]`;
 }
 
+/**
+ * Changed words to mark on a line: their stretches (in the whole line's UTF-16 units),
+ * the line's sign, and where in the line the text being rendered starts.
+ */
+interface Marking {
+  marks: WordMarks;
+  sign: "+" | "-";
+  from: number;
+}
+
+/** Without colour, changed words are bracketed as `git diff --word-diff` does: `[-old-]` and `{+new+}`. */
+const PLAIN_MARKS = { "-": ["[-", "-]"], "+": ["{+", "+}"] } as const;
+
 /** The escaped prefix of `line` that fits in `budget` columns, and how many UTF-16 units of `line` it covers. */
-function take(line: string, budget: number, c: Colors): { text: string; taken: number } {
+function take(line: string, budget: number, c: Colors, words?: Marking): { text: string; taken: number } {
   let text = "";
   let used = 0;
   let taken = 0;
+  // A marked stretch is built apart and closed when it ends (or the piece does).
+  let marked: string | null = null;
+  const [open, close] = words ? PLAIN_MARKS[words.sign] : ["", ""];
+  const plain = !c.isColorSupported;
+  const closeMark = () => {
+    if (marked === null) return;
+    text += plain ? `${open}${marked}${close}` : c.inverse(marked);
+    marked = null;
+  };
   for (const ch of line) {
     const unsafe = UNSAFE.test(ch);
     const shown = unsafe ? escapeChar(ch) : ch;
-    if (used + shown.length > budget) break;
-    text += unsafe ? c.inverse(shown) : shown;
-    used += shown.length;
+    const inMark = words ? isMarked(words.marks, words.from + taken) : false;
+    const extra = inMark && marked === null && plain ? open.length + close.length : 0;
+    if (used + shown.length + extra > budget) break;
+    if (!inMark) closeMark();
+    else if (marked === null) marked = "";
+    const piece = unsafe ? c.inverse(shown) : shown;
+    if (marked !== null) marked += unsafe && !plain ? shown : piece;
+    else text += piece;
+    used += shown.length + extra;
     taken += ch.length;
   }
+  closeMark();
   return { text, taken };
+}
+
+function isMarked(marks: WordMarks, at: number): boolean {
+  for (const [start, end] of marks) {
+    if (at < start) return false;
+    if (at < end) return true;
+  }
+  return false;
 }
 
 /** Collects body lines up to a cap, counting what it leaves out. */
@@ -247,7 +291,8 @@ function modifyBody(
   const w = digits(Math.max(lineCount(before.text), lineCount(after.text)));
   const gutter = lineNumbers ? 2 * w + 2 : 0;
   const budget = width(gutter);
-  for (const hunk of patch.hunks) renderHunk(body, hunk, lineNumbers ? w : 0, budget, c, options.wrap === true);
+  for (const hunk of patch.hunks)
+    renderHunk(body, hunk, lineNumbers ? w : 0, budget, c, options.wrap === true, options.words === true);
   return false;
 }
 
@@ -259,13 +304,17 @@ function renderHunk(
   budget: number,
   c: Colors,
   wrap: boolean,
+  markWords = false,
 ): void {
   body.push(c.cyan(hunkHeader(hunk)));
   let oldNo = hunk.oldStart;
   let newNo = hunk.newStart;
   const num = (n: number | null) => (n === null ? " ".repeat(w) : String(n).padStart(w));
-  for (const raw of hunk.lines) {
+  const words = markWords ? hunkWordMarks(hunk.lines) : new Map<number, WordMarks>();
+  for (const [at, raw] of hunk.lines.entries()) {
     const sign = raw[0];
+    const marks = words.get(at);
+    const marking: Marking | undefined = marks && (sign === "+" || sign === "-") ? { marks, sign, from: 0 } : undefined;
     const content = raw.slice(1);
     if (sign === "\\") {
       body.push(c.dim(`${w ? " ".repeat(2 * w + 2) : ""}\\ No newline at end of file`));
@@ -277,12 +326,12 @@ function renderHunk(
     const paint = (text: string) => (sign === "+" ? c.green(text) : sign === "-" ? c.red(text) : text);
     if (wrap) {
       const blank = w ? " ".repeat(2 * w + 2) : "";
-      wrapPieces(content, budget, c).forEach((piece, k) =>
+      wrapPieces(content, budget, c, marking).forEach((piece, k) =>
         body.push((k === 0 ? gutter : blank) + paint(`${sign}${piece}`)),
       );
       continue;
     }
-    const safe = safeLine(content, budget, c);
+    const safe = safeLine(content, budget, c, marking);
     if (safe.cut) body.shortened++;
     body.push(gutter + paint(`${sign}${safe.text}`));
   }
@@ -291,13 +340,21 @@ function renderHunk(
 /** One hunk alone, as the file's diff shows it (header, numbered lines), for reviewing a file hunk by hunk. */
 export function renderHunkView(
   hunk: Pick<StructuredPatchHunk, "oldStart" | "oldLines" | "newStart" | "newLines" | "lines">,
-  options: { color: boolean; width?: number; wrap?: boolean },
+  options: { color: boolean; width?: number; wrap?: boolean; words?: boolean },
 ): string {
   const c = pc.createColors(options.color);
   const body = new Body(Number.MAX_SAFE_INTEGER);
   const w = digits(Math.max(hunk.oldStart + hunk.oldLines, hunk.newStart + hunk.newLines));
   const columns = options.width ?? DEFAULT_LINE_CHARS + 2 * w + 3;
-  renderHunk(body, hunk, w, Math.max(MIN_LINE_CHARS, columns - 2 * w - 3), c, options.wrap ?? true);
+  renderHunk(
+    body,
+    hunk,
+    w,
+    Math.max(MIN_LINE_CHARS, columns - 2 * w - 3),
+    c,
+    options.wrap ?? true,
+    options.words ?? true,
+  );
   return `${body.lines.join("\n")}\n`;
 }
 

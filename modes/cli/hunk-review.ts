@@ -68,6 +68,7 @@ export async function reviewHunks(io: CliIO, file: FileChange): Promise<HunkOutc
     width: io.columns,
     wrap: true,
     maxLines: Number.MAX_SAFE_INTEGER,
+    words: true,
   });
   io.out(kept.size === 0 ? "(unchanged: nothing of the staged change would be written)\n" : view.text);
   for (;;) {

@@ -328,6 +328,7 @@ function showDiff(io: CliIO, file: FileChange, index: number, total: number): vo
     width: io.columns,
     wrap: true,
     maxLines: Number.MAX_SAFE_INTEGER,
+    words: true,
   });
   // The header line (path, kind, counts) wraps like text; the body wrapped itself under its gutter.
   const [head = "", ...body] = view.text.split("\n");

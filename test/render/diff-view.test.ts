@@ -296,3 +296,43 @@ describe("completeness", () => {
     expect(renderFileDiff(many.files[0]!, { color: false }).complete).toBe(true);
   });
 });
+
+describe("word marks", () => {
+  const before = "const rate = 0.1;\nfunction price(x) {\n  return x * rate;\n}\n";
+  const after = "const rate = 0.1;\nfunction price(x) {\n  return x * 0.15 + 1;\n}\n";
+  const file = () => change({ before, after, added: 1, removed: 1 });
+
+  test("without colour, changed words are bracketed [-old-] and {+new+}; unchanged words are not", () => {
+    const view = renderFileDiff(file(), { color: false, words: true });
+    expect(view.text).toContain("-  return x * [-rate-];");
+    expect(view.text).toContain("+  return x * {+0.15 + 1+};");
+    expect(view.text).not.toContain("[-return");
+  });
+
+  test("with colour, the changed words alone are inverse within the red and green lines", () => {
+    const view = renderFileDiff(file(), { color: true, words: true });
+    expect(view.text).toContain("\x1b[31m-  return x * \x1b[7mrate\x1b[27m;\x1b[39m");
+    expect(view.text).toContain("\x1b[32m+  return x * \x1b[7m0.15 + 1\x1b[27m;\x1b[39m");
+  });
+
+  test("lines with little in common are not marked word by word; the option is off by default", () => {
+    const other = change({ before: "alpha beta gamma\n", after: "one two three four\n", added: 1, removed: 1 });
+    expect(renderFileDiff(other, { color: false, words: true }).text).not.toMatch(/\[-|\{\+/);
+    expect(renderFileDiff(file(), { color: false }).text).not.toContain("[-rate-]");
+  });
+
+  test("a wrapped line keeps its marks on each piece, and a hidden character inside a mark stays escaped", () => {
+    const long = `${"word ".repeat(30)}old tail\n`;
+    const view = renderFileDiff(
+      change({ before: long, after: long.replace("old", "n\u200bew"), added: 1, removed: 1 }),
+      {
+        color: false,
+        words: true,
+        wrap: true,
+        width: 60,
+      },
+    );
+    expect(view.text).toContain("[-old-]");
+    expect(view.text).toMatch(/\{\+n\\u\{?200b\}?ew\+\}/);
+  });
+});
