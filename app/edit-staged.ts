@@ -17,13 +17,13 @@ export type EditorOutcome =
 /** The tool name recorded in a file's origins when the owner replaced its staged content. */
 export const OWNER_EDIT = "edited by you";
 
-/** The editor command: $VISUAL, then $EDITOR; null when neither is set. */
-export function editorOf(env: Env): string | null {
+/** The editor command: $VISUAL, then $EDITOR, else vi — the order git uses. */
+export function editorOf(env: Env): string {
   for (const name of ["VISUAL", "EDITOR"] as const) {
     const value = env[name]?.trim();
     if (value) return value;
   }
-  return null;
+  return "vi";
 }
 
 /**
@@ -40,11 +40,6 @@ export function openStagedInEditor(file: FileChange, env: Env): EditorOutcome {
   if (file.binary || decodeText(file.after.bytes) === null)
     return { kind: "refused", reason: `${file.path} is binary; it cannot be edited as text.` };
   const editor = editorOf(env);
-  if (!editor)
-    return {
-      kind: "refused",
-      reason: "Neither $VISUAL nor $EDITOR is set: set one (e.g. export EDITOR=nano) to edit a staged file.",
-    };
   const dir = mkdtempSync(join(tmpdir(), "pencil-edit-"));
   try {
     // Same base name, so the editor picks the right syntax; the directory is 0700 from mkdtemp.
@@ -63,7 +58,10 @@ export function openStagedInEditor(file: FileChange, env: Env): EditorOutcome {
     if (run.status !== 0)
       return {
         kind: "refused",
-        reason: `The editor (${editor}) exited with ${run.status ?? run.signal}; the staged content is unchanged.`,
+        reason:
+          run.status === 127 && !env.VISUAL?.trim() && !env.EDITOR?.trim()
+            ? "Neither $VISUAL nor $EDITOR is set and vi was not found: set one (e.g. export EDITOR=nano) to edit a staged file; the staged content is unchanged."
+            : `The editor (${editor}) exited with ${run.status ?? run.signal}; the staged content is unchanged.`,
       };
     let bytes: Uint8Array;
     try {

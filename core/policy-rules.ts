@@ -1,6 +1,7 @@
 // Permission rules as data: parsed from settings text, resolved against the
 // workspace and home, and the verdict each one gives. No decisions here: paths are
 // decided in path-decisions.ts, commands in command-policy.ts, hosts in policy.ts.
+import { closest } from "./did-you-mean.ts";
 import picomatch from "picomatch";
 import { isAbsolute, join, posix } from "node:path";
 import { realPathLoose } from "./workspace.ts";
@@ -43,7 +44,7 @@ export class ConfigError extends UsageFailure {
 
 /** What a valid rule looks like: appended to every rule error. */
 export const RULE_HELP =
-  "A rule is Read(glob), Edit(glob), Run(command prefix*) or Net(host), e.g. Edit(src/generated/**), Read(../shared-lib/**), Read(~/notes/**), Run(bun test*) or Net(*.npmjs.org).";
+  "A rule is Read(glob), Edit(glob), Run(command prefix*), Net(host) or Mcp(server/tool-glob), e.g. Edit(src/generated/**), Read(../shared-lib/**), Read(~/notes/**), Run(bun test*), Net(*.npmjs.org) or Mcp(github/get_*).";
 
 const RULE_SHAPE = /^([A-Za-z_]+)\(([\s\S]*)\)$/;
 const KINDS: readonly RuleKind[] = ["Read", "Edit", "Run", "Net"];
@@ -77,7 +78,7 @@ export function parseRule(text: string, effect: Effect, source: string): Rule {
   const [, kindText, inner] = m!;
   const kind = KINDS.find((k) => k === kindText);
   if (!kind) {
-    const hint = KIND_HINTS[kindText!.toLowerCase()] ?? KINDS.find((k) => k.toLowerCase() === kindText!.toLowerCase());
+    const hint = KIND_HINTS[kindText!.toLowerCase()] ?? closest(kindText!, [...KINDS, "Mcp"]);
     fail(`unknown kind "${kindText}"${hint ? ` (did you mean ${hint}?)` : ""}`);
   }
   const pattern = inner!.trim();

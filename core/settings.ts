@@ -13,6 +13,7 @@ import {
   type Rule,
 } from "./policy.ts";
 import { type EnvSettings, DROP_REASONS, refusedVariable, SCRATCH_BOUND } from "./sandbox/command-env.ts";
+import { closest } from "./did-you-mean.ts";
 import { isMcpRuleText, parseMcpRule, type McpRule } from "./mcp-rules.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "./tools/tool.ts";
 import { isInside, realPathLoose } from "./workspace.ts";
@@ -80,6 +81,8 @@ type SettingsFile = z.infer<typeof SettingsSchema>;
 const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
 const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers", "git"]);
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
+/** The keys under `sandbox` (each validated by SettingsSchema). */
+const SANDBOX_KEYS: readonly string[] = ["network", "env"];
 
 /**
  * How far a layer of settings is trusted, as gemini-cli's policy tiers: `user` (your
@@ -330,14 +333,29 @@ function readSettingsFile(file: string): SettingsFile | undefined {
   return parsed.data;
 }
 
-/** Warns about keys Pencil does not know; in a workspace file, mode switches get a sharper warning. */
+/** Every setting a settings file may hold, as dotted paths (for the unknown-key warning). */
+function knownSettings(): string[] {
+  return [
+    ...EFFECTS.map((e) => `permissions.${e}`),
+    ...limitKeys.map((k) => `limits.${k}`),
+    ...SANDBOX_KEYS.map((k) => `sandbox.${k}`),
+    "mcpServers",
+    "git.commitButton",
+    "telegram.workspaces",
+    "$schema",
+  ];
+}
+
+/** Warns about keys Pencil does not know, with a guess and the whole list; in a workspace file, mode switches get a sharper warning. */
 function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolean, warnings: string[]): void {
-  const check = (key: string, at: string) => {
+  const check = (key: string, at: string, siblings: readonly string[]) => {
     if (workspace && MODE_KEY.test(key)) {
       warnings.push(`Ignored "${at}" in ${file}: a workspace settings file cannot switch or loosen permission checks.`);
     } else {
+      const guess = closest(key, [...siblings]);
+      const prefix = at.slice(0, at.length - key.length);
       warnings.push(
-        `Ignored unknown setting "${at}" in ${file}: settings.json knows permissions.deny/ask/allow, limits, sandbox.network and sandbox.env.`,
+        `Ignored unknown setting "${at}" in ${file}${guess ? ` (did you mean "${prefix}${guess}"?)` : ""}. The settings are: ${knownSettings().join(", ")}.`,
       );
     }
   };
@@ -348,16 +366,16 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
         warnings.push(
           `Ignored "telegram" in ${file}: only your own settings file lists the workspaces the bot may work on.`,
         );
-    } else if (!KNOWN_TOP.has(key)) check(key, key);
+    } else if (!KNOWN_TOP.has(key)) check(key, key, [...KNOWN_TOP, "telegram"]);
   }
   for (const key of Object.keys(settings.permissions ?? {})) {
-    if (!(EFFECTS as readonly string[]).includes(key)) check(key, `permissions.${key}`);
+    if (!(EFFECTS as readonly string[]).includes(key)) check(key, `permissions.${key}`, EFFECTS);
   }
   for (const key of Object.keys(settings.limits ?? {})) {
-    if (!(limitKeys as string[]).includes(key)) check(key, `limits.${key}`);
+    if (!(limitKeys as string[]).includes(key)) check(key, `limits.${key}`, limitKeys);
   }
   for (const key of Object.keys(settings.sandbox ?? {})) {
-    if (key !== "network" && key !== "env") check(key, `sandbox.${key}`);
+    if (!SANDBOX_KEYS.includes(key)) check(key, `sandbox.${key}`, SANDBOX_KEYS);
   }
 }
 

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { closest } from "../../core/did-you-mean.ts";
 import { UsageFailure } from "../../core/errors.ts";
 
 /** The parsed command line: the command, its positional words, and the common options. */
@@ -165,34 +166,4 @@ function usageMessage(error: Error & { code?: string }, argv: string[], invocati
     return `The option ${option} ${/argument missing/.test(error.message) ? "needs a value" : "takes no value"}. Run \`${help}\` for the options.`;
   }
   return `${error.message.replace(/\.$/, "")}. Run \`${help}\` for the options.`;
-}
-
-/** The candidate within two edits of `word` (a typo), or null. */
-export function closest(word: string, candidates: string[]): string | null {
-  let best: string | null = null;
-  let bestDistance = 3;
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate);
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-/** Levenshtein distance with adjacent swaps counted as one edit (agnet → agent). */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = d;
-    }
-  }
-  return rows[a.length]![b.length]!;
 }

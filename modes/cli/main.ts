@@ -1,5 +1,6 @@
 import { PencilError } from "../../core/errors.ts";
-import { closest, parseCli, UsageError, type CliArgs } from "./args.ts";
+import { closest } from "../../core/did-you-mean.ts";
+import { parseCli, UsageError, type CliArgs } from "./args.ts";
 import { loadConfig, type ConfigSources } from "./config-files.ts";
 import { commandHelp } from "./command-help.ts";
 import { HELP } from "./help.ts";
@@ -50,6 +51,8 @@ export async function main(
   // The user's $PENCIL_HOME/.env fills in what the environment and Pencil's .env leave unset.
   const config = loadConfig(env, startDir);
   io ??= processIO(env);
+  // With --json a failure is a JSON document on stdout too, unless the command already wrote its document.
+  let jsonOwed = false;
   try {
     const inv = io.invocation ?? "pencil";
     const args = parseCli(argv, inv);
@@ -73,13 +76,29 @@ export async function main(
         `Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`,
       );
     }
+    jsonOwed = args.json;
     const command = await COMMANDS[args.command]!();
     const commandIO = args.json ? machineIO(io) : io;
+    if (args.json) {
+      const out = commandIO.out;
+      commandIO.out = (text) => {
+        jsonOwed = false;
+        out(text);
+      };
+    }
     if (args.verbose) commandIO.verbose = true;
     return await command.run({ args, env, io: commandIO, config });
   } catch (error) {
-    return reportFailure(io, error);
+    const code = reportFailure(io, error);
+    if (jsonOwed) io.out(`${JSON.stringify({ error: { message: failureText(error), exitCode: code } })}\n`);
+    return code;
   }
+}
+
+/** A failure's words for a reader: its own message when raised on purpose, else the error's. */
+function failureText(error: unknown): string {
+  if (PencilError.isInstance(error)) return error.userMessage;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Prints a failure the way a user can act on it and returns its exit code. */

@@ -90,8 +90,15 @@ export function installFeatures(
   deps.commandList.splice(0, deps.commandList.length, ...features.flatMap((f) => f.commands));
   for (const feature of features) bot.errorBoundary(onError, feature.composer);
   bot.on("callback_query", (ctx) => ctx.answerCallbackQuery({ text: NOT_PENDING }));
-  bot.on("message", async () => {
-    await deps.outbox.send(deps.config.ownerId, "Send /agent &lt;goal&gt; to start, or /help for the commands.");
+  bot.on("message", async (ctx) => {
+    const command = /^\/([A-Za-z0-9_]+)/.exec(ctx.message?.text ?? "")?.[1];
+    if (command === undefined) {
+      await deps.outbox.send(deps.config.ownerId, "Send /agent &lt;goal&gt; to start, or /help for the commands.");
+      return;
+    }
+    // A command no feature took: say so and list the real ones, rather than a generic hint.
+    const list = deps.commandList.map((c) => `/${c.command} — ${escapeHtml(c.description)}`).join("\n");
+    await deps.outbox.send(deps.config.ownerId, `Unknown command /${escapeHtml(command)}. The commands:\n${list}`);
   });
   bot.catch(onError);
   return { features, lanes };

@@ -114,3 +114,18 @@ describe("--version", () => {
     },
   );
 });
+
+describe("--json when the command fails", () => {
+  test("agent --json with no model: one JSON document with the error on stdout, exit 2", async () => {
+    const { io, screen } = scriptedTerminal([], { tty: false });
+    const out: string[] = [];
+    io.out = (text) => void out.push(text);
+    io.interactive = false;
+    const code = await main(["agent", "do it", "--json", "-w", tempDir("pencil-ws-")], baseEnv(), io, tempDir("p-"));
+    expect(code).toBe(2);
+    const doc = JSON.parse(out.join(""));
+    expect(doc.error.exitCode).toBe(2);
+    expect(doc.error.message).toContain("No model is configured");
+    expect(screen()).toContain("No model is configured");
+  });
+});
