@@ -17,7 +17,7 @@ export interface ScratchChange {
   mode?: number;
   /** Size of a created or modified file (also when its bytes were not read). */
   size?: number;
-  /** Why a created or modified file's bytes were not read although within the per-file cap (per-run cap, swapped while read); it must not be staged. */
+  /** Why a created or modified file's bytes were not read although within the per-file cap (per-run cap, swapped while read, vanished, left unreadable); it must not be staged. */
   unread?: string;
   /** In an ignored tree (build output, dependencies): never staged, its bytes not read. */
   ignored?: boolean;
@@ -154,24 +154,22 @@ export function readChange(
   budget.bytes -= sig.size;
   const read = readRecorded(join(s.overlay?.upper ?? s.dir, rel), sig, maxBytes);
   if (typeof read === "string") out.unread = read;
-  else if (read) out.bytes = read;
+  else out.bytes = read;
   return out;
 }
 
 /**
  * Reads a file of the copy only when it is the regular file the walk
  * recorded (same device and inode, opened without following a link and
- * without blocking on a FIFO); null when it vanished, a reason when it is
- * something else now or grew past `maxBytes`.
+ * without blocking on a FIFO); otherwise the reason it was not read, in the
+ * words the model reads after "Not staged: <path>, because".
  */
-function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array | string | null {
+function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array | string {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // Gone between the walk and the read: reported without content. A link now (ELOOP) or anything else: refused.
-    return code === "ENOENT" ? null : "it was replaced (by a link or special file) after the command ran";
+    return notRead((error as NodeJS.ErrnoException).code);
   }
   try {
     const st = fstatSync(fd);
@@ -186,11 +184,21 @@ function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array
       got += n;
     }
     return buf.subarray(0, got);
-  } catch {
-    return null;
+  } catch (error) {
+    return notRead((error as NodeJS.ErrnoException).code);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Why a changed file could not be read back, by the error its open or read met. */
+function notRead(code: string | undefined): string {
+  if (code === "ENOENT")
+    return "it vanished after the command changed it, before it could be read (something the command started removed it)";
+  if (code === "EACCES" || code === "EPERM")
+    return "the command left it unreadable (its permissions), so its content cannot be staged; give it read permission back (chmod u+r) before the command ends";
+  if (code === "ELOOP") return "it was replaced (by a link or special file) after the command ran";
+  return `it could not be read back (${code ?? "unknown error"})`;
 }
 
 /** True when the copy's (or upper layer's) file has the staged view's content and mode: touched, but not changed. */

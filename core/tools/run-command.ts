@@ -571,7 +571,9 @@ function whyNotStaged(
   if (!s.rules.admitsPath(real, "file", s.ws.root)) return ".gitignore ignores it (build output or cache).";
   if (c.unread) return `${c.unread}.`;
   if (c.change !== "delete" && !c.bytes) {
-    return `it is ${c.size ?? "?"} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file.`;
+    return c.size !== undefined && c.size > ctx.limits.maxFileBytes
+      ? `it is ${c.size} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file.`
+      : "its content could not be read back after the command ran.";
   }
   return null;
 }

@@ -257,3 +257,53 @@ await tool.close?.();
     30_000,
   );
 });
+
+describe("a file the command changed and left unreadable (as an unprivileged user)", () => {
+  test.skipIf(!hasNamespace || !nobodyRuns).each(["copy", "overlay"])(
+    "is reported as unreadable, not as over the byte limit, and not staged (%s)",
+    (scratch) => {
+      const dir = mkdtempSync(join(tmpdir(), "pencil-run-nobody-"));
+      chmodSync(dir, 0o1777);
+      try {
+        const child = join(dir, "child.ts");
+        writeFileSync(
+          child,
+          `import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "core/tools/run-command.ts"))};
+import { toolContext } from ${JSON.stringify(join(CHECKOUT, "test/support/tool-context.ts"))};
+const dir = process.argv[2]!;
+const ws = join(dir, "ws");
+mkdirSync(join(ws, "src"), { recursive: true });
+writeFileSync(join(ws, "src/app.ts"), "original\\n");
+mkdirSync(join(dir, "home"));
+const scratch = ${JSON.stringify(scratch)};
+if (scratch === "overlay" && !useOverlay(ws, { scratch, scratchParent: dir })) { console.log(JSON.stringify({ skip: true })); process.exit(0); }
+const t = toolContext(ws, { home: join(dir, "home") });
+const tool = createRunCommandTool({ sandbox: "namespace", scratch, scratchParent: dir, realHome: join(dir, "home"), pencilHome: join(dir, "ph"), parentEnv: { PATH: "/usr/bin:/bin" } });
+const out = await t.run(tool, { command: "echo changed >> src/app.ts; echo new > src/new.ts; chmod 000 src/app.ts src/new.ts" });
+console.log(JSON.stringify({ out, staged: t.overlay.list().map((e) => e.real.slice(ws.length + 1)) }));
+await tool.close?.();
+`,
+        );
+        chmodSync(child, 0o644);
+        const r = spawnSync(
+          "setpriv",
+          ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, child, dir],
+          { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, cwd: dir, timeout: 20_000 },
+        );
+        expect(r.stderr).toBe("");
+        const out = JSON.parse(r.stdout) as { skip?: boolean; out: string; staged: string[] };
+        if (out.skip) return console.warn(`skipped: no overlay for an unprivileged user here (${scratch})`);
+        for (const rel of ["src/app.ts", "src/new.ts"])
+          expect(out.out).toContain(`Not staged: ${rel}, because the command left it unreadable (its permissions)`);
+        expect(out.out).not.toContain("byte limit");
+        expect(out.staged).toEqual([]);
+      } finally {
+        spawnSync("chmod", ["-R", "u+rwx", dir]);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
+});
