@@ -2,6 +2,7 @@
 // Entry point: only argv inspection happens here; every command is imported lazily
 // so that --help and --version stay instant.
 import { realpathSync } from "node:fs";
+import { isatty } from "node:tty";
 import pkg from "./package.json" with { type: "json" };
 
 // bin/pencil starts Bun in Pencil's own directory (so Bun reads Pencil's .env, not a
@@ -28,7 +29,12 @@ const first = argv[0];
 // which costs more than the rest of --help together.
 if (first === "--version" || first === "-V" || first === "-v") {
   await print(`pencil ${pkg.version}\n`);
-} else if (first === undefined || first === "-h" || first === "--help" || (first === "help" && argv.length === 1)) {
+} else if (
+  (first === undefined && !(isatty(0) && isatty(1))) ||
+  first === "-h" ||
+  first === "--help" ||
+  (first === "help" && argv.length === 1)
+) {
   const { HELP } = await import("./modes/cli/help.ts");
   // Started as ./bin/pencil (not on PATH): the usage line says so.
   const invoked = process.env.PENCIL_INVOKED_AS;

@@ -5,6 +5,9 @@ export const HELP = `pencil — a coding agent that writes in pencil: every chan
 
 Usage: pencil <command> [options]
 
+In a terminal, pencil with no command opens a session: the banner, your goal, the
+review, follow-ups (without a model configured it offers the demo).
+
 Commands:
   wakeup                 banner, then choose CLI or Telegram
   agent "<goal>"         run the agent; review the staged changes at the end

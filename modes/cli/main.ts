@@ -66,6 +66,9 @@ export async function main(
       io.out(ownHelp);
       return 0;
     }
+    // Bare `pencil` in a terminal opens a session; anywhere else it is the help.
+    if (args.command === "" && !args.help && io.interactive)
+      return await (await import("./commands/wakeup.ts")).session({ args, env, io, config });
     if (args.help || args.command === "") {
       io.out(HELP);
       return 0;
