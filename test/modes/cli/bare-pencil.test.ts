@@ -49,7 +49,8 @@ describe("bare pencil", () => {
   });
 
   test("in a terminal with no model, d runs the demo", async () => {
-    const env = { ...baseEnv(), TMPDIR: baseEnv().HOME! };
+    const env = baseEnv();
+    env.TMPDIR = env.HOME!; // the demo's copy goes under the test's own home
     const { code, output } = await runCliPty([], {
       cwd: env.HOME!,
       env,
