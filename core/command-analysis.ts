@@ -255,6 +255,8 @@ function resolve(
       continue;
     }
     if (SHELLS.has(name)) return shellC(words, forms, depth, privileged, out);
+    const interpreter = interpreterOf(name);
+    if (interpreter) return done(programFromInput(words, interpreter));
     if (name === "eval") {
       const args = words.slice(1);
       if (args.some((w) => w === null)) return done("eval runs text only known when it runs");
@@ -343,6 +345,11 @@ function shellC(
     if (w.startsWith("--")) i += SHELL_OPTIONS.long.includes(w) ? 2 : 1;
     else {
       if (w.startsWith("-") && w.includes("c")) hasC = true;
+      // -s: the commands come from standard input, the words after it are only the script's arguments.
+      else if (w.startsWith("-") && w.includes("s")) {
+        out.parts.push({ forms, words, opaque: STDIN_PROGRAM, privileged });
+        return;
+      }
       i += /[oO]$/.test(w) ? 2 : 1;
     }
   }
@@ -361,8 +368,149 @@ function shellC(
     analyzeInto(script, forms, depth + 1, out);
     return;
   }
-  const opaque = i >= words.length ? "a shell reading commands from its input runs what only that input says" : null;
+  const opaque = i >= words.length ? STDIN_PROGRAM : null;
   out.parts.push({ forms, words, opaque, privileged });
+}
+
+const STDIN_PROGRAM = "a shell reading commands from its input runs what only that input says";
+const INPUT_PROGRAM =
+  "it reads its program from its input, a shell reading its input by another name, and runs what only that input says";
+
+/**
+ * How an interpreter is told where its program is: options whose next word (or the rest of the word) is the program
+ * text or its file (`-c`, `-e`, php's `-f`), options that take some other value (so that value is not mistaken for
+ * the script), options that run something other than a program text (`-m module`, `--version`), first words that
+ * come before the script (`deno run`, `deno eval`), and whether it reads its program from standard input when given
+ * no script.
+ */
+interface InterpreterSpec {
+  inline: readonly string[];
+  valued: readonly string[];
+  /** Options after which no program is read: a module, a test runner, the version or the help. */
+  other: readonly string[];
+  subcommands?: Record<string, { inline: boolean }>;
+  stdinWithoutScript: boolean;
+}
+
+const INFO = ["--version", "--help", "-h", "-V"];
+const INTERPRETERS: [RegExp, InterpreterSpec][] = [
+  [
+    /^(python|pypy)[0-9.]*$/,
+    { inline: ["-c"], valued: ["-W", "-X", "-Q"], other: ["-m", ...INFO], stdinWithoutScript: true },
+  ],
+  [
+    /^(node|nodejs)$/,
+    {
+      inline: ["-e", "--eval", "-p", "--print"],
+      valued: [
+        "-r",
+        "--require",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+        "-C",
+        "--conditions",
+        "--input-type",
+      ],
+      other: ["--test", "--run", "-v", "-i", "--interactive", ...INFO],
+      stdinWithoutScript: true,
+    },
+  ],
+  [
+    /^perl[0-9.]*$/,
+    { inline: ["-e", "-E"], valued: ["-I", "-M", "-m"], other: ["-v", ...INFO], stdinWithoutScript: true },
+  ],
+  [/^ruby[0-9.]*$/, { inline: ["-e"], valued: ["-I", "-r", "-C", "-E"], other: INFO, stdinWithoutScript: true }],
+  [
+    /^php[0-9.]*$/,
+    { inline: ["-r", "-f"], valued: ["-d", "-c", "-z"], other: ["-v", "-m", "-i", ...INFO], stdinWithoutScript: true },
+  ],
+  [/^(lua[0-9.]*|luajit)$/, { inline: ["-e"], valued: ["-l"], other: ["-v", "-i", ...INFO], stdinWithoutScript: true }],
+  [
+    /^deno$/,
+    {
+      inline: [],
+      valued: ["--config", "-c", "--import-map", "--location", "--cert"],
+      other: INFO,
+      subcommands: { run: { inline: false }, eval: { inline: true } },
+      stdinWithoutScript: false,
+    },
+  ],
+  [
+    /^bun$/,
+    {
+      inline: ["-e", "--eval", "-p", "--print"],
+      valued: ["--cwd", "--config", "-r", "--preload"],
+      other: INFO,
+      subcommands: { run: { inline: false } },
+      stdinWithoutScript: false,
+    },
+  ],
+];
+
+function interpreterOf(name: string): InterpreterSpec | null {
+  return INTERPRETERS.find(([re]) => re.test(name))?.[1] ?? null;
+}
+
+/** What an interpreter's program word says: read from input (`-`), only known at run time, or written (judged as any command). */
+function programWord(word: string | null | undefined): string | null {
+  if (word === null) return "it runs a program only known when it runs";
+  return word === "-" ? INPUT_PROGRAM : null;
+}
+
+/**
+ * Whether an interpreter reads its program from its input or from text only known when it runs (`python3 -`,
+ * `node -`, `perl` with no script, `python3 -c "$(curl …)"`, `deno run -`, `bun -`): that is a shell reading its
+ * input, whatever the rules say. A script file or literal program text is judged like any command.
+ */
+function programFromInput(words: readonly (string | null)[], spec: InterpreterSpec): string | null {
+  let i = 1;
+  let stdin = spec.stdinWithoutScript;
+  const sub = spec.subcommands;
+  if (sub) {
+    const w = words[1];
+    if (w === null) return "what it runs is only known when it runs";
+    if (w !== undefined && sub[w]) {
+      // `deno eval TEXT` takes its program as its first word; `deno run`/`bun run` a file, or `-` for standard input.
+      if (sub[w].inline) return programWord(words.slice(2).find((x) => x === null || !x.startsWith("-")));
+      i = 2;
+      stdin = false;
+    } else if (w !== undefined && w !== "-" && !w.startsWith("-")) return null; // `bun test`, `bun x.ts`, `deno fmt`
+  }
+  for (; i < words.length; i++) {
+    const w = words[i] as string | null;
+    if (w === null) return "its program or its options are only known when it runs";
+    if (w === "-") return INPUT_PROGRAM;
+    if (w === "--") return words[i + 1] === undefined ? (stdin ? INPUT_PROGRAM : null) : programWord(words[i + 1]);
+    if (!w.startsWith("-")) return null; // the script file
+    if (w.startsWith("--")) {
+      const eq = w.indexOf("=");
+      const flag = eq === -1 ? w : w.slice(0, eq);
+      if (spec.other.includes(flag)) return null;
+      if (spec.inline.includes(flag)) return eq === -1 ? programWord(words[i + 1]) : programWord(w.slice(eq + 1));
+      if (spec.valued.includes(flag) && eq === -1) {
+        if (words[i + 1] === null) return "its options are only known when it runs";
+        i++;
+      }
+      continue;
+    }
+    // A bundle of short options (`-ne`, `-uc`, `-MFoo`): a letter that takes a value takes the rest of the word, or the next.
+    if (spec.other.includes(w)) return null;
+    for (let k = 1; k < w.length; k++) {
+      const opt = `-${w[k]}`;
+      const rest = w.slice(k + 1);
+      if (spec.other.includes(opt) && (opt === "-m" || rest === "")) return null;
+      if (spec.inline.includes(opt)) return programWord(rest !== "" ? rest : words[i + 1]);
+      if (spec.valued.includes(opt)) {
+        if (rest === "") {
+          if (words[i + 1] === null) return "its options are only known when it runs";
+          i++;
+        }
+        break;
+      }
+    }
+  }
+  return stdin ? INPUT_PROGRAM : null;
 }
 
 /** find's -exec/-execdir/-ok/-okdir commands, each judged as a command of its own. */
