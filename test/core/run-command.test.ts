@@ -1090,6 +1090,7 @@ describe("policy seam: an interpreter reading its program from its input", () =>
     const approver = scriptedApprover(lines.map(() => ({ kind: "always" as const })));
     const { exec } = seam([tool], [parseRule("Run(*)", "allow", "test")], approver);
     for (const command of lines) expect(await exec("run_command", command)).toBe(`ran ${command}`);
+    expect(ran).toEqual(lines);
     expect(approver.questions.map((q) => q.subject)).toEqual(lines);
     for (const q of approver.questions)
       expect(q.reason).toMatch(
