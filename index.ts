@@ -3,17 +3,26 @@
 // so that --help and --version stay instant.
 import { realpathSync } from "node:fs";
 import { isatty } from "node:tty";
+import { STANDALONE, versionLine } from "./core/installation.ts";
+import { SETUP_MODE } from "./core/sandbox/setup-contract.ts";
 import pkg from "./package.json" with { type: "json" };
+
+const argv = process.argv.slice(2);
+
+// The single executable is also its own sandbox setup: it has no setup file for Bun to run (core/sandbox/namespace.ts).
+if (STANDALONE && argv[0] === SETUP_MODE) {
+  const { runSetup } = await import("./core/sandbox/namespace-setup.ts");
+  await runSetup(argv[1]);
+}
 
 // bin/pencil starts Bun in Pencil's own directory (so Bun reads Pencil's .env, not a
 // workspace's); the caller's directory is where the command really runs. Only a start
 // in Pencil's directory may say so: a workspace's .env must not move Pencil around.
-const startDir = process.cwd(); // where Bun read its .env files
+// The single executable reads no .env at all (built with autoloadDotenv off) and starts where it is run.
+const startDir = STANDALONE ? null : process.cwd(); // where Bun read its .env files
 const callerCwd = process.env.PENCIL_CALLER_CWD;
 delete process.env.PENCIL_CALLER_CWD;
-if (callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
-
-const argv = process.argv.slice(2);
+if (!STANDALONE && callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
 
 /** Writes to stdout; a reader that went away (`pencil --help | head -1`) ends the program quietly, exit 0. */
 async function print(text: string): Promise<void> {
@@ -28,7 +37,7 @@ const first = argv[0];
 // Bun.write, not process.stdout: touching process.stdout sets up Node's stream machinery,
 // which costs more than the rest of --help together.
 if (first === "--version" || first === "-V" || first === "-v") {
-  await print(`pencil ${pkg.version}\n`);
+  await print(versionLine(pkg.version));
 } else if (
   (first === undefined && !(isatty(0) && isatty(1))) ||
   first === "-h" ||

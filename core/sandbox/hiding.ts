@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "no
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { PathPolicy } from "../path-decisions.ts";
 import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy.ts";
+import { INSTALL_DIR } from "../installation.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
 
@@ -36,9 +37,6 @@ const SYSTEM_COVERS: readonly { path: string; writable: boolean; tmpfs: boolean 
   { path: "/var/run", writable: false, tmpfs: false },
   { path: "/dev/shm", writable: true, tmpfs: true },
 ];
-
-/** Pencil's own install directory (the repository root): its `.env` holds the API keys commands never get. */
-export const INSTALL_DIR: string = resolve(import.meta.dir, "../..");
 
 /** A directory the namespace sandbox hides behind an empty one before the command runs. */
 export interface Cover {
@@ -92,8 +90,8 @@ export interface HidingInput {
   scratchRoot: string;
   /** The command's PATH: its directories inside covered ones are kept reachable. */
   path: string;
-  /** Pencil's install directory, whose .env files are masked (default INSTALL_DIR). */
-  installDir?: string;
+  /** Pencil's install directory, whose .env files are masked (default INSTALL_DIR; null: none, as in the single executable). */
+  installDir?: string | null;
   /** The environment Pencil runs in: its SSH_AUTH_SOCK, DOCKER_HOST and XDG_RUNTIME_DIR name sockets to mask (default process.env). */
   env?: Record<string, string | undefined>;
   /** True for a real path the policy never lets be read (a deny, not an ask); such entries of kept directories and of the install directory are masked (default: the built-in read denies, e.g. .env files). */
@@ -311,7 +309,8 @@ export function planHiding(input: HidingInput): Hiding {
       unscanned.push(dir);
     }
   }
-  const installDir = realOrNull(input.installDir ?? INSTALL_DIR);
+  const own = input.installDir === undefined ? INSTALL_DIR : input.installDir;
+  const installDir = own === null ? null : realOrNull(own);
   if (installDir !== null) scan(installDir);
   const kept = covers.flatMap((c) => c.keeps);
   for (const k of kept) for (const p of keptDenied.get(k) ?? []) secrets.add(p);

@@ -303,21 +303,30 @@ function startForwarder(plan: SetupPlan): void {
   const fw = plan.forwarder!;
   Bun.spawn([plan.setpriv, ...DROP_PRIVILEGES, fw.bun, fw.script, fw.socket, String(fw.port), fw.ready], {
     stdio: ["ignore", "ignore", "ignore"],
+    // The single executable runs its own CLI unless told to be plain Bun; Bun itself ignores the variable.
+    env: { ...process.env, BUN_BE_BUN: "1" },
   });
   for (let i = 0; i < 500 && !existsSync(fw.ready); i++) Bun.sleepSync(10);
   if (!existsSync(fw.ready)) fail("the network proxy's forwarder did not start");
 }
 
-try {
-  if (process.pid !== 1) fail("not the first process of a fresh pid namespace");
-  const plan = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as SetupPlan;
-  let lib: Lib;
+/** Runs the setup from the plan at `planPath`; never returns (it becomes the command, or exits 97). */
+export async function runSetup(planPath: string | undefined): Promise<never> {
   try {
-    lib = await import("./libc.ts");
+    if (process.pid !== 1) fail("not the first process of a fresh pid namespace");
+    if (!planPath) fail("no plan given");
+    const plan = JSON.parse(readFileSync(planPath, "utf8")) as SetupPlan;
+    let lib: Lib;
+    try {
+      lib = await import("./libc.ts");
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    setUp(plan, lib);
   } catch (error) {
-    fail((error as Error).message);
+    fail(`the setup stopped: ${(error as Error).message ?? String(error)}`);
   }
-  setUp(plan, lib);
-} catch (error) {
-  fail(`the setup stopped: ${(error as Error).message ?? String(error)}`);
 }
+
+// From source Bun runs this file itself; the single executable calls runSetup from its entry point (SETUP_MODE).
+if (import.meta.main) await runSetup(process.argv[2]);

@@ -17,7 +17,8 @@ import { ToolError } from "../tools/tool.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
 import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
-import { SETUP_FAILED_EXIT, SETUP_MARKER } from "./setup-contract.ts";
+import { STANDALONE } from "../installation.ts";
+import { SETUP_FAILED_EXIT, SETUP_MARKER, SETUP_MODE } from "./setup-contract.ts";
 
 /** How a command is run and what it gets: the knobs of run_command that reach the process itself. */
 export interface CommandRunOptions {
@@ -162,8 +163,12 @@ function makeDevDir(dir: string): void {
 /** Where the sandbox's own programs (unshare) are looked up, whatever PATH the command gets. */
 const SETUP_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/** The setup program Bun runs as the first process of the namespaces (core/sandbox/namespace-setup.ts). */
-const SETUP_PROGRAM = join(import.meta.dir, "namespace-setup.ts");
+/**
+ * What follows Bun's path to make it the first process of the namespaces: the setup program
+ * (core/sandbox/namespace-setup.ts) from source; in the single executable, which is its own Bun and carries no
+ * source files, the mode in which its entry point runs that program.
+ */
+const SETUP_PROGRAM = STANDALONE ? SETUP_MODE : join(import.meta.dir, "namespace-setup.ts");
 
 /**
  * The probe is a real run: a scratch of its own, the whole setup (binds, /dev, the seal of every mount), then a shell

@@ -14,8 +14,12 @@ export interface ConfigSources {
   user: { path: string; read: boolean; error?: string };
 }
 
-/** The `.env` files Bun reads in the directory it starts in: `.env`, `.env.<NODE_ENV or development>`, and `.env.local` except under test. */
-export function bunEnvFiles(startDir: string, env: Env): string[] {
+/**
+ * The `.env` files Bun reads in the directory it starts in: `.env`, `.env.<NODE_ENV or development>`, and `.env.local`
+ * except under test; none for a null `startDir` (the single executable reads no `.env`).
+ */
+export function bunEnvFiles(startDir: string | null, env: Env): string[] {
+  if (startDir === null) return [];
   const mode = env.NODE_ENV || "development";
   return [".env", `.env.${mode}`, ...(mode === "test" ? [] : [".env.local"])].map((name) => join(startDir, name));
 }
@@ -25,7 +29,7 @@ export function bunEnvFiles(startDir: string, env: Env): string[] {
  * environment and Pencil's own `.env` win). `PENCIL_HOME` itself is never taken from
  * it: the file cannot move the directory it lives in. A workspace's `.env` is never read.
  */
-export function loadConfig(env: Env, startDir: string): ConfigSources {
+export function loadConfig(env: Env, startDir: string | null): ConfigSources {
   const candidates = bunEnvFiles(startDir, env);
   const user = join(pencilHomeOf(env), ".env");
   const sources: ConfigSources = {

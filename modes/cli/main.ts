@@ -1,3 +1,4 @@
+import { versionLine } from "../../core/installation.ts";
 import { PencilError } from "../../core/errors.ts";
 import { closest } from "../../core/did-you-mean.ts";
 import { parseCli, UsageError, type CliArgs } from "./args.ts";
@@ -46,7 +47,7 @@ export async function main(
   argv: string[],
   env: Env = process.env,
   io?: CliIO,
-  startDir: string = process.cwd(),
+  startDir: string | null = process.cwd(),
 ): Promise<number> {
   // The user's $PENCIL_HOME/.env fills in what the environment and Pencil's .env leave unset.
   const config = loadConfig(env, startDir);
@@ -58,7 +59,7 @@ export async function main(
     const args = parseCli(argv, inv);
     if (args.version) {
       const { default: pkg } = await import("../../package.json", { with: { type: "json" } });
-      io.out(`pencil ${pkg.version}\n`);
+      io.out(versionLine(pkg.version));
       return 0;
     }
     const ownHelp = args.help ? commandHelp(args.command, inv) : undefined;

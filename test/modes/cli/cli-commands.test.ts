@@ -20,7 +20,11 @@ describe("usage and configuration errors", () => {
   test("--version and --help", async () => {
     const env = baseEnv();
     const version = await runCli(["--version"], { cwd: env.HOME!, env });
-    expect(version).toMatchObject({ code: 0, stdout: `pencil ${pkg.version}\n` });
+    // From a checkout it says so, and where: the root of this repository.
+    expect(version).toMatchObject({
+      code: 0,
+      stdout: `pencil ${pkg.version} (clone, ${join(import.meta.dir, "../../..")})\n`,
+    });
     const help = await runCli(["--help"], { cwd: env.HOME!, env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('agent "<goal>"');
