@@ -76,24 +76,47 @@ export function readProposals(workspaceRoot: string): { servers: McpServerConfig
   }
 }
 
-/** What an approval binds to: the exact command (or URL) and its arguments and environment, hashed. */
-export function fingerprint(server: McpServerConfig): string {
+/**
+ * What an approval is bound to besides the configuration, found on the disk: the SHA-256 of each program file
+ * (the command's, and each absolute file argument's; null when unreadable) and where each path argument really leads.
+ */
+export interface ServerBinding {
+  programs: readonly { path: string; sha256: string | null }[];
+  paths: readonly { written: string; real: string }[];
+}
+
+/** What an approval binds to: the exact command (or URL), its arguments, environment and header values, and the binding, hashed. */
+export function fingerprint(server: McpServerConfig, binding: ServerBinding = { programs: [], paths: [] }): string {
   const what =
     server.kind === "stdio"
-      ? { command: server.command, args: server.args, env: server.env }
-      : { url: server.url, headers: Object.keys(server.headers).sort() };
+      ? {
+          command: server.command,
+          args: server.args,
+          env: sorted(server.env),
+          programs: binding.programs.map((p) => [p.path, p.sha256]),
+          paths: binding.paths.map((p) => [p.written, p.real]),
+        }
+      : { url: server.url, headers: sorted(server.headers) };
   return createHash("sha256").update(JSON.stringify(what)).digest("hex");
 }
 
-/** The command line of a server as the owner is shown it. */
+function sorted(record: Record<string, string>): [string, string][] {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A word as a shell would need it written: bare when plain, else JSON-quoted (so a space or `$(…)` shows). */
+function shellWord(word: string): string {
+  return /^[\w./:@=,+-]+$/.test(word) ? word : JSON.stringify(word);
+}
+
+/** The command line of a server as the owner is shown it: every environment value and header value in full. */
 export function describeServer(server: McpServerConfig): string {
-  if (server.kind === "http") return server.url;
-  const env = Object.keys(server.env)
-    .map((k) => `${k}=…`)
-    .join(" ");
-  return [env, server.command, ...server.args.map((a) => (/^[\w./:@=-]+$/.test(a) ? a : JSON.stringify(a)))]
-    .filter(Boolean)
-    .join(" ");
+  if (server.kind === "http") {
+    const headers = sorted(server.headers).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+    return headers.length > 0 ? `${server.url} with headers ${headers.join(", ")}` : server.url;
+  }
+  const env = sorted(server.env).map(([k, v]) => `${k}=${shellWord(v)}`);
+  return [...env, shellWord(server.command), ...server.args.map(shellWord)].join(" ");
 }
 
 /** The owner's approvals of workspace-proposed servers, under $PENCIL_HOME: workspace → server name → fingerprint. */
@@ -113,16 +136,18 @@ export class McpApprovals {
     }
   }
 
-  /** True when the owner approved exactly this server (same name, same command) for this workspace. */
-  approved(workspaceRoot: string, server: McpServerConfig): boolean {
+  /** True when the owner approved exactly this server (same name, command, values and program content) for this workspace. */
+  approved(workspaceRoot: string, server: McpServerConfig, binding?: ServerBinding): boolean {
     const byName = this.read()[workspaceRoot];
-    return byName !== undefined && Object.hasOwn(byName, server.name) && byName[server.name] === fingerprint(server);
+    return (
+      byName !== undefined && Object.hasOwn(byName, server.name) && byName[server.name] === fingerprint(server, binding)
+    );
   }
 
-  /** Remembers an approval; a changed command later does not match it and is asked again. */
-  approve(workspaceRoot: string, server: McpServerConfig): void {
+  /** Remembers an approval; a changed command, value or program later does not match it and is asked again. */
+  approve(workspaceRoot: string, server: McpServerConfig, binding?: ServerBinding): void {
     const all = this.read();
-    all[workspaceRoot] = { ...(all[workspaceRoot] ?? {}), [server.name]: fingerprint(server) };
+    all[workspaceRoot] = { ...(all[workspaceRoot] ?? {}), [server.name]: fingerprint(server, binding) };
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });

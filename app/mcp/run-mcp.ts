@@ -22,6 +22,8 @@ export async function openRunMcp(runtime: Runtime, approver: Approver, signal?: 
     pencilHome: runtime.pencilHome,
     approver,
     network: runtime.settings.sandbox.network,
+    home: runtime.ws.home,
+    policy: runtime.policy,
     ...(signal ? { signal } : {}),
   });
   if (proposals.warning) session.notices.unshift(proposals.warning);

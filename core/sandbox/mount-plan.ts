@@ -116,8 +116,8 @@ export interface SetupPlan {
    * namespace detached already, and kills it by that group.
    */
   newSession?: boolean;
-  /** Where the program's stderr goes: merged into stdout (run_command), or discarded (a server speaking on stdout). */
-  stderr: "stdout" | "discard";
+  /** Where the program's stderr goes: merged into stdout (run_command), or left as the setup's own (a server speaking on stdout). */
+  stderr: "stdout" | "own";
   /** With the network on: the forwarder from the namespace's 127.0.0.1:port to the proxy's unix socket, run by `bun`. */
   forwarder?: { bun: string; script: string; socket: string; port: number; ready: string };
 }

@@ -280,11 +280,6 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   // No way to the owner's terminal: the private /dev has a tty node, which opens the controlling terminal.
   must(lib.dropControllingTerminal(), "cannot give up the controlling terminal");
   if (plan.stderr === "stdout") must(lib.dup2(1, 2), "cannot merge the command's output");
-  else {
-    const nul = openSync("/dev/null", constants.O_WRONLY);
-    must(lib.dup2(nul, 2), "cannot discard the program's stderr");
-    closeSync(nul);
-  }
   // No file larger than the write cap; the runner watches the total.
   must(lib.limitFileSize(plan.fileBlocks * 1024), "cannot cap file sizes");
   if (plan.forwarder) startForwarder(plan);

@@ -266,7 +266,7 @@ export interface SandboxedLaunch {
  * while it waits, and the namespace's init ignores them, so a client's kill would otherwise leave the server running.
  * Its --kill-child then takes everything in the namespace down with it.
  */
-const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 & p=$!; while :; do wait "$p"; s=$?; kill -0 "$p" 2>/dev/null || exit "$s"; done`;
+const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 & p=$!; while :; do wait "$p" 2>/dev/null; s=$?; kill -0 "$p" 2>/dev/null || exit "$s"; done`;
 
 /**
  * The argv that starts `command args` under the same namespace setup as runIn
@@ -274,12 +274,13 @@ const STOP_ON_TERM = `trap 'kill -KILL "$p" 2>/dev/null' TERM INT HUP; "$@" <&0 
  * capability dropped), for a program that keeps running and talks over its
  * stdin and stdout (a stdio MCP server). `root` is a private directory (the
  * scratch: it and `dir` inside it are the only writable places besides the
- * private temporary space); the program starts in `dir`. Its stderr goes to
- * /dev/null, so the setup's merged output cannot corrupt the stdout protocol
- * (a setup failure exits 97 before the program starts, its complaint on the
- * original stderr). No network unless `network` (then the host's network).
- * The program gets `env` exactly; spawn the launch with its own `env`.
- * Null where the namespace sandbox is not available here.
+ * private temporary space); the program starts in `dir`. Its stderr stays its
+ * own (the launch's stderr), apart from the stdout protocol; a setup failure
+ * exits 97 before the program starts, its complaint on that same stderr. A
+ * private network always: with `proxy`, its only way out is Pencil's proxy on
+ * that unix socket (in `root`), as for run_command; without, none at all.
+ * The program gets `env` exactly (plus the proxy's variables); spawn the launch
+ * with its own `env`. Null where the namespace sandbox is not available here.
  */
 export function sandboxedLaunch(input: {
   root: string;
@@ -289,7 +290,8 @@ export function sandboxedLaunch(input: {
   /** The program's environment. */
   env: Record<string, string>;
   hiding: Hiding;
-  network: boolean;
+  /** The proxy's unix socket, and the CA files (written by the caller into `root`) the program's TLS clients trust. */
+  proxy?: { socket: string; trust: { ca: string; bundle: string } | null };
   writeCapBytes?: number;
 }): SandboxedLaunch | null {
   if (!sandboxAvailable()) return null;
@@ -299,6 +301,11 @@ export function sandboxedLaunch(input: {
   const plan = planMounts({ root: input.root, mounts: [], shared: [] }, input.hiding);
   prepareCoverDirs(plan);
   makeDevDir(join(input.root, "dev"));
+  const env = { ...input.env };
+  if (input.proxy) {
+    writeFileSync(join(input.root, "forward.mjs"), FORWARDER);
+    Object.assign(env, proxyEnv(input.proxy.trust));
+  }
   const planPath = writePlan(input.root, {
     scratch: input.root,
     dir: input.dir,
@@ -308,22 +315,36 @@ export function sandboxedLaunch(input: {
     fileBlocks: Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024)),
     setpriv: SETPRIV!,
     argv: [input.command, ...input.args],
-    env: Object.entries(input.env).map(([k, v]) => `${k}=${v}`),
-    // Stdout is the protocol: the program's stderr must not reach it.
-    stderr: "discard",
+    env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    // Stdout is the protocol: the program's stderr stays apart from it, on the launch's own stderr.
+    stderr: "own",
     // Spawned in Pencil's own process group: what it signals as a group must not reach past the namespace.
     newSession: true,
+    ...(input.proxy
+      ? {
+          forwarder: {
+            bun: process.execPath,
+            script: join(input.root, "forward.mjs"),
+            socket: input.proxy.socket,
+            port: PROXY_PORT,
+            ready: join(input.root, "forward-ready"),
+          },
+        }
+      : {}),
   });
   return {
     env: { PATH: SETUP_PATH },
     command: BASH!,
+    // No startup files: bash reads ~/.bashrc when its stdin is a socket (as a spawned pipe is), as for ssh.
     args: [
+      "--norc",
+      "--noprofile",
       "-c",
       STOP_ON_TERM,
       "pencil-server",
       "unshare",
       ...unshareArgs!,
-      ...(input.network ? [] : ["--net"]),
+      "--net",
       process.execPath,
       SETUP_PROGRAM,
       planPath,

@@ -1,15 +1,19 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { nobodyApprover, type Approver, type PermissionQuestion } from "../../agent/approver.ts";
-import { McpApprovals, parseServers, type McpServerConfig } from "../../app/mcp/config.ts";
+import { parseServers, type McpServerConfig } from "../../app/mcp/config.ts";
 import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
 import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../../core/mcp-rules.ts";
 import { ConfigError } from "../../core/policy.ts";
 import { loadSettings } from "../../core/settings.ts";
 import { startHttpMcpServer } from "../fixtures/mcp/servers.ts";
 import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { compilePolicy, parseRule } from "../../core/policy.ts";
+import type { StartProxy } from "../../core/tools/run-command.ts";
+import { startCommandProxy } from "../../net/command-proxy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import {
   startFakeOpenAIServer,
@@ -20,22 +24,37 @@ import {
 import { runCli, runCliPty } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
-/** A listener on 127.0.0.1 the stdio server tells its working directory when it starts (its `tcp:PORT` marker). */
-async function startMarker(): Promise<{ arg: string; seen: string[]; arrived: () => Promise<void> }> {
+/**
+ * An HTTP listener on 127.0.0.1 the stdio server tells its working directory when it starts (its `http://marker.test:PORT/`
+ * marker, reached through Pencil's proxy, which the tests' proxy maps to 127.0.0.1; `direct` the same listener by address).
+ */
+async function startMarker(): Promise<{ arg: string; direct: string; seen: string[]; arrived: () => Promise<void> }> {
   const seen: string[] = [];
-  const listener = createServer((socket) => {
-    let text = "";
-    socket.on("data", (chunk) => {
-      text += chunk;
-    });
-    socket.on("end", () => seen.push(text.trim()));
+  const listener = createHttpServer((req, res) => {
+    seen.push(new URL(req.url ?? "/", "http://x").searchParams.get("cwd") ?? req.url ?? "");
+    res.end("marker seen");
   });
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
   const arrived = async () => {
     for (let i = 0; i < 100 && seen.length === 0; i++) await Bun.sleep(50);
   };
-  return { arg: `tcp:${(listener.address() as { port: number }).port}`, seen, arrived };
+  const port = (listener.address() as { port: number }).port;
+  return { arg: `http://marker.test:${port}/`, direct: `http://127.0.0.1:${port}/`, seen, arrived };
+}
+
+/** Pencil's proxy with marker.test (any port) mapped to 127.0.0.1, as the tests' servers listen there. */
+const testProxy: StartProxy = (options) =>
+  startCommandProxy({ ...options, resolveHost: (h) => (h === "marker.test" ? "127.0.0.1" : h) });
+
+/** The run's policy with these rules (Net(...) ones judge what a proxied server sends). */
+function policyWith(rules: string[], ws = tempDir()) {
+  return compilePolicy({
+    workspaceRoot: ws,
+    home: tempDir(),
+    pencilHome: tempDir(),
+    rules: rules.map((r) => parseRule(r, "allow", "test")),
+  });
 }
 
 const STDIO_SERVER = join(join(import.meta.dir, ".."), "fixtures/mcp/stdio-server.ts");
@@ -150,12 +169,14 @@ describe("MCP servers: started, listed, called", () => {
     expect(names).toEqual([
       "mcp__docs__echo",
       "mcp__docs__fail",
+      "mcp__docs__fetch",
       "mcp__docs__peek",
       "mcp__docs__reach",
       "mcp__docs__read_file",
       "mcp__docs__write_here",
       "mcp__web__echo",
       "mcp__web__fail",
+      "mcp__web__fetch",
       "mcp__web__peek",
       "mcp__web__reach",
       "mcp__web__write_here",
@@ -187,32 +208,53 @@ describe("MCP servers: started, listed, called", () => {
     sessions.push(session);
     expect(session.tools.map((t) => t.name)).toContain("mcp__docs__echo");
     expect(session.tools.some((t) => t.name.startsWith("mcp__crashy") || t.name.startsWith("mcp__slow"))).toBe(false);
-    expect(session.notices.find((n) => n.includes('"crashy"'))).toContain("left out of this run");
+    const crashy = session.notices.find((n) => n.includes('"crashy"'))!;
+    expect(crashy).toContain("left out of this run: it exited with code 3; its stderr ended with:");
+    expect(crashy).toContain("fatal: the crashy server gives up");
+    expect(crashy).not.toContain("closed client");
     expect(session.notices.find((n) => n.includes('"slow"'))).toMatch(/timed out after 1500 ?ms|within 1500 ms/);
   }, 20_000);
 
   test.if(sandboxAvailable())(
-    "a stdio server has no network unless the owner's settings open it (where the namespace sandbox works)",
+    "a stdio server has no network unless the owner's settings open it, and then only Pencil's proxy, judged by Net rules (where the namespace sandbox works)",
     async () => {
       const listener = createServer((socket) => socket.end());
       await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
       stops.push(() => new Promise<void>((resolve) => listener.close(() => resolve())));
       const port = (listener.address() as { port: number }).port;
-      const reach = async (network: boolean) => {
+      const marker = await startMarker();
+      const open = async (network: boolean, rules: string[], startProxy?: StartProxy) => {
         const session = await openMcpSession({
           servers: [stdio("docs", ["docs"])],
           workspaceRoot: tempDir(),
           pencilHome: tempDir(),
           approver: nobodyApprover,
           network,
+          policy: policyWith(rules),
+          ...(startProxy ? { startProxy } : {}),
         });
         sessions.push(session);
-        return session.tools.find((t) => t.name === "mcp__docs__reach")!.execute({ port }, {} as never);
+        const call = (tool: string, input: unknown) =>
+          session.tools.find((t) => t.name === `mcp__docs__${tool}`)!.execute(input, {} as never) as Promise<string>;
+        return call;
       };
-      expect(await reach(false)).toMatch(/^unreachable/);
-      expect(await reach(true)).toBe("reached");
+      const off = await open(false, ["Net(*)"], testProxy);
+      expect(await off("reach", { port })).toMatch(/^unreachable/);
+      expect(await off("fetch", { url: marker.arg })).toStartWith("failed: ");
+      // With the network on: no host network (a loopback service is out of reach), only the proxy.
+      const on = await open(true, ["Net(marker.test)"], testProxy);
+      expect(await on("reach", { port })).toMatch(/^unreachable/);
+      expect(await on("fetch", { url: `${marker.arg}?cwd=allowed` })).toBe("status 200: marker seen");
+      expect(marker.seen).toEqual(["allowed"]);
+      // No rule for the host and nobody to ask: refused.
+      const unruled = await open(true, [], testProxy);
+      expect(await unruled("fetch", { url: `${marker.arg}?cwd=unruled` })).not.toContain("marker seen");
+      // The real proxy refuses this machine's addresses whatever the rules say.
+      const loopback = await open(true, ["Net(*)"]);
+      expect(await loopback("fetch", { url: `${marker.direct}?cwd=loopback` })).not.toContain("marker seen");
+      expect(marker.seen).toEqual(["allowed"]);
     },
-    20_000,
+    60_000,
   );
 
   if (!sandboxAvailable())
@@ -254,12 +296,14 @@ describe("MCP servers: started, listed, called", () => {
     const pencilHome = tempDir();
     const marker = await startMarker();
     const proposal = stdio("proposed", ["proposed", marker.arg], "workspace");
+    // The network on through the proxy, the marker's host allowed: a started server reports its start.
+    const net = { network: true, startProxy: testProxy, policy: policyWith(["Net(marker.test)"], ws) };
     const refused = await openMcpSession({
       servers: [proposal],
       workspaceRoot: ws,
       pencilHome,
       approver: nobodyApprover,
-      network: true,
+      ...net,
     });
     sessions.push(refused);
     expect(refused.tools).toEqual([]);
@@ -274,7 +318,7 @@ describe("MCP servers: started, listed, called", () => {
       workspaceRoot: ws,
       pencilHome,
       approver: owner,
-      network: true,
+      ...net,
     });
     sessions.push(approved);
     expect(owner.asked).toHaveLength(1);
@@ -285,7 +329,9 @@ describe("MCP servers: started, listed, called", () => {
     await marker.arrived();
     expect(marker.seen).toHaveLength(1);
     expect(marker.seen[0]).not.toBe(ws);
-    expect(new McpApprovals(pencilHome).approved(ws, proposal)).toBe(true);
+    expect(Object.keys(JSON.parse(readFileSync(join(pencilHome, "mcp-approvals.json"), "utf8"))[ws])).toEqual([
+      "proposed",
+    ]);
 
     const again = recordingApprover("no");
     sessions.push(await openMcpSession({ servers: [proposal], workspaceRoot: ws, pencilHome, approver: again }));
@@ -301,6 +347,51 @@ describe("MCP servers: started, listed, called", () => {
     expect(changed.asked).toHaveLength(1);
     expect(changedSession.tools).toEqual([]);
   });
+});
+
+describe("what a proposal's approval shows and is bound to", () => {
+  test("the question shows every environment and header value; a changed value, header or program file asks again", async () => {
+    const ws = tempDir();
+    const pencilHome = tempDir();
+    const programDir = tempDir("pencil-program-");
+    const program = join(programDir, "server.mjs");
+    writeFileSync(program, "// version one\n");
+    const http = await startHttpMcpServer("web");
+    stops.push(http.stop);
+    const asked = async (server: McpServerConfig): Promise<string[]> => {
+      const owner = recordingApprover("yes");
+      sessions.push(await openMcpSession({ servers: [server], workspaceRoot: ws, pencilHome, approver: owner }));
+      return owner.asked.map((q) => q.subject);
+    };
+    const withEnv: McpServerConfig = {
+      ...stdio("envy", ["envy"], "workspace"),
+      env: { DOCS_MODE: "fast lane", BASH_ENV: "$(touch /tmp/x)" },
+    };
+    const [question] = await asked(withEnv);
+    // Values in full, quoted where a shell would need it: nothing hides behind K=….
+    expect(question).toContain('BASH_ENV="$(touch /tmp/x)" DOCS_MODE="fast lane"');
+    expect(await asked(withEnv)).toEqual([]);
+    expect(await asked({ ...withEnv, env: { ...withEnv.env, DOCS_MODE: "slow lane" } })).toHaveLength(1);
+
+    const web: McpServerConfig = {
+      name: "web",
+      kind: "http",
+      url: http.url,
+      headers: { authorization: "Bearer one" },
+      origin: "workspace",
+    };
+    const [httpQuestion] = await asked(web);
+    expect(httpQuestion).toContain('with headers authorization: "Bearer one"');
+    expect(await asked(web)).toEqual([]);
+    expect(await asked({ ...web, headers: { authorization: "Bearer two" } })).toHaveLength(1);
+
+    // The program a proposal names is bound by its content: the same path with other bytes is asked again.
+    const byFile: McpServerConfig = { ...stdio("file", [], "workspace"), args: [program] };
+    expect(await asked(byFile)).toHaveLength(1);
+    expect(await asked(byFile)).toEqual([]);
+    writeFileSync(program, "// version two, same path\n");
+    expect(await asked(byFile)).toHaveLength(1);
+  }, 60_000);
 });
 
 const servers: FakeOpenAIServer[] = [];
@@ -381,14 +472,12 @@ describe("MCP tools through the policy seam, end to end", () => {
   });
 
   test("a workspace's .pencil/mcp.json server is not started with no terminal to approve it; the run goes on", async () => {
-    const marker = await startMarker();
     const { workspace, groq, env } = await cliSetup(
-      // The network on, so that a sandboxed server could report its start to the marker.
-      { sandbox: { network: true } },
+      {},
       {
         "a.txt": "a\n",
         ".pencil/mcp.json": JSON.stringify({
-          mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed", marker.arg] } },
+          mcpServers: { proposed: { command: process.execPath, args: [STDIO_SERVER, "proposed"] } },
         }),
       },
     );
@@ -398,11 +487,10 @@ describe("MCP tools through the policy seam, end to end", () => {
     expect(result.stdout + result.stderr).toContain(
       'MCP server "proposed" (proposed by the workspace) was not started',
     );
-    expect(marker.seen).toEqual([]);
+    // Started, it would have offered its tools (the approved case above shows they are).
     expect((groq.requests[0]!.body.tools as any[]).some((t) => t.function.name.startsWith("mcp__"))).toBe(false);
     // doctor lists it without starting it.
     const doctor = await runCli(["doctor", "-w", workspace], { cwd: workspace, env });
     expect(doctor.stdout).toContain("MCP servers: proposed (stdio, proposed by .pencil/mcp.json, not approved)");
-    expect(marker.seen).toEqual([]);
   });
 });

@@ -35,7 +35,6 @@ function shLaunch(script: string) {
     command: "/bin/sh",
     args: ["-c", script],
     env: { PATH: "/usr/bin:/bin" },
-    network: false,
     hiding: planHiding({
       realHome: tempDir(),
       pencilHome: tempDir(),
@@ -63,7 +62,6 @@ describe("sandboxedLaunch (stdio MCP servers): the program's environment stays t
         dir,
         command: "/bin/sh",
         args: ["-c", 'test "$SERVER_TOKEN" = kept'],
-        network: false,
         env: {
           PATH: `${fakeBin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
           // bash expands BASH_ENV (command substitution included) before any non-interactive `bash -c`.
