@@ -28,7 +28,11 @@ export type ButtonAction =
   | "goal-continue"
   | "goal-review"
   | "goal-discard"
-  | "rewind";
+  | "rewind"
+  | "hunks"
+  | "hunk-keep"
+  | "hunk-drop"
+  | "apply-kept";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

@@ -108,7 +108,16 @@ function fileBlock(file: CardFile, index: number, s: FileSummary | undefined, de
 }
 
 function decisionText(file: CardFile, reasonChars: number): string {
+  const kept = file.split?.hunks.filter((h) => h.decision === "keep").length ?? 0;
+  if (file.decision === "approved" && file.split?.kept)
+    return `✅ approved: ${kept} of ${file.split.hunks.length} hunks kept, the others dropped`;
   if (file.decision === "approved") return "✅ approved";
+  if (!file.decision && file.split) {
+    const decided = file.split.hunks.filter((h) => h.decision).length;
+    return decided === file.split.hunks.length
+      ? `✂ ${kept} of ${decided} hunks kept — tap Apply kept`
+      : `✂ split: ${decided} of ${file.split.hunks.length} hunks decided (${kept} kept)`;
+  }
   if (file.decision !== "rejected") return "";
   if (file.awaitingReason) return "✖ rejected — send the reason as your next message, or tap Skip";
   if (!file.reason) return "✖ rejected";
@@ -150,16 +159,20 @@ function inlineDiffs(card: ReviewCard, cs: Changeset): { html: string; paths: st
 }
 
 function keyboard(card: ReviewCard): Keyboard {
-  const rows = card.files.map((f, i) =>
-    f.decision
-      ? [{ text: `📄 Diff ${i + 1}`, callback_data: f.buttons.diff }]
-      : [
-          { text: `📄 Diff ${i + 1}`, callback_data: f.buttons.diff },
-          { text: `✅ Approve ${i + 1}`, callback_data: f.buttons.approve },
-          { text: `✖ Reject ${i + 1}`, callback_data: f.buttons.reject },
-        ],
-  );
-  if (card.files.some((f) => !f.decision)) {
+  const rows = card.files.map((f, i) => {
+    const diff = { text: `📄 Diff ${i + 1}`, callback_data: f.buttons.diff };
+    if (f.decision) return [diff];
+    const reject = { text: `✖ Reject ${i + 1}`, callback_data: f.buttons.reject };
+    // Being split: no Approve of the whole file; Apply kept once every hunk has its Keep or Drop.
+    if (f.split)
+      return f.split.applyKept
+        ? [diff, reject, { text: `✂ Apply kept ${i + 1}`, callback_data: f.split.applyKept }]
+        : [diff, reject];
+    const row = [diff, { text: `✅ Approve ${i + 1}`, callback_data: f.buttons.approve }, reject];
+    if (f.buttons.hunks) row.push({ text: `✂ Hunks ${i + 1}`, callback_data: f.buttons.hunks });
+    return row;
+  });
+  if (card.files.some((f) => !f.decision && !f.split)) {
     rows.push([
       { text: "✅ Approve all", callback_data: card.buttons.approveAll },
       { text: "✖ Reject all", callback_data: card.buttons.rejectAll },

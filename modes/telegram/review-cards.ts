@@ -15,8 +15,31 @@ export interface CardFile {
   reason?: string;
   /** A rejection whose reason is still awaited (the prompt's message id, when sent). */
   awaitingReason?: { promptId: number | null; skip: string };
-  /** Callback data of this file's Diff, Approve and Reject buttons. */
-  buttons: { diff: string; approve: string; reject: string };
+  /** Callback data of this file's Diff, Approve and Reject buttons, and `✂ Hunks` when its diff has several hunks. */
+  buttons: { diff: string; approve: string; reject: string; hunks?: string };
+  /** Set once `✂ Hunks` was pressed: the file is reviewed hunk by hunk, and Approve all leaves it out. */
+  split?: HunkSplit;
+}
+
+/** One hunk of a split file as its message showed it, and the owner's say on it. */
+export interface SplitHunk {
+  index: number;
+  /** Hunk.digest of the content shown: what its Keep and Drop act on. */
+  digest: string;
+  decision?: "keep" | "drop";
+  /** The hunk's message (its last part, which carries the buttons) and that part's HTML, to edit when decided. */
+  messageId: number | null;
+  html: string;
+  buttons: { keep: string; drop: string };
+}
+
+/** A file reviewed hunk by hunk on the phone: its hunks, and `Apply kept` once each is decided. */
+export interface HunkSplit {
+  hunks: SplitHunk[];
+  /** Callback data of `Apply kept`, issued once every hunk is decided, bound to those decisions. */
+  applyKept?: string;
+  /** Digests of the hunks kept, recorded by Apply kept: the file is approved as base + these hunks. */
+  kept?: string[];
 }
 
 /** A changeset card: which changeset content it shows, where it is, and the decisions made on it. */

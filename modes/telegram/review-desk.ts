@@ -17,7 +17,9 @@ import { cardFits, renderCard } from "./card-view.ts";
 import { binaryDocument, diffDelivery, packDiffMessages, shortPath } from "./diff-delivery.ts";
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
-import type { CardFile, ReviewCard, ReviewCards } from "./review-cards.ts";
+import type { CardFile, HunkSplit, ReviewCard, ReviewCards } from "./review-cards.ts";
+import { fileHunks } from "../../core/file-hunks.ts";
+import { hunkMessages, splitDigest } from "./hunk-messages.ts";
 
 /** The answer to every press that finds nothing pending for it. */
 export const NOT_PENDING = "This is no longer pending.";
@@ -27,6 +29,8 @@ export const DIFF_FIRST = "Diff sent — review it, then press Approve again.";
 export const PRESS_AGAIN = "The diff was sent after this button was shown: press Approve on the card again.";
 /** Files per card: 3 buttons each plus the two "all" buttons stay under Telegram's 100 buttons. */
 export const CARD_BATCH = 30;
+/** Buttons a card keeps within (`✂ Hunks` buttons are offered while they fit). */
+const MAX_BUTTONS = 100;
 /** Changesets whose agent is kept for a revision (older ones can no longer be sent back). */
 const LIVE_RUNS = 4;
 
@@ -96,6 +100,7 @@ export class ReviewDesk {
       digest: f.digest,
       buttons: { diff: data[3 * i]!, approve: data[3 * i + 1]!, reject: data[3 * i + 2]! },
     }));
+    this.offerHunks(id, batch, files);
     const allDigest = cardDigest(files);
     const [approveAll, rejectAll] = this.deps.tokens.issue(
       (["approve-all", "reject-all"] as const).map((action) => ({
@@ -226,8 +231,11 @@ export class ReviewDesk {
       if (button.digest !== cardDigest(card.files)) return NOT_PENDING;
       if (button.action === "approve-all" && button.token !== tokenOf(card.buttons.approveAll))
         return this.pressedTooEarly(card, cs);
-      const pending = card.files.filter((f) => !f.decision && matches(cs, f));
-      if (pending.length === 0) return NOT_PENDING;
+      // A file being split hunk by hunk is decided by its own Apply kept (or Reject), never by the "all" buttons.
+      const splitting = card.files.filter((f) => !f.decision && f.split && matches(cs, f));
+      const pending = card.files.filter((f) => !f.decision && !f.split && matches(cs, f));
+      if (pending.length === 0)
+        return splitting.length > 0 ? "Files being split are decided by their own Apply kept." : NOT_PENDING;
       // Approve all never covers a binary change: each one needs its own Approve.
       const approving = button.action !== "reject-all";
       const binary = approving ? pending.filter((f) => cs.files.find((c) => c.path === f.path)?.binary) : [];
@@ -252,9 +260,16 @@ export class ReviewDesk {
       if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
       return `${decision === "approved" ? "Approved" : "Rejected"} ${open.length} ${open.length === 1 ? "file" : "files"}.${binaryNote}`;
     }
+    if (button.action === "hunk-keep" || button.action === "hunk-drop") return this.hunkPress(card, cs, button);
+    if (button.action === "apply-kept") {
+      const kept = card.files.find((f) => f.path === button.item);
+      return kept && matches(cs, kept) ? this.applyKept(card, cs, kept, button) : NOT_PENDING;
+    }
     const file = card.files.find((f) => f.path === button.item);
     if (!file || file.digest !== button.digest || !matches(cs, file)) return NOT_PENDING;
     switch (button.action) {
+      case "hunks":
+        return this.sendHunks(card, cs, file, button);
       case "diff":
         await this.sendDiffs(card, cs, [file]);
         return "Diff sent.";
@@ -266,6 +281,8 @@ export class ReviewDesk {
       case "approve":
       case "reject":
         if (file.decision) return NOT_PENDING;
+        if (button.action === "approve" && file.split)
+          return "This file is being split: decide its hunks, then Apply kept.";
         if (button.action === "approve" && button.token !== tokenOf(file.buttons.approve))
           return this.pressedTooEarly(card, cs);
         if (button.action === "approve" && !isShown(file)) {
@@ -292,6 +309,129 @@ export class ReviewDesk {
   private decide(file: CardFile, decision: "approved" | "rejected"): void {
     file.decision = decision;
     this.deps.tokens.revoke(tokenOf(file.buttons.approve), tokenOf(file.buttons.reject));
+    if (file.buttons.hunks) this.deps.tokens.revoke(tokenOf(file.buttons.hunks));
+    for (const h of file.split?.hunks ?? []) this.deps.tokens.revoke(tokenOf(h.buttons.keep), tokenOf(h.buttons.drop));
+    if (file.split?.applyKept) this.deps.tokens.revoke(tokenOf(file.split.applyKept));
+  }
+
+  /** `✂ Hunks` for the card's files whose diff has several hunks, while the card's buttons stay within Telegram's 100. */
+  private offerHunks(id: string, batch: Changeset["files"], files: CardFile[]): void {
+    let buttons = 3 * files.length + 3;
+    const splittable = batch.filter((f) => (fileHunks(f)?.length ?? 0) > 1);
+    const offered = splittable.filter(() => ++buttons <= MAX_BUTTONS);
+    const data = this.deps.tokens.issue(
+      offered.map((f) => ({
+        action: "hunks" as const,
+        subject: id,
+        item: f.path,
+        digest: f.digest,
+        owner: this.deps.ownerId,
+      })),
+    );
+    offered.forEach((f, i) => {
+      files.find((c) => c.path === f.path)!.buttons.hunks = data[i]!;
+    });
+  }
+
+  /**
+   * `✂ Hunks`: one message per hunk of the file (long ones in parts), each with Keep and
+   * Drop bound to that hunk's exact content; the file leaves Approve all, and its card row
+   * offers Apply kept once every hunk is decided.
+   */
+  private async sendHunks(card: ReviewCard, cs: Changeset, file: CardFile, button: ResolvedButton): Promise<string> {
+    if (file.decision || file.split) return NOT_PENDING;
+    const change = cs.files.find((f) => f.path === file.path)!;
+    const hunks = fileHunks(change);
+    if (!hunks || hunks.length < 2) return "This file's diff is a single hunk: decide it whole.";
+    this.deps.tokens.revoke(button.token);
+    const owner = this.deps.ownerId;
+    const data = this.deps.tokens.issue(
+      hunks.flatMap((h) =>
+        (["hunk-keep", "hunk-drop"] as const).map((action) => ({
+          action,
+          subject: card.id,
+          item: file.path,
+          digest: h.digest,
+          owner,
+        })),
+      ),
+    );
+    const split: HunkSplit = {
+      hunks: hunks.map((h, i) => ({
+        index: h.index,
+        digest: h.digest,
+        messageId: null,
+        html: "",
+        buttons: { keep: data[2 * i]!, drop: data[2 * i + 1]! },
+      })),
+    };
+    file.split = split;
+    this.deps.cards.put(card);
+    for (const [i, hunk] of hunks.entries()) {
+      const parts = hunkMessages(file.path, hunk, hunks.length);
+      for (const part of parts.slice(0, -1)) await this.deps.outbox.send(owner, part);
+      const entry = split.hunks[i]!;
+      entry.html = parts.at(-1)!;
+      const msg = await this.deps.outbox.send(owner, entry.html, {
+        inline_keyboard: [
+          [
+            { text: `✅ Keep ${i + 1}`, callback_data: entry.buttons.keep },
+            { text: `✖ Drop ${i + 1}`, callback_data: entry.buttons.drop },
+          ],
+        ],
+      });
+      entry.messageId = msg.message_id;
+      this.deps.cards.put(card);
+    }
+    await this.refresh(card, cs);
+    return `${hunks.length} hunks sent: Keep or Drop each, then Apply kept on the card.`;
+  }
+
+  /** Keep or Drop on one hunk: acts once, only on the hunk content it was shown with, while its file is still pending. */
+  private async hunkPress(card: ReviewCard, cs: Changeset, button: ResolvedButton): Promise<string> {
+    const file = card.files.find((f) => f.path === button.item);
+    const hunk = file?.split?.hunks.find((h) => h.digest === button.digest);
+    if (!file || !hunk || file.decision || hunk.decision || !matches(cs, file)) return NOT_PENDING;
+    const change = cs.files.find((f) => f.path === file.path)!;
+    if (!fileHunks(change)?.some((h) => h.digest === hunk.digest && h.index === hunk.index)) return NOT_PENDING;
+    hunk.decision = button.action === "hunk-keep" ? "keep" : "drop";
+    this.deps.tokens.revoke(tokenOf(hunk.buttons.keep), tokenOf(hunk.buttons.drop));
+    const split = file.split!;
+    if (split.hunks.every((h) => h.decision)) {
+      split.applyKept = this.deps.tokens.issue([
+        {
+          action: "apply-kept",
+          subject: card.id,
+          item: file.path,
+          digest: splitDigest(file.digest, split),
+          owner: this.deps.ownerId,
+        },
+      ])[0]!;
+    }
+    this.deps.cards.put(card);
+    if (hunk.messageId !== null)
+      await this.deps.outbox.edit(
+        card.chatId,
+        hunk.messageId,
+        `${hunk.html}\n${hunk.decision === "keep" ? "✅ kept" : "✖ dropped"}`,
+      );
+    await this.refresh(card, cs);
+    const n = hunk.index + 1;
+    return hunk.decision === "keep" ? `Kept hunk ${n}.` : `Dropped hunk ${n}.`;
+  }
+
+  /** Apply kept: the file is decided as base + the kept hunks (rejected when none was kept), bound to those very decisions. */
+  private async applyKept(card: ReviewCard, cs: Changeset, file: CardFile, button: ResolvedButton): Promise<string> {
+    const split = file.split;
+    if (file.decision || !split?.applyKept || button.token !== tokenOf(split.applyKept)) return NOT_PENDING;
+    if (button.digest !== splitDigest(file.digest, split)) return NOT_PENDING;
+    split.kept = split.hunks.filter((h) => h.decision === "keep").map((h) => h.digest);
+    this.decide(file, split.kept.length > 0 ? "approved" : "rejected");
+    this.deps.cards.put(card);
+    if (!(await this.settleIfDone(card, cs))) await this.refresh(card, cs);
+    return split.kept.length > 0
+      ? `Approved ${split.kept.length} of ${split.hunks.length} hunks.`
+      : "No hunk kept: the file is rejected.";
   }
 
   private skipButton(card: ReviewCard, file: CardFile): string {
@@ -373,7 +513,8 @@ export class ReviewDesk {
   private async settleIfDone(card: ReviewCard, cs: Changeset): Promise<boolean> {
     if (card.state !== "open" || card.files.some((f) => !f.decision || f.awaitingReason)) return false;
     // Approve never records an unseen file; a card saved by an older version could hold one, and it must not be applied.
-    const unseen = card.files.filter((f) => f.decision === "approved" && !isShown(f));
+    // A file approved hunk by hunk was shown hunk by hunk: each kept hunk's message was its whole content.
+    const unseen = card.files.filter((f) => f.decision === "approved" && !f.split?.kept && !isShown(f));
     if (unseen.length > 0) {
       const names = unseen.map((f) => `<code>${escapeHtml(shortPath(f.path))}</code>`).join(", ");
       this.finish(card, "closed", [
@@ -384,7 +525,10 @@ export class ReviewDesk {
       await this.deps.outbox.send(this.deps.ownerId, offer.html, offer.keyboard);
       return true;
     }
-    const approved = card.files.filter((f) => f.decision === "approved").map((f) => f.path);
+    const approved = card.files.filter((f) => f.decision === "approved" && !f.split?.kept).map((f) => f.path);
+    const hunks = card.files
+      .filter((f) => f.decision === "approved" && f.split?.kept)
+      .map((f) => ({ path: f.path, fileDigest: f.digest, kept: f.split!.kept!, reasons: [] }));
     const rejected: Rejection[] = card.files
       .filter((f) => f.decision === "rejected")
       .map((f) => ({ path: f.path, reason: f.reason ?? "" }));
@@ -398,7 +542,7 @@ export class ReviewDesk {
       // would stop the bot answering anyone until it is done.
       const rt = this.runtimeOf(cs);
       await lockReleased(rt.pencilHome, rt.ws.root);
-      settled = settleReview(rt, cs, { approved, rejected }, run ?? null);
+      settled = settleReview(rt, cs, { approved, rejected, hunks }, run ?? null);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       this.finish(card, "closed", [`⚠️ <b>Nothing was applied</b>: ${escapeHtml(why)}`]);

@@ -16,6 +16,10 @@ export const reviewFeature: FeatureFactory = (deps) => {
       "skip-reason",
       "review",
       "discard",
+      "hunks",
+      "hunk-keep",
+      "hunk-drop",
+      "apply-kept",
     ),
     answerWith((ctx) => deps.review.press(ctx.button!, ctx.callbackQuery?.message?.message_id)),
   );
