@@ -6,11 +6,14 @@ const STUB =
   "[compacted: this earlier tool output was removed to fit the context window; call the tool again if you need it]";
 
 /**
- * Replaces the output of all but the most recent tool results with a short stub,
+ * Replaces the output of all but the `keepRecent` most recent tool results with a short stub,
  * so a long run keeps going instead of failing at the window. Returns the new
  * messages and how much was removed; the input array is not modified.
  */
-export function compactToolResults(messages: ModelMessage[]): {
+export function compactToolResults(
+  messages: ModelMessage[],
+  keepRecent = KEEP_RECENT_RESULTS,
+): {
   messages: ModelMessage[];
   results: number;
   chars: number;
@@ -25,7 +28,7 @@ export function compactToolResults(messages: ModelMessage[]): {
     const content = message.content.map((part) => {
       if (part.type !== "tool-result") return part;
       seen += 1;
-      if (seen <= KEEP_RECENT_RESULTS) return part;
+      if (seen <= keepRecent) return part;
       const output = part.output;
       // A failure (error-text) is compacted like any text: the model reads the same stub.
       if ((output.type === "text" || output.type === "error-text") && output.value !== STUB) {

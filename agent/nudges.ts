@@ -2,9 +2,7 @@
 // calling a tool, or they repeat a failing call unchanged. Each gets one short
 // nudge; neither changes what a tool does or what the owner reviews.
 
-import type { ModelMessage } from "ai";
 import { sha256 } from "../core/hash.ts";
-import type { SessionOutcome } from "./session.ts";
 
 /** The message a run gets when the model stopped with code in its reply and nothing staged. */
 export const USE_TOOLS_NUDGE =
@@ -23,31 +21,6 @@ export function looksLikeCodeInProse(text: string): boolean {
       ),
     );
   return codeLines.length >= 3;
-}
-
-/**
- * Runs `runOnce`; when the model stopped with code in prose and nothing is staged,
- * adds one nudge and runs once more, so the run ends with the change staged or a
- * plain explanation. The outcomes are merged as one run.
- */
-export async function runWithNudge(
-  runOnce: (messages: ModelMessage[]) => Promise<SessionOutcome>,
-  messages: ModelMessage[],
-  nothingStaged: () => boolean,
-): Promise<SessionOutcome> {
-  const first = await runOnce(messages);
-  if (first.stopped !== "done" || !nothingStaged() || !looksLikeCodeInProse(first.text)) return first;
-  const second = await runOnce([...first.messages, { role: "user", content: USE_TOOLS_NUDGE }]);
-  return {
-    ...second,
-    usage: {
-      inputTokens: first.usage.inputTokens + second.usage.inputTokens,
-      outputTokens: first.usage.outputTokens + second.usage.outputTokens,
-    },
-    steps: first.steps + second.steps,
-    toolCalls: first.toolCalls + second.toolCalls,
-    models: [...new Set([...first.models, ...second.models])],
-  };
 }
 
 /** Counts failing calls by tool and exact input; the third identical failure is told to change approach. */

@@ -1,4 +1,14 @@
-import { hasToolCall, stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
+import {
+  extractReasoningMiddleware,
+  hasToolCall,
+  stepCountIs,
+  streamText,
+  wrapLanguageModel,
+  type LanguageModel,
+  type ModelMessage,
+  type StopCondition,
+  type ToolSet,
+} from "ai";
 import { modelLabelOf, reportedCostOf } from "../ai/model-label.ts";
 import { compactToolResults, compactTurns } from "./compaction.ts";
 import { repairToolCall } from "./tool-call-repair.ts";
@@ -26,6 +36,8 @@ export interface SessionConfig {
   onStep?: (messages: ModelMessage[], model: string) => void;
   /** What must survive compaction: the goal, decisions and reasons, applied and staged files (the session's memory). */
   memory?: () => string;
+  /** Why the run must stop now (a loop of identical calls), checked after each step; null while it may go on. */
+  mustStop?: () => string | null;
 }
 
 /** How a run ended: its final text, the whole conversation so far, totals, and why it stopped. */
@@ -37,8 +49,16 @@ export interface SessionOutcome {
   toolCalls: number;
   /** Models that produced steps, in order of first use. */
   models: string[];
-  stopped: "done" | "step-limit" | "aborted" | "error";
+  stopped: "done" | "step-limit" | "aborted" | "error" | "loop";
   error?: string;
+  /** The provider's finish reason of the last step (`stop`, `length`, `tool-calls`…). */
+  finishReason: string;
+  /** Reasoning of the last step (native, or `<think>` blocks taken out of its text). */
+  reasoning: string;
+  /** Tool calls the last step made. */
+  lastStepCalls: number;
+  /** For the owner, when the run stopped early: what it was doing, why it stopped. */
+  note?: string;
 }
 
 const COMPACT_AT = 0.75;
@@ -56,20 +76,31 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
   let failure: string | undefined;
   let finishReason = "";
   let lastModel = "";
+  let reasoning = "";
+  let stepCalls = 0;
+  let loop: string | null = null;
+  /** The conversation as the last step was sent it: what is kept when a later step fails. */
+  let latest: ModelMessage[] = messages;
   const responseMessages: ModelMessage[] = [];
+  const stopWhen: StopCondition<ToolSet>[] = [stepCountIs(config.maxSteps)];
+  if (config.stopOnTool) stopWhen.push(hasToolCall(config.stopOnTool));
+  if (config.mustStop)
+    stopWhen.push(() => {
+      loop ??= config.mustStop!();
+      return loop !== null;
+    });
 
   const result = streamText({
-    model: config.model,
+    model: withThinkTags(config.model),
     system: config.system,
     messages,
     tools: config.tools,
-    stopWhen: config.stopOnTool
-      ? [stepCountIs(config.maxSteps), hasToolCall(config.stopOnTool)]
-      : stepCountIs(config.maxSteps),
+    stopWhen,
     maxRetries: 0,
     repairToolCall,
     ...(config.signal ? { abortSignal: config.signal } : {}),
     prepareStep: ({ messages: current, stepNumber }) => {
+      latest = current;
       if (stepNumber > 0) config.onStep?.(current, lastModel);
       if (lastContext < config.contextWindow * COMPACT_AT) return undefined;
       const compacted = compactToolResults(current);
@@ -95,7 +126,12 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
         case "start-step":
           steps += 1;
           text = "";
+          reasoning = "";
+          stepCalls = 0;
           config.emit({ type: "step-start", step: steps });
+          break;
+        case "reasoning-delta":
+          reasoning += part.text;
           break;
         case "text-delta":
           text += part.text;
@@ -103,6 +139,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           break;
         case "tool-call":
           toolCalls += 1;
+          stepCalls += 1;
           break;
         case "tool-error":
           // Malformed input or a schema mismatch: the SDK sends the error back to the model; show it too.
@@ -152,22 +189,60 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
 
   const aborted = config.signal?.aborted ?? false;
   if (failure && !aborted) config.emit({ type: "error", message: failure });
+  // A failed step leaves no response messages: the conversation it was sent is what there is.
+  const all = responseMessages.length > 0 || !failure ? [...messages, ...responseMessages] : latest;
+  const stopped: SessionOutcome["stopped"] = aborted
+    ? "aborted"
+    : failure
+      ? "error"
+      : loop !== null
+        ? "loop"
+        : finishReason === "tool-calls" && steps >= config.maxSteps
+          ? "step-limit"
+          : "done";
+  const note =
+    stopped === "loop"
+      ? loop!
+      : stopped === "step-limit"
+        ? `It reached its limit of ${config.maxSteps} steps while ${lastActivity(all)}. What it staged so far is kept for review.`
+        : undefined;
   return {
     text,
-    messages: [...messages, ...responseMessages],
+    messages: all,
     usage,
     steps,
     toolCalls,
     models,
-    stopped: aborted
-      ? "aborted"
-      : failure
-        ? "error"
-        : finishReason === "tool-calls" && steps >= config.maxSteps
-          ? "step-limit"
-          : "done",
+    stopped,
+    finishReason,
+    reasoning,
+    lastStepCalls: stepCalls,
     ...(failure && !aborted ? { error: failure } : {}),
+    ...(note ? { note } : {}),
   };
+}
+
+/** `<think>…</think>` in a model's text (Qwen, DeepSeek-R1 through Ollama) is reasoning, not the answer: taken out as such. */
+function withThinkTags(model: LanguageModel): LanguageModel {
+  if (typeof model !== "object" || model === null || !("doStream" in model)) return model;
+  return wrapLanguageModel({ model, middleware: extractReasoningMiddleware({ tagName: "think" }) });
+}
+
+/** The last tool calls of a conversation, in words: "calling edit_file (src/a.ts), run_command (`npm test`)". */
+export function lastActivity(messages: ModelMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== "assistant" || typeof m.content === "string") continue;
+    const calls = m.content.filter((p) => p.type === "tool-call");
+    if (calls.length === 0) continue;
+    const described = calls.slice(0, 3).map((c) => {
+      const input = (c.input ?? {}) as Record<string, unknown>;
+      const subject = input.path ?? input.command ?? input.pattern ?? input.query;
+      return typeof subject === "string" ? `${c.toolName} (${subject.slice(0, 80)})` : c.toolName;
+    });
+    return `calling ${described.join(", ")}${calls.length > 3 ? ", …" : ""}`;
+  }
+  return "answering without tool calls";
 }
 
 function errorText(error: unknown): string {

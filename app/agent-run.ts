@@ -19,7 +19,7 @@ import type { EventSink } from "../agent/events.ts";
 import { guardTools } from "../agent/policy-seam.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
-import { runWithNudge } from "../agent/nudges.ts";
+import { runToTheEnd } from "../agent/turn-end.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import { openRunMcp } from "./mcp/run-mcp.ts";
@@ -457,7 +457,8 @@ export class AgentRun {
         ...((this.tag ?? this.options.runTag) ? { tag: (this.tag ?? this.options.runTag)! } : {}),
       }),
     );
-    const session = (messages: ModelMessage[]) =>
+    const maxSteps = this.options.maxSteps ?? DEFAULT_MAX_STEPS;
+    const session = (messages: ModelMessage[], stepsLeft: number) =>
       runSession(
         {
           model: this.models.model,
@@ -465,7 +466,7 @@ export class AgentRun {
           // The repository's AGENTS.md goes after Pencil's own rules, framed as ranking below them and the goal.
           system: (this.options.system ?? systemPrompt(this.mode)) + instructionsPrompt(instructionsFor(this.runtime)),
           tools,
-          maxSteps: this.options.maxSteps ?? DEFAULT_MAX_STEPS,
+          maxSteps: stepsLeft,
           contextWindow: this.models.contextWindow,
           emit: hooks.emit,
           ...(hooks.signal ? { signal: hooks.signal } : {}),
@@ -476,11 +477,15 @@ export class AgentRun {
         },
         messages,
       );
-    // Code given in prose with nothing staged gets one nudge to use the tools (agent runs only).
-    const outcome =
-      this.mode === "agent"
-        ? await runWithNudge(session, this.messages, () => this.overlay.list().length === 0)
-        : await session(this.messages);
+    // How each round ended is looked at before the run ends "done" (a call written as text, an empty or cut reply, a claim with nothing staged).
+    const outcome = await runToTheEnd(session, this.messages, {
+      tools,
+      nothingStaged: () => this.overlay.list().length === 0,
+      emit: hooks.emit,
+      memory: () => this.memory(),
+      maxSteps,
+      writes: this.mode === "agent",
+    });
     this.outcome = outcome;
     this.messages = outcome.messages;
     this.trySave(() =>

@@ -97,3 +97,38 @@ function splitLines(text: string): string[] {
   if (lines[lines.length - 1] === "") lines.pop();
   return lines;
 }
+
+/**
+ * The refusal for an edit whose new_string has a placeholder (`// ... existing code ...`)
+ * standing for lines of old_string it drops; null when none is lost. `firstLine` is
+ * the 1-based file line where old_string matched, so the lines are named as the file numbers them.
+ */
+export function editElisionRefusal(
+  display: string,
+  oldString: string,
+  newString: string,
+  firstLine: number,
+): string | null {
+  const had = new Set(findPlaceholders(oldString).map((p) => p.text));
+  const placeholders = findPlaceholders(newString).filter((p) => !had.has(p.text));
+  if (placeholders.length === 0) return null;
+  const lost = removedLines(oldString, newString);
+  const oldLines = splitLines(oldString);
+  const lostLines = lost.ranges
+    .flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => a + k))
+    .filter((n) => (oldLines[n - 1] ?? "").trim() !== "" && !had.has((oldLines[n - 1] ?? "").trim()));
+  if (lostLines.length === 0) return null;
+  const where = placeholders
+    .slice(0, 3)
+    .map((p) => JSON.stringify(p.text))
+    .join(", ");
+  const sample = lostLines
+    .slice(0, 10)
+    .map((n) => `${String(firstLine + n - 1).padStart(6)}\t${(oldLines[n - 1] ?? "").slice(0, 200)}`);
+  return [
+    `edit_file refused: new_string has a placeholder for code it omits (${where}), so ${lostLines.length} line${lostLines.length === 1 ? "" : "s"} of ${display} that old_string covers would be deleted:`,
+    ...sample,
+    ...(lostLines.length > 10 ? [`  … ${lostLines.length - 10} more`] : []),
+    "Nothing was staged. Put those lines in new_string as they are, or make old_string smaller so it covers only what you change.",
+  ].join("\n");
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkWholeContent } from "../content-checks.ts";
 import { elisionRefusal } from "../elision.ts";
 import { DEFAULT_STYLE, encodeText } from "../text.ts";
 import { assertWithinCap, originOf, target } from "./staging-helpers.ts";
@@ -27,12 +28,13 @@ export function createCreateFileTool(): PencilTool<z.infer<typeof input>> {
             : `${display} already exists. Read it with read_file, then use edit_file (or write_file to replace it).`,
         );
       }
-      const refusal = elisionRefusal(display, null, content, "create_file");
+      const checked = checkWholeContent(display, null, content.replace(/\r\n/g, "\n"));
+      const refusal = elisionRefusal(display, null, checked.text, "create_file");
       if (refusal) throw new ToolError(refusal);
-      const bytes = encodeText(content, DEFAULT_STYLE);
+      const bytes = encodeText(checked.text, DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
       ctx.fs.writeBytes(resolved.real, bytes, { mode: 0o644, origin: originOf(ctx, "create_file") });
-      return `Staged create: ${display}`;
+      return `Staged create: ${display}${checked.notes.length ? `. Note: ${checked.notes.join("; ")}; read_file to check the result.` : ""}`;
     },
   };
 }

@@ -75,6 +75,10 @@ export interface PencilTool<I = any> {
   name: string;
   description: string;
   inputSchema: z.ZodType<I>;
+  /** The schema shown to the model when it is narrower than what `inputSchema` accepts (edit_file's `edits` and `insert_line`); default `inputSchema`. */
+  modelSchema?: z.ZodType;
+  /** True for a reading tool given a list of paths where it takes one: the seam runs it once per path (each judged) instead of refusing. */
+  readsEach?: boolean;
   /** The paths this call will touch; judged by the policy before `execute` runs. */
   claims(input: I): PathClaim[];
   /** For tools that run a command: the command line, judged by the policy's Run rules before `execute`. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkWholeContent } from "../content-checks.ts";
 import { elisionRefusal, removedLines } from "../elision.ts";
 import { nearMissRefusal } from "../path-near-miss.ts";
 import { DEFAULT_STYLE, encodeText } from "../text.ts";
@@ -31,20 +32,22 @@ export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
         if (nearMiss) throw new ToolError(nearMiss);
       }
       const current = exists ? loadTextForChange(ctx, resolved.real, display) : null;
-      const text = content.replace(/\r\n/g, "\n");
+      const checked = checkWholeContent(display, current?.decoded.text ?? null, content.replace(/\r\n/g, "\n"));
+      const text = checked.text;
+      const note = checked.notes.length ? ` Note: ${checked.notes.join("; ")}; read_file to check the result.` : "";
       const refusal = elisionRefusal(display, current?.decoded.text ?? null, text, "write_file");
       if (refusal) throw new ToolError(refusal);
       const bytes = encodeText(text, current?.decoded.style ?? DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
       ctx.fs.writeBytes(resolved.real, bytes, { mode: current?.st.mode ?? 0o644, origin: originOf(ctx, "write_file") });
-      if (!current) return `Staged write: ${display}`;
+      if (!current) return `Staged write: ${display}${note ? `.${note}` : ""}`;
       const lost = removedLines(current.decoded.text, text);
       const added = lineCount(text) - (lost.total - lost.count);
       const large = lost.count >= LARGE_DELETION_LINES && lost.count >= lost.total * LARGE_DELETION_SHARE;
       const warning = large
         ? ` It removes ${lost.count} of the file's ${lost.total} lines; if that was not meant, read_file and use edit_file instead.`
         : "";
-      return `Staged write: ${display} (+${added} -${lost.count} lines).${warning}`;
+      return `Staged write: ${display} (+${added} -${lost.count} lines).${warning}${note}`;
     },
   };
 }

@@ -285,7 +285,9 @@ describe("tool-call repair", () => {
 
   test("the model is still shown each tool's own schema", async () => {
     for (const t of [edit, readTool, write, search] as PencilTool[]) {
-      expect(await asSchema(lenientSchema(t)).jsonSchema).toEqual(await zodSchema(t.inputSchema).jsonSchema);
+      expect(await asSchema(lenientSchema(t)).jsonSchema).toEqual(
+        await zodSchema(t.modelSchema ?? t.inputSchema).jsonSchema,
+      );
     }
   });
 

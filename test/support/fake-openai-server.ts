@@ -38,6 +38,8 @@ export type FakeReply =
       fail?: FakeFailure;
       /** Dollars reported in `usage.cost`, as OpenRouter does with usage accounting on. */
       cost?: number;
+      /** The `finish_reason` sent (default `tool_calls` with calls, else `stop`); `length` for a reply cut by the output-token limit. */
+      finishReason?: string;
     }
   | { kind: "status"; status: number; body: unknown }
   | { kind: "hang" };
@@ -211,7 +213,7 @@ function completion(reply: Extract<FakeReply, { kind: "reply" }>, id: string, mo
               }
             : {}),
         },
-        finish_reason: calls.length > 0 ? "tool_calls" : "stop",
+        finish_reason: reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
       },
     ],
     usage: usageOf(reply),
@@ -253,7 +255,7 @@ function streamEvents(reply: Extract<FakeReply, { kind: "reply" }>, id: string, 
   });
   const usage = usageOf(reply);
   // Groq reports usage in x_groq on the last choice chunk; OpenAI and OpenRouter in a final chunk without choices.
-  events.push(chunk({}, calls.length > 0 ? "tool_calls" : "stop", { x_groq: { id, usage } }));
+  events.push(chunk({}, reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"), { x_groq: { id, usage } }));
   events.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
   return events;
 }
