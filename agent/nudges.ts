@@ -1,6 +1,6 @@
-// Two ways small models stall: they answer with code in prose instead of
-// calling a tool, or they repeat a failing call unchanged. Each gets one short
-// nudge; neither changes what a tool does or what the owner reviews.
+// Ways small models stall: they answer with code in prose instead of calling a
+// tool, or they repeat a call unchanged (failing, or already done). Each gets a
+// short note; none changes what a tool does or what the owner reviews.
 
 import { sha256 } from "../core/hash.ts";
 
@@ -23,19 +23,50 @@ export function looksLikeCodeInProse(text: string): boolean {
   return codeLines.length >= 3;
 }
 
-/** Counts failing calls by tool and exact input; the third identical failure is told to change approach. */
-export class RepeatedFailures {
-  private readonly counts = new Map<string, number>();
+// Identical successful calls with identical results: the third is answered "already done", the fifth stops the run.
+const REPEATS_BEFORE_DONE = 3;
+const REPEATS_BEFORE_STOP = 5;
+// Identical failures: past the nudge, the sixth stops the run.
+const FAILURES_BEFORE_STOP = 6;
+/** Tools whose identical call stages the very same content again: a repeat whatever the answer's counts say. */
+const WRITES = new Set(["write_file", "create_file", "edit_file", "delete_file", "apply_patch"]);
+/** Tool results kept verbatim by compaction: a repeat within this many calls can be answered without its output. */
+const RECENT_CALLS = 4;
 
-  /** The tool answer to give: `output` unchanged, or with a nudge appended on the third identical failure. */
+/**
+ * Watches the calls of a run for loops: the same call repeated with the same
+ * result, or the same failing call again and again. A loop is answered with what
+ * the model needs to move on and, if it goes on, stops the run (`stopReason`).
+ */
+export class RepeatedCalls {
+  private readonly counts = new Map<string, { n: number; output: string; at: number }>();
+  private calls = 0;
+  /** Why the run must stop now, or null while it may go on. */
+  stopReason: string | null = null;
+
+  /** The tool answer to give: `output` unchanged, or with a note on a repeat (and the run told to stop past the limit). */
   answer(tool: string, input: unknown, ok: boolean, output: string): string {
-    if (ok) return output;
-    // Hashed: a failing call can carry megabytes of arguments.
-    const key = sha256(`${tool}\0${stableJson(input)}`);
-    const n = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, n);
-    if (n !== FAILURES_BEFORE_NUDGE) return output;
-    return `${output}\nThis exact ${tool} call has now failed ${n} times. Repeating it will fail again: change approach (read the file again, search for the text, use different arguments or another tool), or tell the user what blocks you.`;
+    this.calls += 1;
+    // Hashed: a call can carry megabytes of arguments.
+    const key = sha256(`${ok ? "ok" : "failed"}\0${tool}\0${stableJson(input)}`);
+    const outputHash = sha256(output);
+    const seen = this.counts.get(key);
+    // A failure, or the same write again, counts as a repeat whatever it said; a read only when its result is the same.
+    const n = seen && (!ok || WRITES.has(tool) || seen.output === outputHash) ? seen.n + 1 : 1;
+    const recent = seen !== undefined && this.calls - seen.at <= RECENT_CALLS;
+    this.counts.set(key, { n, output: outputHash, at: this.calls });
+    if (!ok) {
+      if (n >= FAILURES_BEFORE_STOP && this.stopReason === null)
+        this.stopReason = `The run was stopped: the model sent the same failing ${tool} call ${n} times. What it staged before is kept for review.`;
+      if (n !== FAILURES_BEFORE_NUDGE) return output;
+      return `${output}\nThis exact ${tool} call has now failed ${n} times. Repeating it will fail again: change approach (read the file again, search for the text, use different arguments or another tool), or tell the user what blocks you.`;
+    }
+    if (n < REPEATS_BEFORE_DONE) return output;
+    if (n >= REPEATS_BEFORE_STOP && this.stopReason === null)
+      this.stopReason = `The run was stopped: the model repeated the same ${tool} call ${n} times, each with the same result, and made no progress. What it staged is kept for review.`;
+    const note = `Already done; unchanged since your last call: this exact ${tool} call has returned the same result ${n} times. Do not repeat it: use that result and take the next step, or tell the user what blocks you.${n >= REPEATS_BEFORE_STOP - 1 ? " Repeating it once more ends the run." : ""}`;
+    // The earlier result is still in the conversation verbatim when it was recent; otherwise it is given again.
+    return recent ? note : `${note}\n${output}`;
   }
 }
 

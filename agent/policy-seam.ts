@@ -8,8 +8,9 @@ import { loadShellParser, ShellParserNotLoaded } from "../core/shell-parse.ts";
 import { ToolError, type NetRequest, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../core/path-near-miss.ts";
-import { RepeatedFailures } from "./nudges.ts";
-import { invalidReason, lenientSchema } from "./tool-call-repair.ts";
+import { fitAnswer } from "../core/answer-budget.ts";
+import { RepeatedCalls } from "./nudges.ts";
+import { invalidReason, lenientSchema, spreadInputs } from "./tool-call-repair.ts";
 import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
 import type { EventSink } from "./events.ts";
 import { toModelOutput, toolFailure, toolSuccess, type ToolOutcome } from "./tool-outcome.ts";
@@ -38,6 +39,10 @@ export interface SeamDeps {
   recordCommand?: (record: CommandRecord) => void;
   /** The run's Mcp(server/tool) rules; without them every MCP call asks. */
   mcpPolicy?: McpPolicy;
+  /** Characters one tool answer may have (from the model's context window); longer answers are cut with how to get the rest. */
+  answerBudget?: number;
+  /** Watches for repeated calls; the session stops the run when it says so (default: one of the seam's own). */
+  repeats?: RepeatedCalls;
 }
 
 /**
@@ -52,7 +57,7 @@ export function guardTools(tools: PencilTool[], given: SeamDeps): ToolSet {
     links: given.links ?? new LinkGuard({ root: given.ws.root, home: given.ws.home }),
   };
   const asker = new Asker(deps);
-  const repeats = new RepeatedFailures();
+  const repeats = given.repeats ?? new RepeatedCalls();
   const set: ToolSet = {};
   for (const t of tools) {
     set[t.name] = tool({
@@ -133,8 +138,23 @@ async function runGuarded(
   callId: string,
   deps: SeamDeps,
   asker: Asker,
-  repeats: RepeatedFailures,
+  repeats: RepeatedCalls,
 ): Promise<ToolOutcome> {
+  // A list of paths given to a reading tool: each path is its own call, judged and answered in turn.
+  const each = spreadInputs(input);
+  if (each) {
+    const parts: ToolOutcome[] = [];
+    for (let k = 0; k < each.length; k++)
+      parts.push(await runGuarded(t, each[k], `${callId}.${k + 1}`, deps, asker, repeats));
+    const paths = each.map((e) => String((e as { path?: unknown }).path));
+    return {
+      ok: parts.some((p) => p.ok),
+      text: [
+        `\`path\` was given as a list of ${each.length} paths; ${t.name} takes one, so each was read in turn (next time call ${t.name} once per file):`,
+        ...parts.map((p, k) => `--- ${paths[k]} ---\n${p.text}`),
+      ].join("\n"),
+    };
+  }
   const started = performance.now();
   deps.emit({ type: "tool-call", callId, tool: t.name, input });
   let outcome: ToolOutcome;
@@ -383,7 +403,7 @@ async function executeCall(
   return toolSuccess(await t.execute(input, ctx));
 }
 
-/** Finalize: the third identical failure gets its nudge, the result is reported, and the model gets its answer. */
+/** Finalize: the answer is held to the budget, a repeat gets its note, the result is reported, and the model gets its answer. */
 function finalizeCall(
   t: PencilTool,
   input: unknown,
@@ -391,9 +411,10 @@ function finalizeCall(
   outcome: ToolOutcome,
   started: number,
   deps: SeamDeps,
-  repeats: RepeatedFailures,
+  repeats: RepeatedCalls,
 ): ToolOutcome {
-  const output = repeats.answer(t.name, input, outcome.ok, outcome.text);
+  const fitted = deps.answerBudget ? fitAnswer(t.name, outcome.text, deps.answerBudget) : outcome.text;
+  const output = repeats.answer(t.name, input, outcome.ok, fitted);
   deps.emit({ type: "tool-result", callId, tool: t.name, ok: outcome.ok, output, ms: performance.now() - started });
   return { ok: outcome.ok, text: output };
 }

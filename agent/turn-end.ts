@@ -10,7 +10,7 @@ import type { EventSink } from "./events.ts";
 import { looksLikeCodeInProse, USE_TOOLS_NUDGE } from "./nudges.ts";
 import type { SessionOutcome } from "./session.ts";
 import { findTextToolCalls } from "./text-tool-calls.ts";
-import { editorCommand, invalidReason, resolveToolName } from "./tool-call-repair.ts";
+import { editorCommand, invalidReason, resolveToolName, UNREADABLE_CALL } from "./tool-call-repair.ts";
 import { toModelOutput, type ToolOutcome } from "./tool-outcome.ts";
 
 /** What the end-of-turn checks need besides the session itself. */
@@ -114,6 +114,16 @@ async function afterRound(
       message: `The provider refused the conversation as too long for the model's context (${outcome.error}); it was compacted and sent again.`,
     });
     return { messages: turns.messages, calls: 0 };
+  }
+  // Calls cut by the output-token limit are not run by the SDK: each gets the answer a cut call gets, never silence.
+  if (outcome.stopped === "done" && outcome.finishReason === "length" && outcome.lastStepCalls > 0) {
+    const answered = answerCutCalls(outcome.messages);
+    if (answered === null) return null;
+    deps.emit({
+      type: "notice",
+      message: "The model's tool call was cut off by its output-token limit; it was told to send a smaller change.",
+    });
+    return once("length-call") ? { messages: answered, calls: 0 } : null;
   }
   // A run stopped by its tool (plan's submit_plan), a loop, the limit or an abort ends as it is.
   if (outcome.stopped !== "done" || outcome.lastStepCalls > 0) return null;
@@ -223,6 +233,48 @@ async function runTextCalls(
     messages: [...before, { role: "assistant", content }, { role: "tool", content: results }],
     calls: calls.length,
   };
+}
+
+/**
+ * The conversation with an answer for each call of the last reply that has none (the
+ * reply was cut by the output-token limit, so the SDK ran none of them); null when
+ * every call has its result.
+ */
+function answerCutCalls(messages: ModelMessage[]): ModelMessage[] | null {
+  let at = messages.length - 1;
+  while (at >= 0 && messages[at]!.role !== "assistant") at--;
+  const reply = messages[at];
+  if (!reply || reply.role !== "assistant" || typeof reply.content === "string") return null;
+  const answered = new Set(
+    messages
+      .slice(at + 1)
+      .flatMap((m) => (m.role === "tool" ? m.content.map((p) => ("toolCallId" in p ? p.toolCallId : "")) : [])),
+  );
+  const results: ToolResultPart[] = reply.content
+    .filter((p) => p.type === "tool-call" && !answered.has(p.toolCallId))
+    .map((p) => {
+      const c = p as { toolCallId: string; toolName: string; input: unknown };
+      const reason = invalidReason(c.input) ?? unreadableOf(c.input);
+      const size = JSON.stringify(c.input ?? {}).length.toLocaleString("en-US");
+      const text =
+        reason && /cut off/.test(reason)
+          ? `Error: ${reason}`
+          : `Error: ${c.toolName}: your arguments were cut off at about ${size} characters by the output-token limit; nothing was done. Send a smaller change: split it into several calls of a few dozen lines each.`;
+      return {
+        type: "tool-result",
+        toolCallId: c.toolCallId,
+        toolName: c.toolName,
+        output: { type: "error-text", value: text },
+      };
+    });
+  if (results.length === 0) return null;
+  return [...messages, { role: "tool", content: results }];
+}
+
+function unreadableOf(input: unknown): string | null {
+  if (input === null || typeof input !== "object") return null;
+  const v = (input as Record<string, unknown>)[UNREADABLE_CALL];
+  return typeof v === "string" ? v : null;
 }
 
 function merge(a: SessionOutcome | null, b: SessionOutcome): SessionOutcome {

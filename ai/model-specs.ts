@@ -130,3 +130,35 @@ function read(env: ModelEnv, name: string): string | undefined {
 function spec(provider: ProviderName, modelId: string, baseURL: string | undefined, apiKey: string): ModelSpec {
   return { provider, modelId, baseURL, apiKey, label: `${provider}:${modelId}` };
 }
+
+// Context windows of the models people run through Pencil, in tokens, matched on the model id (first match wins).
+const KNOWN_WINDOWS: [RegExp, number][] = [
+  [/gpt-oss/i, 131_072],
+  [/llama-?3\.[1-3]|llama-?4/i, 131_072],
+  [/qwen-?2\.5-coder|qwen2\.5/i, 32_768],
+  [/qwen-?3-coder/i, 262_144],
+  [/qwen-?3/i, 40_960],
+  [/deepseek/i, 65_536],
+  [/kimi|moonshot/i, 131_072],
+  [/gemma/i, 8_192],
+  [/mistral|codestral|devstral/i, 32_768],
+];
+/** A cloud model's window when its id is not known. */
+const CLOUD_WINDOW = 131_072;
+/** A local model's window when neither it nor PENCIL_CONTEXT_WINDOW is known: what Ollama and llama.cpp serve when configured for coding. */
+const LOCAL_WINDOW = 32_768;
+
+/**
+ * The context window of a model in tokens: PENCIL_CONTEXT_WINDOW when set (a local
+ * server's own setting, e.g. Ollama's num_ctx), else the model's known window, else
+ * a default for its kind of provider.
+ */
+export function contextWindowOf(spec: Pick<ModelSpec, "provider" | "modelId"> | undefined, env: ModelEnv): number {
+  const set = Number(read(env, "PENCIL_CONTEXT_WINDOW"));
+  if (Number.isFinite(set) && set > 0) return Math.floor(set);
+  if (spec === undefined) return CLOUD_WINDOW;
+  const known = KNOWN_WINDOWS.find(([pattern]) => pattern.test(spec.modelId));
+  if (known && spec.provider !== "local") return known[1];
+  // A local server serves the window it was configured with, at most the model's own.
+  return spec.provider === "local" ? Math.min(known?.[1] ?? LOCAL_WINDOW, LOCAL_WINDOW) : CLOUD_WINDOW;
+}

@@ -1,6 +1,7 @@
 import { modelMessageSchema, type LanguageModel, type ModelMessage, type UserContent } from "ai";
 import { z } from "zod";
 import { readFileSync, statSync } from "node:fs";
+import { contextWindowOf } from "../ai/model-specs.ts";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ApplyResult } from "../core/apply.ts";
 import type { CommandRecord } from "../core/command-record.ts";
@@ -20,6 +21,8 @@ import { guardTools } from "../agent/policy-seam.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { systemPrompt, type RunMode } from "../agent/prompts.ts";
 import { runToTheEnd } from "../agent/turn-end.ts";
+import { RepeatedCalls } from "../agent/nudges.ts";
+import { answerBudgetFor } from "../core/answer-budget.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import { openRunMcp } from "./mcp/run-mcp.ts";
@@ -67,7 +70,6 @@ export interface Rejection {
 /** Rounds of "rejected with a reason → the agent revises" before a front end stops sending work back. */
 export const MAX_REVISION_ROUNDS = 3;
 
-const DEFAULT_CONTEXT_WINDOW = 131_072;
 const DEFAULT_MAX_STEPS = 40;
 
 /**
@@ -84,12 +86,15 @@ export function chooseModels(runtime: Runtime, sink: { emit: EventSink }): Model
     onFallback: (event) => sink.emit({ type: "model-fallback", ...event }),
   });
   current = resolved.labels[0] ?? "";
-  const window = Number(runtime.env.PENCIL_CONTEXT_WINDOW);
   return {
     model: resolved.model,
     labels: resolved.labels,
     current: () => current,
-    contextWindow: Number.isFinite(window) && window > 0 ? window : DEFAULT_CONTEXT_WINDOW,
+    // The smallest window of the chain: a step the fallback serves must fit too.
+    contextWindow: Math.min(
+      ...resolved.specs.map((spec) => contextWindowOf(spec, runtime.env)),
+      contextWindowOf(undefined, runtime.env),
+    ),
   };
 }
 
@@ -431,6 +436,7 @@ export class AgentRun {
   ): Promise<void> {
     // A plan run ends when the model submits its plan, parsed by the plan schema.
     const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
+    const repeats = new RepeatedCalls();
     const tools = guardTools([...own, ...planTools, ...(this.options.extraTools ?? []), ...mcpTools], {
       ws: this.runtime.ws,
       policy: this.runtime.policy,
@@ -448,6 +454,8 @@ export class AgentRun {
         pencilHome: this.runtime.pencilHome,
       }),
       recordCommand: (record) => this.commands.push(record),
+      answerBudget: answerBudgetFor(this.models.contextWindow),
+      repeats,
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     });
     this.trySave(() =>
@@ -472,6 +480,7 @@ export class AgentRun {
           ...(hooks.signal ? { signal: hooks.signal } : {}),
           ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
           memory: () => this.memory(),
+          mustStop: () => repeats.stopReason,
           onStep: (messages, model) =>
             this.trySave(() => this.session?.saveStep(messages, this.overlay, this.runtime.ws, model)),
         },

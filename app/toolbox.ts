@@ -1,3 +1,4 @@
+import { createApplyPatchTool } from "../core/tools/apply-patch.ts";
 import { createCreateFileTool } from "../core/tools/create-file.ts";
 import { createDeleteFileTool } from "../core/tools/delete-file.ts";
 import { createEditFileTool } from "../core/tools/edit-file.ts";
@@ -36,6 +37,8 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
       createEditFileTool(),
       createWriteFileTool(),
       createDeleteFileTool(),
+      // The patch format gpt-oss (Groq's default) is trained on; staged like edit_file.
+      createApplyPatchTool(),
       createRunCommandTool({
         pencilHome: runtime.pencilHome,
         network: runtime.settings.sandbox.network,

@@ -37,7 +37,7 @@ export interface RecoveryMode {
 }
 
 /** How one mode ended. */
-export type Verdict = "correct" | "recoverable" | "stuck" | "wrong";
+export type Verdict = "correct" | "recoverable" | "generic" | "wrong";
 
 /** The replay result of one mode. */
 export interface ModeResult {
@@ -658,7 +658,7 @@ export async function replay(root: string, modes: RecoveryMode[] = MODES): Promi
           ? "correct"
           : helpful && mode.needles.length > 0
             ? "recoverable"
-            : "stuck";
+            : "generic";
       out.push({ id: mode.id, verdict, answer, answers, files: Object.fromEntries(named.map((p) => [p, view(p)])) });
     } finally {
       rmSync(workspace, { recursive: true, force: true });

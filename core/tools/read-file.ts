@@ -31,6 +31,7 @@ export function createReadFileTool(): PencilTool<ReadFileInput> {
       "Read a text file as numbered lines (`     1\\tline`). Shows the staged version when this session changed it. " +
       "Long files are shown a window at a time: use offset and limit to read on. Read a file before editing it.",
     inputSchema,
+    readsEach: true,
     claims: (input) => [{ path: input.path, access: "read" }],
     execute: async (input, ctx) => readFile(input, ctx),
   };

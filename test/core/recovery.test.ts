@@ -3,7 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { asSchema, zodSchema } from "ai";
 import { nobodyApprover } from "../../agent/approver.ts";
-import { looksLikeCodeInProse, RepeatedFailures, USE_TOOLS_NUDGE } from "../../agent/nudges.ts";
+import { looksLikeCodeInProse, RepeatedCalls, USE_TOOLS_NUDGE } from "../../agent/nudges.ts";
 import { lenientSchema, normalizeInput, readArguments, resolveToolName } from "../../agent/tool-call-repair.ts";
 import { lastToolResults, ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
@@ -384,7 +384,7 @@ describe("nudges in the loop", () => {
   });
 
   test("the third identical failing call is told to change approach; a different call is not", () => {
-    const r = new RepeatedFailures();
+    const r = new RepeatedCalls();
     const input = { path: "a", old_string: "x", new_string: "y" };
     expect(r.answer("edit_file", input, false, "Error: no")).toBe("Error: no");
     expect(r.answer("edit_file", { ...input, new_string: "z" }, false, "Error: no")).toBe("Error: no");

@@ -63,6 +63,8 @@ export interface FakeOpenAIServer {
   enqueue(...replies: FakeReply[]): void;
   /** Replies queued but not consumed yet. */
   pending(): number;
+  /** Drops the replies not consumed yet and the requests recorded (one server serves several scripted runs in turn). */
+  clear(): void;
   stop(): Promise<void>;
 }
 
@@ -151,6 +153,10 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     requests,
     enqueue: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
+    clear: () => {
+      queue.length = 0;
+      requests.length = 0;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
