@@ -75,6 +75,7 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".gem/credentials",
   ".config/hub",
   ".terraform.d/credentials.tfrc.json",
+  ".local/share/uv/credentials",
 ];
 
 /**

@@ -5,6 +5,14 @@ import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy.
 import { INSTALL_DIR } from "../installation.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
+import {
+  companions,
+  hasCorepack,
+  type ManagerRoot,
+  managerEnv,
+  managerRootOf,
+  managerRoots,
+} from "./version-managers.ts";
 
 /**
  * Directories right below home that hold one whole toolchain and no
@@ -69,6 +77,12 @@ export interface Hiding {
    * (not kept), a system directory (/etc) masked whole. Empty in any usual setup.
    */
   unscanned: string[];
+  /**
+   * The version managers' roots shown whole (read-only, secrets masked) because PATH leads into them, and the
+   * variables (PYENV_ROOT, VOLTA_HOME, RUSTUP_HOME…) that let their shims find them under the command's own HOME.
+   */
+  managers?: { name: string; root: string }[];
+  managerEnv?: Record<string, string>;
 }
 
 /**
@@ -231,6 +245,23 @@ export function planHiding(input: HidingInput): Hiding {
   if (resolver !== null) wanted.push(dirname(resolver));
   /** Pairs (kept directory, directory of a linked command's target): every directory between them is checked for private files. */
   const linkPaths: [string, string][] = [];
+  const env = input.env ?? process.env;
+  const roots = managerRoots(input.realHome, env);
+  const managersWanted: ManagerRoot[] = [];
+  // A version manager's shims or proxies need its whole root (the versions, the manager, its settings), and the roots
+  // it works with; the shims of one Pencil does not know by name are a `shims` directory in its root.
+  const toolchainOf = (dir: string, fallback: () => string): string => {
+    const m = managerRootOf(roots, dir);
+    if (m && coverOf(m.root)) {
+      for (const r of [m, ...companions(roots, m, input.realHome)]) {
+        managersWanted.push(r);
+        wanted.push(r.root);
+      }
+      return m.root;
+    }
+    if (basename(dir) === "shims" && coverOf(dirname(dir)) && dirname(dir) !== coverOf(dir)?.path) return dirname(dir);
+    return fallback();
+  };
   for (const entry of input.path.split(":")) {
     if (!isAbsolute(entry)) continue;
     const lexical = resolve(entry);
@@ -242,16 +273,24 @@ export function planHiding(input: HidingInput): Hiding {
     }
     const dir = realOrNull(entry);
     if (dir === null || !isDir(dir)) continue;
+    // Node's corepack shims (in /usr/bin as often as not) keep the package managers they fetched in a cache below home.
+    if (hasCorepack(dir)) {
+      const cache = roots.find((r) => r.manager.name === "corepack");
+      if (cache && coverOf(cache.root)) {
+        managersWanted.push(cache);
+        wanted.push(cache.root);
+      }
+    }
     const base = coverOf(dir);
     // PATH directories in the open (/usr/bin) need nothing kept; listing them would cost more than the run.
     if (!base) continue;
-    wanted.push(toolchainDir(base.path, dir, base.path === home));
-    // Linked commands (npm -g, npm link, bun add -g, pyenv's bin) point elsewhere: keep what they point into.
+    wanted.push(toolchainOf(dir, () => toolchainDir(base.path, dir, base.path === home)));
+    // Linked commands (npm -g, npm link, bun add -g, pyenv's bin, uv's and pipx's tools) point elsewhere: keep what they point into.
     for (const name of listDir(dir)) {
       const target = linkTarget(join(dir, name));
       const at = target === null ? undefined : coverOf(target);
       if (target === null || !at) continue;
-      const kept = linkedDir(at.path, target, at.path === home);
+      const kept = toolchainOf(dirname(target), () => linkedDir(at.path, target, at.path === home));
       wanted.push(kept);
       linkPaths.push([kept, dirname(target)]);
     }
@@ -323,7 +362,6 @@ export function planHiding(input: HidingInput): Hiding {
   }
 
   // Sockets of host services outside the covers: their directory when nothing the command needs lies in it, else the socket itself.
-  const env = input.env ?? process.env;
   const needed = [ws, scratch, ...kept, ...covers.map((c) => c.path)];
   const maskSocket = (socket: string | undefined) => {
     if (!socket || !isAbsolute(socket)) return;
@@ -348,7 +386,33 @@ export function planHiding(input: HidingInput): Hiding {
     const real = realLoose(p);
     if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
   }
-  return { covers, secrets: [...secrets], unscanned };
+  // The managers shown: those whose root is kept (one too big to search stays covered).
+  const shownManagers = managersWanted.filter(
+    (m, i) => managersWanted.findIndex((o) => o.root === m.root) === i && kept.some((k) => isInside(k, m.root)),
+  );
+  return {
+    covers,
+    secrets: [...secrets],
+    unscanned,
+    managers: shownManagers.map((m) => ({ name: m.manager.name, root: m.root })),
+    managerEnv: managerEnv(shownManagers, env),
+  };
+}
+
+/**
+ * Whether the sandbox under `hiding` shows the real path `real` to a command, read-only: outside every cover (/usr,
+ * /etc, /lib…), or inside what its innermost cover keeps (a toolchain root on PATH), and not at or below a masked
+ * secret. A link of the workspace that leads there is kept as a link in the scratch (a virtualenv's bin/python): it
+ * shows nothing the command could not read at the target's own path.
+ */
+export function shownReadOnly(hiding: Hiding, real: string): boolean {
+  if (hiding.secrets.some((x) => isInside(x, real))) return false;
+  let innermost: Cover | undefined;
+  for (const c of hiding.covers)
+    if (isInside(c.path, real) && (!innermost || c.path.length > innermost.path.length)) innermost = c;
+  if (!innermost) return true;
+  if (innermost.writable) return false;
+  return innermost.keeps.some((k) => isInside(k, real));
 }
 
 /** Directories of /usr (below `root`) that hold the toolchain itself, not projects: never covered as a workspace's ancestor. */

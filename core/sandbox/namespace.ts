@@ -369,6 +369,8 @@ export function runIn(
   const env = planCommandEnv(options.parentEnv ?? process.env, s, {
     ...(options.extraEnv ? { extra: options.extraEnv } : {}),
     ...(options.envSettings ? { settings: options.envSettings } : {}),
+    // The version managers whose roots the sandbox shows, named for shims that would look for them under HOME.
+    layers: [{ by: "Pencil (version managers shown)", vars: (s.share === "namespace" && hiding?.managerEnv) || {} }],
   }).env;
   const writeCap = options.writeCapBytes ?? DEFAULT_WRITE_CAP;
   const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { realPathLoose } from "../workspace.ts";
+import { isInside, realPathLoose } from "../workspace.ts";
 
 /** One directory of the workspace as the scan last read it. */
 interface ScannedDir {
@@ -37,7 +37,7 @@ export class HiddenScan {
    * Directories not read again keep the verdicts of the scan that read them
    * (the policy does not change within a run).
    */
-  scan(visible: (real: string) => boolean): string[] {
+  scan(visible: (real: string) => boolean, linkVisible: (real: string) => boolean = visible): string[] {
     const next = new Map<string, ScannedDir>();
     const hidden: string[] = [];
     this.lastRead = 0;
@@ -53,7 +53,7 @@ export class HiddenScan {
       let dir = this.dirs.get(rel);
       if (!dir || dir.racy || dir.ino !== st.ino || dir.mtimeMs !== st.mtimeMs || dir.ctimeMs !== st.ctimeMs) {
         const started = Date.now();
-        dir = read(real, st.ino, st.mtimeMs, st.ctimeMs, visible);
+        dir = read(real, st.ino, st.mtimeMs, st.ctimeMs, visible, linkVisible, this.root);
         dir.racy = Math.max(st.mtimeMs, st.ctimeMs) > started - RACY_MS;
         this.lastRead++;
       }
@@ -73,6 +73,8 @@ function read(
   mtimeMs: number,
   ctimeMs: number,
   visible: (real: string) => boolean,
+  linkVisible: (real: string) => boolean,
+  top: string,
 ): ScannedDir {
   const dir: ScannedDir = { ino, mtimeMs, ctimeMs, racy: false, subdirs: [], hidden: [] };
   let entries;
@@ -91,7 +93,8 @@ function read(
       } catch {
         // a loop
       }
-      if (target !== null && !visible(target)) dir.hidden.push(e.name);
+      // One leading out of the workspace stays when the command is shown its target anyway (a virtualenv's python).
+      if (target !== null && !(isInside(top, target) ? visible : linkVisible)(target)) dir.hidden.push(e.name);
     } else if (!visible(path)) dir.hidden.push(e.name);
     else if (e.isDirectory()) dir.subdirs.push(e.name);
   }

@@ -91,7 +91,7 @@ export class KeptScratch {
    * that changed are read), and a fresh directory for the command's mount
    * point, HOME and TMPDIR.
    */
-  prepare(visible: (real: string) => boolean, room?: number): Scratch {
+  prepare(visible: (real: string) => boolean, room?: number, linkVisible?: (real: string) => boolean): Scratch {
     const notes: string[] = [];
     // What earlier commands kept in ignored trees may fill the disk over a run: once the next command's room (its write
     // cap) is no longer free, it is dropped.
@@ -134,7 +134,7 @@ export class KeptScratch {
     }
     this.laid = want;
     this.pending.clear();
-    const hidden = this.scan.scan(visible);
+    const hidden = this.scan.scan(visible, linkVisible);
     const placed: string[] = [];
     const deletions: string[] = [];
     for (const [rel, w] of want) {

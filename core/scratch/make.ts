@@ -31,6 +31,11 @@ export interface ScratchOptions {
   fs: FileOps;
   /** Policy visibility of a real path; what it refuses is not placed in the copy (nor readable through a shared directory). */
   visible: (real: string) => boolean;
+  /**
+   * Whether a link of the workspace to this real path outside it is kept (default `visible`): the sandbox passes
+   * "shown read-only to the command anyway" (/usr, a toolchain root on PATH), so a virtualenv's bin/python stays.
+   */
+  linkVisible?: (real: string) => boolean;
   share: ShareMode;
   /** Where the scratch directory is made (default: the OS temp dir); must be outside the workspace. */
   parent?: string;
@@ -254,11 +259,11 @@ class Setup {
     } catch {
       return; // a link loop: nothing a command could use
     }
-    if (!this.options.visible(target)) {
+    const inside = isInside(this.s.ws.root, target);
+    if (!(inside ? this.options.visible : (this.options.linkVisible ?? this.options.visible))(target)) {
       this.s.hidden += 1;
       return;
     }
-    const inside = isInside(this.s.ws.root, target);
     const to = inside ? relative(dirname(dest), join(this.s.dir, relative(this.s.ws.root, target))) || "." : target;
     symlinkSync(to, dest);
   }

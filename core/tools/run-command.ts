@@ -5,7 +5,7 @@ import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { stripVTControlCharacters } from "node:util";
 import { planCommandEnv } from "../sandbox/command-env.ts";
-import { commandDenies, planHiding, secretPaths } from "../sandbox/hiding.ts";
+import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../sandbox/hiding.ts";
 import {
   DEFAULT_TIMEOUT_MS,
   runIn,
@@ -161,13 +161,23 @@ export async function runCommand(
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
   const visible = (real: string) => ctx.visible(real) && !denied(real);
   const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
+  // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
+  // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.
+  let shown: Hiding | null = null;
+  const linkVisible =
+    mode === "namespace"
+      ? (real: string) => {
+          shown ??= hidingFor(env, join(options.scratchParent ?? tmpdir(), "pencil-link-probe"));
+          return !denied(real) && shownReadOnly(shown, real);
+        }
+      : undefined;
   if (mode === "namespace" && useOverlay(ctx.ws.root, options)) {
     const own = keeper ?? new ScratchKeeper();
     try {
       return await own.use(ctx.ws, ctx.fs, options.scratchParent, async (kept) => {
         let s: Scratch;
         try {
-          s = kept.prepare(visible, options.writeCapBytes ?? ctx.limits.scratchWriteBytes);
+          s = kept.prepare(visible, options.writeCapBytes ?? ctx.limits.scratchWriteBytes, linkVisible);
         } catch (error) {
           kept.settle(null, null, () => false);
           throw scratchFailure(error);
@@ -186,6 +196,7 @@ export async function runCommand(
     s = await makeScratch(ctx.ws, {
       fs: ctx.fs,
       visible,
+      ...(linkVisible ? { linkVisible } : {}),
       share: mode,
       ...(options.scratchParent ? { parent: options.scratchParent } : {}),
       ...(options.shareNames ? { shareNames: options.shareNames } : {}),
@@ -209,6 +220,35 @@ interface CommandSetting {
   deniedKey: string;
 }
 
+/** What the namespace sandbox hides for a command whose scratch is at `scratchRoot`. */
+function hidingFor(
+  { ctx, options, realHome, pencilHome, denied, deniedKey }: CommandSetting,
+  scratchRoot: string,
+): Hiding {
+  const parentEnv = options.parentEnv ?? process.env;
+  const proxied = options.network === true && typeof options.startProxy === "function";
+  return planHiding({
+    realHome,
+    pencilHome,
+    wsRoot: ctx.ws.root,
+    scratchRoot,
+    // The command's own PATH (sandbox.env may set it): what it leads to is what must stay reachable.
+    path: planCommandEnv(
+      parentEnv,
+      { home: "", tmp: "" },
+      {
+        ...(options.envSettings ? { settings: options.envSettings } : {}),
+      },
+    ).env.PATH!,
+    env: parentEnv,
+    hidden: denied,
+    hiddenKey: deniedKey,
+    ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
+    // The forwarder to the proxy is run by Pencil's own Bun.
+    ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
+  });
+}
+
 function scratchFailure(error: unknown): ToolError {
   if (error instanceof ToolError) return error;
   const why =
@@ -222,31 +262,14 @@ function scratchFailure(error: unknown): ToolError {
 async function runPrepared(
   command: string,
   s: Scratch,
-  { ctx, options, mode, realHome, pencilHome, denied, deniedKey }: CommandSetting,
+  setting: CommandSetting,
   kept: KeptScratch | null,
 ): Promise<string> {
+  const { ctx, options, mode, pencilHome } = setting;
   const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
   let proxy: ProxyHandle | null = null;
   try {
-    const hiding =
-      mode === "namespace"
-        ? planHiding({
-            realHome,
-            pencilHome,
-            wsRoot: ctx.ws.root,
-            scratchRoot: s.root,
-            // The command's own PATH (sandbox.env may set it): what it leads to is what must stay reachable.
-            path: planCommandEnv(options.parentEnv ?? process.env, s, {
-              ...(options.envSettings ? { settings: options.envSettings } : {}),
-            }).env.PATH!,
-            env: options.parentEnv ?? process.env,
-            hidden: denied,
-            hiddenKey: deniedKey,
-            ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
-            // The forwarder to the proxy is run by Pencil's own Bun.
-            ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
-          })
-        : null;
+    const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
     // With nobody to judge a request (no seam), every one is refused.
