@@ -71,8 +71,11 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
     io.out(
       `${wrapText(c.cyan(`${visible(d.from)} imports ${visible(d.to)}: decide them together.`), io.columns, "  ")}\n`,
     );
+  // The files as last shown: an edit replaces its file here, so deciding again shows (and approves) the edited
+  // content, which is what the changeset being applied holds, never the agent's original.
+  const files = [...cs.files];
   for (;;) {
-    const decision = await decideFiles(io, cs, hooks);
+    const decision = await decideFiles(io, cs, files, hooks);
     if (decision.quit) return decision;
     const broken = splitDependencies(
       deps,
@@ -93,7 +96,7 @@ export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHoo
   }
 }
 
-async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promise<ReviewDecision> {
+async function decideFiles(io: CliIO, cs: Changeset, files: FileChange[], hooks: ReviewHooks): Promise<ReviewDecision> {
   const c = io.colors;
   const approved: string[] = [];
   const rejected: Rejection[] = [];
@@ -104,7 +107,6 @@ async function decideFiles(io: CliIO, cs: Changeset, hooks: ReviewHooks): Promis
     quit: false,
     ...(hunkVerdicts.length > 0 ? { hunks: hunkVerdicts } : {}),
   });
-  const files = [...cs.files];
   const quit: ReviewDecision = { approved: [], rejected: [], quit: true };
   for (let i = 0; i < files.length; i++) {
     const file = files[i]!;

@@ -5,7 +5,7 @@ import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { modelWorld } from "../../support/cli-world.ts";
-import { runCli, runCliPty } from "../../support/cli.ts";
+import { plain, runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir } from "../../support/temp.ts";
 
 /** A scripted $EDITOR: a shell script that changes the file it is given, and notes where that file was. */
@@ -91,5 +91,49 @@ describe("editor hand-off", () => {
     expect(code).toBe(0);
     expect(output).toContain("exited with 3; the staged content is unchanged");
     expect(read()).toBe("ALPHA\n");
+  });
+
+  test('after an edit, a dependency warning\'s "decide again" shows the edited content, and what is applied is what was shown last', async () => {
+    const { workspace, groq, env } = await modelWorld({
+      "main.ts": 'import { util } from "./util.ts";\nexport const main = util;\n',
+      "util.ts": "export const util = 1;\n",
+    });
+    const tools = tempDir("pencil-editor-");
+    env.EDITOR = scriptedEditor(tools, `sed -i 's/main = util + 1/main = util + 100/' "$1"`);
+    groq.enqueue(
+      toolCallReply([
+        { name: "read_file", arguments: { path: "main.ts" } },
+        { name: "read_file", arguments: { path: "util.ts" } },
+      ]),
+      toolCallReply([
+        { name: "edit_file", arguments: { path: "main.ts", old_string: "main = util", new_string: "main = util + 1" } },
+        { name: "edit_file", arguments: { path: "util.ts", old_string: "util = 1", new_string: "util = 2" } },
+      ]),
+      textReply("Bumped."),
+    );
+    const { code, output } = await runCliPty(["agent", "bump", "-w", workspace], {
+      cwd: workspace,
+      env,
+      steps: [
+        { expect: PROMPT, send: "e\r" },
+        { expect: PROMPT, send: "y\r" },
+        { expect: PROMPT, send: "n\r" },
+        { expect: "[n] decide again", send: "n\r" },
+        { expect: PROMPT, send: "y\r" },
+        { expect: PROMPT, send: "n\r" },
+        { expect: "[n] decide again", send: "y\r" },
+      ],
+    });
+    expect(code).toBe(0);
+    const again = plain(output).slice(plain(output).indexOf("Deciding again, file by file."));
+    // What the second round shows of main.ts is the owner's edit, not the agent's original.
+    const mainDiff = again.slice(again.indexOf("[1/2] main.ts"), again.indexOf("[2/2] util.ts"));
+    // (Without colours the changed words are marked {+ +}.)
+    expect(mainDiff).toContain("+export const main = util{+ + 100+};");
+    expect(mainDiff).not.toContain("{+ + 1+}");
+    expect(readFileSync(join(workspace, "main.ts"), "utf8")).toBe(
+      'import { util } from "./util.ts";\nexport const main = util + 100;\n',
+    );
+    expect(readFileSync(join(workspace, "util.ts"), "utf8")).toBe("export const util = 1;\n");
   });
 });
