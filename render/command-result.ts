@@ -1,4 +1,5 @@
 import pc from "picocolors";
+import { failureWindow } from "../core/failure-window.ts";
 import { visible } from "./visible-text.ts";
 
 /** What a run_command result says, read back from the text the model was given. */
@@ -14,6 +15,8 @@ export interface CommandReport {
   output: string[];
   /** Set when the start of the output was cut before the model saw it, e.g. "the last 64.0 KB of 1.2 MB". */
   cut: string | null;
+  /** The lines around the first failure when they were in the cut start (else empty). */
+  firstFailure: string[];
   /** What followed the output: staged files, notes, warnings. */
   after: string[];
 }
@@ -30,7 +33,16 @@ export function parseCommandReport(text: string): CommandReport | null {
   const ending = ENDING.exec(lines[1] ?? "");
   if (!ending) return null;
   const end = ending[1] !== undefined ? "exit" : ending[2] ? "timeout" : ending[3] ? "cancelled" : "signal";
-  const rest = lines.slice(2);
+  let rest = lines.slice(2);
+  // The lines around a first failure that was cut from the output come before it.
+  let firstFailure: string[] = [];
+  if (rest[0]?.startsWith("First failure, ")) {
+    const header = rest.findIndex((l) => l.startsWith("Output ("));
+    if (header !== -1) {
+      firstFailure = rest.slice(1, header);
+      rest = rest.slice(header);
+    }
+  }
   let cut: string | null = null;
   let output: string[] = [];
   let after: string[];
@@ -55,6 +67,7 @@ export function parseCommandReport(text: string): CommandReport | null {
     seconds: Number(ending[5]),
     output,
     cut,
+    firstFailure,
     after,
   };
 }
@@ -95,17 +108,46 @@ export function formatCommandReport(r: CommandReport, options: CommandViewOption
   const head = options.head ?? 3;
   const tail = options.tail ?? 3;
   const out = r.output;
-  if (r.cut && options.verbose) lines.push(`${gutter}${c.dim(`(${r.cut}; the start was cut)`)}`);
+  if (r.firstFailure.length > 0) {
+    lines.push(`${gutter}${c.dim("(the first failure, from the start of the output)")}`);
+    for (const line of r.firstFailure) lines.push(gutter + visible(line));
+    lines.push(`${gutter}${c.dim(`(${r.cut ?? "the end of the output"})`)}`);
+  } else if (r.cut && options.verbose) lines.push(`${gutter}${c.dim(`(${r.cut}; the start was cut)`)}`);
   if (options.verbose || out.length <= head + tail + 1) {
     for (const line of out) lines.push(gutter + visible(line));
   } else {
-    for (const line of out.slice(0, head)) lines.push(gutter + visible(line));
     const where = options.logPath ? "--verbose, or the run's log" : "--verbose";
-    lines.push(`${gutter}${c.dim(`… ${out.length - head - tail} more lines (${where})`)}`);
-    for (const line of out.slice(-tail)) lines.push(gutter + visible(line));
+    // A failure's own lines (an assertion, a compiler error) sit between a banner and the totals: show them too.
+    const window = ok || r.firstFailure.length > 0 ? null : failureWindow(out);
+    let shown = 0;
+    for (const [start, end] of shownRanges(out.length, head, tail, window)) {
+      if (start > shown) lines.push(`${gutter}${c.dim(`… ${start - shown} more lines (${where})`)}`);
+      for (const line of out.slice(start, end)) lines.push(gutter + visible(line));
+      shown = end;
+    }
   }
   for (const line of r.after) if (line !== "No file changes.") lines.push(`  ${c.dim("·")} ${visible(line)}`);
   return lines.join("\n") + "\n";
+}
+
+/** The line ranges [start, end) to show of `n` lines: the head, the failure's window, the tail, merged where they meet. */
+function shownRanges(
+  n: number,
+  head: number,
+  tail: number,
+  window: { start: number; end: number } | null,
+): [number, number][] {
+  const ranges: [number, number][] = [[0, head]];
+  if (window) ranges.push([window.start, window.end]);
+  ranges.push([n - tail, n]);
+  const merged: [number, number][] = [];
+  for (const [start, end] of ranges.sort((a, b) => a[0] - b[0])) {
+    const last = merged.at(-1);
+    // Ranges one line apart are joined: "… 1 more line" would take the line's own room.
+    if (last && start <= last[1] + 1) last[1] = Math.max(last[1], end);
+    else merged.push([start, end]);
+  }
+  return merged;
 }
 
 function formatSeconds(s: number): string {

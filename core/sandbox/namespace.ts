@@ -64,6 +64,8 @@ export interface CommandOutcome {
   output: string;
   /** How many bytes `output` was decoded from. */
   keptBytes: number;
+  /** The first bytes of the output, decoded, when `output` is only its end (null or absent when nothing was cut). */
+  outputHead?: string | null;
   /** Total bytes the command wrote to stdout and stderr. */
   outputBytes: number;
   /** True when it was killed for writing more than the write cap. */
@@ -500,6 +502,7 @@ export function runIn(
           aborted,
           durationMs: performance.now() - started,
           output: out.text(),
+          outputHead: out.head(),
           keptBytes: Math.min(out.total, cap),
           outputBytes: out.total,
           overCap,
@@ -554,15 +557,25 @@ export function treeWrittenBytes(root: number): number | null {
   return readable ? sum : null;
 }
 
-/** Keeps the last `cap` bytes of a stream and counts the rest. */
+/** Bytes kept of an output's start, where a long run's first failure usually is. */
+const HEAD_BYTES = 16 * 1024;
+
+/** Keeps the last `cap` bytes of a stream, and its first HEAD_BYTES, and counts the rest. */
 class Tail {
   private chunks: Buffer[] = [];
   private kept = 0;
+  private first: Buffer[] = [];
+  private firstKept = 0;
   total = 0;
 
   constructor(private readonly cap: number) {}
 
   push(chunk: Buffer): void {
+    if (this.firstKept < HEAD_BYTES) {
+      const part = chunk.subarray(0, HEAD_BYTES - this.firstKept);
+      this.first.push(part);
+      this.firstKept += part.length;
+    }
     this.total += chunk.length;
     this.chunks.push(chunk);
     this.kept += chunk.length;
@@ -576,5 +589,11 @@ class Tail {
     let start = 0;
     if (this.total > bytes.length) while (start < bytes.length && start < 4 && (bytes[start]! & 0xc0) === 0x80) start++;
     return bytes.subarray(start).toString("utf8");
+  }
+
+  /** The output's first bytes, decoded, when the kept tail does not reach back to them; else null. */
+  head(): string | null {
+    if (this.total <= this.cap) return null;
+    return Buffer.concat(this.first).toString("utf8");
   }
 }

@@ -1,3 +1,4 @@
+import { failureWindow } from "../failure-window.ts";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
@@ -438,6 +439,16 @@ function report(
   if (s.share === "plain") output = output.split(s.dir).join(s.ws.root);
   if (outcome.outputBytes === 0) lines.push("Output: (none)");
   else if (outcome.outputBytes > outcome.keptBytes) {
+    // The first failure is often in the part that was cut (a long log after it): give the model its lines too.
+    const failed = outcome.exitCode !== 0 || outcome.timedOut || outcome.aborted || outcome.overCap;
+    const headLines = failed && outcome.outputHead ? stripVTControlCharacters(outcome.outputHead).split("\n") : [];
+    const window = failureWindow(headLines.slice(0, -1));
+    if (window) {
+      lines.push(
+        `First failure, near the start of the output (lines ${window.start + 1}-${window.end}):`,
+        ...headLines.slice(window.start, window.end),
+      );
+    }
     lines.push(
       `Output (the last ${size(outcome.keptBytes)} of ${size(outcome.outputBytes)}; the first ${size(outcome.outputBytes - outcome.keptBytes)} were cut):`,
     );
