@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import type { Changeset } from "../core/changeset.ts";
 import { decide } from "../core/policy.ts";
 import { isInside, realPathLoose } from "../core/workspace.ts";
+import { LinkGuard, stricter } from "../core/hard-links.ts";
 import { AgentRun } from "./agent-run.ts";
 import { CheckpointError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";
@@ -124,13 +125,18 @@ export function forkAt(runtime: Runtime, session: SavedSession, n: number, dirAr
     throw error;
   }
   const skipped: string[] = [];
+  // A file with other names is judged by all of them, as run_command's copy judges it: another name of a key file
+  // or of a `.env` is not copied (cpSync would copy the secret's content under the innocent name).
+  const links = new LinkGuard({ root, home: runtime.ws.home, pencilHome: runtime.pencilHome });
+  const judge = (real: string) => decide(runtime.policy, { tool: "fork", access: "read", real });
   mkdirSync(dir, { recursive: true });
   cpSync(root, dir, {
     recursive: true,
     verbatimSymlinks: true,
     filter: (src) => {
       if (src === root) return true;
-      if (decide(runtime.policy, { tool: "fork", access: "read", real: src }).decision === "deny") {
+      const verdict = stricter(judge(src), links.judge(src, "read", judge, { unprovenRead: "allow" }));
+      if (verdict.decision === "deny") {
         skipped.push(relative(root, src));
         return false;
       }

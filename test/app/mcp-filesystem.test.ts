@@ -1,0 +1,163 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import type { Approver, PermissionQuestion } from "../../agent/approver.ts";
+import type { McpServerConfig } from "../../app/mcp/config.ts";
+import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
+import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import { modelWorld } from "../support/cli-world.ts";
+import { textReply, toolCallReply } from "../support/fake-openai-server.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir, writeTree } from "../support/temp.ts";
+
+// The real @modelcontextprotocol/server-filesystem, started the way the docs say (node <package>/dist/index.js <dir>),
+// against a workspace holding hard links to secrets and symlinks out of it.
+
+const FS_PACKAGE = realpathSync(join(import.meta.dir, "../../node_modules/@modelcontextprotocol/server-filesystem"));
+const FS_SERVER = join(FS_PACKAGE, "dist/index.js");
+const hasNamespace = sandboxAvailable();
+if (!hasNamespace) console.warn("mcp-filesystem.test: no namespace sandbox here; the confinement tests are SKIPPED.");
+
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n";
+
+const toolResults = (body: any): string[] =>
+  body.messages.filter((m: any) => m.role === "tool").map((m: any) => String(m.content));
+
+describe("the real filesystem MCP server", () => {
+  test.skipIf(!hasNamespace)(
+    "started as documented, allowed with Mcp(fs/*): it reads the workspace, and never a secret through a hard link to it",
+    async () => {
+      const { workspace, home, groq, env } = await modelWorld({
+        "a.txt": "alpha\n",
+        ".env": "API_KEY=s3cret-env-value\n",
+      });
+      writeTree(home, { ".ssh/id_ed25519": KEY });
+      // Other names of the owner's key and of the workspace's own .env, under innocent names.
+      linkSync(join(home, ".ssh/id_ed25519"), join(workspace, "notes.txt"));
+      mkdirSync(join(workspace, "docs"));
+      linkSync(join(workspace, ".env"), join(workspace, "docs/settings.txt"));
+      writeTree(home, {
+        ".pencil/settings.json": JSON.stringify({
+          mcpServers: { fs: { command: "node", args: [FS_SERVER, workspace] } },
+          permissions: { allow: ["Mcp(fs/*)"] },
+        }),
+      });
+      const read = (path: string) => ({ name: "mcp__fs__read_text_file", arguments: { path: join(workspace, path) } });
+      groq.enqueue(
+        toolCallReply([
+          read("a.txt"),
+          read("notes.txt"),
+          read("docs/settings.txt"),
+          read(".env"),
+          { name: "mcp__fs__list_directory", arguments: { path: workspace } },
+        ]),
+        textReply("done"),
+      );
+      const result = await runCli(["agent", "read the files", "-w", workspace], { cwd: workspace, env });
+      expect(result.stdout + result.stderr).not.toContain("left out of this run");
+      expect(result.code).toBe(0);
+      const results = toolResults(groq.requests[1]!.body);
+      // The control: the server started and reads the workspace.
+      expect(results[0]).toContain("alpha");
+      expect(results[4]).toContain("notes.txt");
+      const all = results.join("\n");
+      expect(all).not.toContain("PRIVATE KEY");
+      expect(all).not.toContain("b3BlbnNzaC1rZXktdjEAAAAA");
+      expect(all).not.toContain("s3cret-env-value");
+    },
+    60_000,
+  );
+
+  test.skipIf(!hasNamespace)(
+    "a proposal's path arguments are judged and shown by their real path: one leading outside is named so, a private one is never shown",
+    async () => {
+      const home = realpathSync(tempDir("pencil-owner-"));
+      writeTree(home, { ".ssh/id_ed25519": KEY, "Documents/plans.txt": "the owner's plans\n" });
+      const ws = realpathSync(tempDir("pencil-ws-"));
+      writeTree(ws, { "a.txt": "alpha\n" });
+      symlinkSync(join(home, "Documents"), join(ws, "tools"));
+      symlinkSync(join(home, ".ssh"), join(ws, "keys"));
+      const proposal: McpServerConfig = {
+        name: "fs",
+        kind: "stdio",
+        command: "node",
+        args: [FS_SERVER, ws, join(ws, "tools"), join(ws, "keys")],
+        env: {},
+        origin: "workspace",
+      };
+      const open = async (answer: "yes" | "no") => {
+        const asked: PermissionQuestion[] = [];
+        const approver: Approver = {
+          async ask(q) {
+            asked.push(q);
+            return answer === "yes" ? { kind: "yes" } : { kind: "no" };
+          },
+        };
+        const session = await openMcpSession({
+          servers: [proposal],
+          workspaceRoot: ws,
+          pencilHome: join(home, ".pencil"),
+          home,
+          approver,
+        });
+        sessions.push(session);
+        return { session, asked };
+      };
+      const refused = await open("no");
+      expect(refused.asked).toHaveLength(1);
+      const question = refused.asked[0]!.subject;
+      expect(question).toContain(
+        `${join(ws, "tools")} leads to ${join(home, "Documents")}, which is OUTSIDE the workspace: the server would see it (read-only).`,
+      );
+      expect(question).toContain(`${join(ws, "keys")} leads to ${join(home, ".ssh")}, which is private (never shown`);
+      expect(refused.session.tools).toEqual([]);
+
+      const { session } = await open("yes");
+      const call = (tool: string, input: unknown) =>
+        session.tools
+          .find((t) => t.name === `mcp__fs__${tool}`)!
+          .execute(input, {} as never)
+          .then(
+            (text) => String(text),
+            (error: Error) => `error: ${error.message}`,
+          );
+      expect(await call("read_text_file", { path: join(ws, "a.txt") })).toContain("alpha");
+      // Approved with its outside path named: shown, read-only.
+      expect(await call("read_text_file", { path: join(ws, "tools/plans.txt") })).toContain("the owner's plans");
+      expect(await call("write_file", { path: join(ws, "tools/plans.txt"), content: "x" })).toMatch(/error|read-only/i);
+      expect(readFileSync(join(home, "Documents/plans.txt"), "utf8")).toBe("the owner's plans\n");
+      // The private one: nothing of it, by either name.
+      for (const path of [join(ws, "keys/id_ed25519"), join(home, ".ssh/id_ed25519")])
+        expect(await call("read_text_file", { path })).not.toContain("PRIVATE KEY");
+    },
+    60_000,
+  );
+});
+
+const sessions: McpSession[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) await s.close();
+});
+
+describe("fork and hard links", () => {
+  test("pencil fork N DIR copies no secret through a hard link to it (the workspace's .env, the owner's key)", async () => {
+    const { workspace, home, groq, env } = await modelWorld({ "a.txt": "alpha\n", ".env": "TOKEN=fork-secret\n" });
+    writeTree(home, { ".ssh/id_ed25519": KEY });
+    linkSync(join(workspace, ".env"), join(workspace, "config.txt"));
+    linkSync(join(home, ".ssh/id_ed25519"), join(workspace, "key.txt"));
+    groq.enqueue(
+      toolCallReply([{ name: "create_file", arguments: { path: "c.txt", content: "gamma\n" } }]),
+      textReply("Made c."),
+    );
+    const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env });
+    expect((await cli(["agent", "make c"])).code).toBe(3);
+    const target = join(tempDir("pencil-fork-"), "try");
+    const forked = await cli(["fork", "1", target]);
+    expect(forked.code).toBe(0);
+    expect(readdirSync(target).sort()).toEqual(["a.txt", "c.txt"]);
+    expect(existsSync(join(target, "config.txt"))).toBe(false);
+    expect(existsSync(join(target, "key.txt"))).toBe(false);
+    expect(forked.stdout).toContain("config.txt");
+    expect(forked.stdout).toContain("key.txt");
+  }, 60_000);
+});
