@@ -27,6 +27,10 @@ export interface CliArgs {
   continue: boolean;
   /** `--resume ID`: continue a named session. */
   resume?: string;
+  /** `telegram --pair`: make a new owner with a pairing code, replacing the one set. */
+  pair: boolean;
+  /** `demo --keep`: leave the demo's temporary folder in place when it ends. */
+  keep: boolean;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -50,6 +54,8 @@ const OPTIONS = {
   open: { type: "boolean" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string" },
+  pair: { type: "boolean" },
+  keep: { type: "boolean" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -84,9 +90,9 @@ export const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   rewind: ["workspace"],
   fork: ["workspace"],
   discard: ["workspace"],
-  demo: [],
+  demo: ["keep"],
   doctor: ["workspace", "allow", "deny", "model", "no-project-doc", "json"],
-  telegram: ["workspace", "allow", "deny", "model"],
+  telegram: ["workspace", "allow", "deny", "model", "pair"],
   brain: ["model", "json", "image"],
 };
 
@@ -148,6 +154,8 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     open: v.open ?? false,
     continue: v.continue ?? false,
     ...(v.resume !== undefined ? { resume: v.resume } : {}),
+    pair: v.pair ?? false,
+    keep: v.keep ?? false,
   };
 }
 

@@ -99,7 +99,9 @@ terminal. Nothing of it is applied.`,
   },
   demo: {
     usage: "pencil demo",
-    about: "Runs a scripted agent on a fresh copy of examples/demo, offline, no keys needed.",
+    about: `Runs a scripted agent on a fresh copy of examples/demo, offline, no keys needed. Its
+changesets show in pencil log marked demo; its temporary folder is removed when it ends.`,
+    own: { keep: "keep the demo's temporary folder (its copy of the project) when it ends" },
   },
   doctor: {
     usage: "pencil doctor [options]",
@@ -108,7 +110,11 @@ files read, keys, models reachable, ripgrep, sandbox, state, bot.`,
   },
   telegram: {
     usage: "pencil telegram [options]",
-    about: "Starts the Telegram bot (TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID; see docs/telegram.md).",
+    about: `Starts the Telegram bot (TELEGRAM_BOT_TOKEN; see docs/telegram.md). With no
+TELEGRAM_OWNER_ID it pairs first: it prints a six-digit code, and the account that
+sends /start <code> to the bot within 10 minutes becomes its owner (saved in
+$PENCIL_HOME/.env).`,
+    own: { pair: "pair again: whoever sends the new code replaces the owner (asks first)" },
   },
   brain: {
     usage: `pencil brain dump "<text or url>" | dump --image FILE | dump -

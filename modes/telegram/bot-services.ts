@@ -1,3 +1,4 @@
+import { IgnoredSenders } from "./ignored-senders.ts";
 import { join } from "node:path";
 import type { RunMode } from "../../agent/prompts.ts";
 import type { RunOptions } from "../../app/agent-run.ts";
@@ -109,6 +110,7 @@ export function createServices(
     questions,
     plans,
     log,
+    ignoredSenders: new IgnoredSenders(runtime.pencilHome),
     commandList: [],
   };
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { autoRetry } from "@grammyjs/auto-retry";
-import { Bot, type BotError } from "grammy";
+import { type Api, Bot, type BotError } from "grammy";
 import { except, networkRetry, pollingRetry } from "./api-retries.ts";
 import { type ApiTimeouts, callDeadlines, longestCall } from "./api-timeouts.ts";
 import { resolveButtons } from "./buttons.ts";
@@ -34,7 +34,7 @@ export function createBot(config: TelegramConfig, timeouts: ApiTimeouts): Bot<Pe
  * deliver a message twice; Telegram's 429s (and 5xx) are waited out, honouring
  * retry_after; a message whose HTML Telegram refuses is sent again as plain text.
  */
-export function hardenApi(bot: Bot<PencilContext>, log: (line: string) => void, timeouts: ApiTimeouts): void {
+export function hardenApi(bot: { api: Api }, log: (line: string) => void, timeouts: ApiTimeouts): void {
   bot.api.config.use(
     pollingRetry(timeouts, log),
     networkRetry(timeouts),
@@ -82,7 +82,7 @@ export function installFeatures(
       await error.ctx.answerCallbackQuery({ text: "Something went wrong; see the message." }).catch(() => {});
   };
   const lanes = new UpdateLanes(deps.tokens, onError);
-  bot.use(ownerGuard(deps.config.ownerId, deps.log));
+  bot.use(ownerGuard(deps.config.ownerId, deps.log, deps.ignoredSenders));
   bot.use(admitOnce(new UpdateLedger(join(deps.runtime.pencilHome, "telegram", "updates.json"), deps.log), deps.log));
   bot.use(lanes.middleware());
   bot.use(resolveButtons(deps.tokens));

@@ -24,8 +24,25 @@ const DEFAULT_API_ROOT = "https://api.telegram.org";
 /** What BotFather hands out: the bot's numeric id, a colon, then a secret of URL-safe characters. */
 const TOKEN_SHAPE = /^\d+:[A-Za-z0-9_-]{20,}$/;
 
+/** The bot's settings before pairing: the owner is null while TELEGRAM_OWNER_ID is unset. */
+export interface BotAccess extends Omit<TelegramConfig, "ownerId"> {
+  ownerId: number | null;
+}
+
 /** Reads TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID and TELEGRAM_API_ROOT; throws TelegramConfigError with the fix. */
 export function readTelegramConfig(env: Readonly<Record<string, string | undefined>>): TelegramConfig {
+  const access = readBotAccess(env);
+  if (access.ownerId === null) {
+    throw new TelegramConfigError(
+      "TELEGRAM_OWNER_ID is not set: the bot obeys only its owner. Run pencil telegram in a terminal to pair your Telegram account with a one-time code, or put your numeric user id in .env.",
+      "TELEGRAM_OWNER_ID",
+    );
+  }
+  return { ...access, ownerId: access.ownerId };
+}
+
+/** Like readTelegramConfig, but an unset TELEGRAM_OWNER_ID is null (pairing sets it) rather than an error. */
+export function readBotAccess(env: Readonly<Record<string, string | undefined>>): BotAccess {
   const token = (env.TELEGRAM_BOT_TOKEN ?? "").trim();
   if (token === "") {
     throw new TelegramConfigError(
@@ -40,12 +57,7 @@ export function readTelegramConfig(env: Readonly<Record<string, string | undefin
     );
   }
   const rawOwner = (env.TELEGRAM_OWNER_ID ?? "").trim();
-  if (rawOwner === "") {
-    throw new TelegramConfigError(
-      "TELEGRAM_OWNER_ID is not set: the bot obeys only its owner. Put your numeric Telegram user id in .env (message @userinfobot to learn it).",
-      "TELEGRAM_OWNER_ID",
-    );
-  }
+  if (rawOwner === "") return { token, ownerId: null, apiRoot: apiRootOf(env.TELEGRAM_API_ROOT) };
   if (!/^\d{1,16}$/.test(rawOwner) || Number(rawOwner) <= 0 || !Number.isSafeInteger(Number(rawOwner))) {
     throw new TelegramConfigError(
       `TELEGRAM_OWNER_ID must be your numeric Telegram user id (digits only, e.g. 123456789), not ${JSON.stringify(rawOwner.slice(0, 40))}.`,

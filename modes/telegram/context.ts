@@ -1,3 +1,4 @@
+import type { IgnoredSenders } from "./ignored-senders.ts";
 import type { Composer, Context } from "grammy";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonAction, ButtonTokens, ResolvedButton } from "./button-tokens.ts";
@@ -31,6 +32,8 @@ export interface BotDeps {
   questions: QuestionDesk;
   plans: PlanDesk;
   log: (line: string) => void;
+  /** The senders the owner guard ignored, remembered for `pencil doctor`. */
+  ignoredSenders?: IgnoredSenders;
   /** Every installed feature's commands, in menu order (filled when the features are installed). */
   commandList: { command: string; description: string }[];
 }

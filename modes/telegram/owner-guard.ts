@@ -31,15 +31,25 @@ export function judgeUpdate(update: Update, ownerId: number): OwnerVerdict {
   return { owner, kind, senderId: senderId ?? null, chatId: chat?.id ?? null, chatType: chat?.type ?? null };
 }
 
-/** Middleware that stops every update not from the owner: no action, no answer, one log line naming the sender. */
-export function ownerGuard<C extends Context>(ownerId: number, log: (line: string) => void): MiddlewareFn<C> {
+/**
+ * Middleware that stops every update not from the owner: no action, no answer, one
+ * log line naming the sender, and (with `ignored`) the sender remembered for `pencil doctor`.
+ */
+export function ownerGuard<C extends Context>(
+  ownerId: number,
+  log: (line: string) => void,
+  ignored?: { note(from: { id: number; first_name?: string; username?: string }): void },
+): MiddlewareFn<C> {
   return async (ctx, next) => {
     const verdict = judgeUpdate(ctx.update, ownerId);
     if (verdict.owner) return next();
     log(
       `ignored ${verdict.kind} update ${ctx.update.update_id} from sender ${verdict.senderId ?? "unknown"}` +
-        ` in chat ${verdict.chatId ?? "unknown"} (${verdict.chatType ?? "no chat"}): not the owner's private chat`,
+        ` in chat ${verdict.chatId ?? "unknown"} (${verdict.chatType ?? "no chat"}): not the owner's private chat` +
+        " (pencil doctor says who wrote; if it was you, pencil telegram --pair)",
     );
+    const from = ctx.from;
+    if (ignored && from && verdict.senderId === from.id) ignored.note(from);
   };
 }
 

@@ -6,7 +6,9 @@ import { findInterruptedApplies } from "../../core/recovery.ts";
 import { createServices } from "./bot-services.ts";
 import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
-import { readTelegramConfig, TelegramConfigError } from "./config.ts";
+import { readBotAccess, readTelegramConfig, type TelegramConfig, TelegramConfigError } from "./config.ts";
+import { saveOwnerId } from "./owner-file.ts";
+import { type PairedOwner, pairOwner } from "./pairing.ts";
 import { announceInterrupted } from "./interrupted-notice.ts";
 import { errorText, scrubbedLog } from "./scrub.ts";
 
@@ -32,6 +34,22 @@ export interface TelegramBotOptions {
   pollTimeoutSeconds?: number;
   /** Deadlines and retry waits of Bot API calls (DEFAULT_TIMEOUTS; tests shorten them). */
   timeouts?: Partial<ApiTimeouts>;
+  /** Pairing: without it a missing TELEGRAM_OWNER_ID is a configuration error, as before. */
+  pairing?: PairingHooks;
+}
+
+/** How `pencil telegram` pairs an owner when none is set (or `--pair` replaces one). */
+export interface PairingHooks {
+  /** Pair even though an owner is set (`--pair`, after the terminal's confirmation). */
+  replace?: boolean;
+  /** Prints the code for the person at the terminal. */
+  onCode(code: string, botUsername: string): void;
+  /** Says who paired and where the id was saved. */
+  onPaired(owner: PairedOwner, envFile: string): void;
+  /** Default 10 minutes. */
+  timeoutMs?: number;
+  /** A fixed code (tests); default a fresh random one. */
+  code?: string;
 }
 
 /** What the bot holds in memory and on disk; forged updates must leave all of it unchanged. */
@@ -65,8 +83,8 @@ export interface TelegramBot {
  * menu, starts long polling, and tells the owner about a changeset still pending.
  */
 export async function startTelegramBot(options: TelegramBotOptions): Promise<TelegramBot> {
-  const config = readTelegramConfig(options.env);
-  const log = scrubbedLog(config.token, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
+  const access = options.pairing ? readBotAccess(options.env) : readTelegramConfig(options.env);
+  const log = scrubbedLog(access.token, options.log ?? ((line) => process.stderr.write(`${line}\n`)));
   const env = options.pencilHome ? { ...options.env, PENCIL_HOME: options.pencilHome } : options.env;
   const runtime = createRuntime({
     workspace: options.workspace ?? (env.PENCIL_WORKSPACE?.trim() || process.cwd()),
@@ -86,6 +104,23 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
     ...options.timeouts,
     ...(options.pollTimeoutSeconds !== undefined ? { pollSeconds: options.pollTimeoutSeconds } : {}),
   };
+  let ownerId = access.ownerId;
+  if (options.pairing && (ownerId === null || options.pairing.replace)) {
+    const owner = await pairOwner({
+      token: access.token,
+      apiRoot: access.apiRoot,
+      timeouts,
+      log,
+      onCode: options.pairing.onCode,
+      ...(options.pairing.timeoutMs !== undefined ? { timeoutMs: options.pairing.timeoutMs } : {}),
+      ...(options.pairing.code !== undefined ? { code: options.pairing.code } : {}),
+    }).catch((error) => {
+      throw error instanceof TelegramConfigError ? error : new Error(errorText(error, access.token));
+    });
+    options.pairing.onPaired(owner, saveOwnerId(runtime.pencilHome, owner.id));
+    ownerId = owner.id;
+  }
+  const config: TelegramConfig = { ...access, ownerId: ownerId! };
   const bot = createBot(config, timeouts);
   try {
     // One getMe, not bot.init(): init retries a network failure forever, and startup must fail fast instead.
@@ -152,6 +187,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
       await bot.stop().catch((error) => log(`stopping: ${errorText(error, config.token)}`));
       await polling.catch(() => {});
       await lanes.idle();
+      deps.ignoredSenders?.flush();
     },
     held: () => ({
       tokens: tokens.size,

@@ -12,7 +12,8 @@ import { DROP_REASONS, planCommandEnv, type EnvSettings } from "../../../core/sa
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { SCRATCH_ENV } from "../../../core/scratch/overlay.ts";
 import { useOverlay } from "../../../core/tools/run-command.ts";
-import { readTelegramConfig } from "../../telegram/config.ts";
+import { readBotAccess } from "../../telegram/config.ts";
+import { readIgnoredSenders } from "../../telegram/ignored-senders.ts";
 import { wrapText } from "../../../render/wrap.ts";
 import type { CommandContext } from "../main.ts";
 
@@ -367,14 +368,37 @@ function checkTelegram(env: Env): Check[] {
         name: "telegram",
         status: "warn",
         detail: "not configured (optional)",
-        fix: "create a bot with @BotFather, then set TELEGRAM_BOT_TOKEN and TELEGRAM_OWNER_ID (see README)",
+        fix: "create a bot with @BotFather (/newbot), put its token in ~/.pencil/.env as TELEGRAM_BOT_TOKEN, then run pencil telegram to pair your account (see docs/telegram.md)",
       },
     ];
   }
   // The bot's own reading of its settings, so doctor and `pencil telegram` never disagree.
   try {
-    const config = readTelegramConfig(env);
-    return [{ name: "telegram", status: "ok", detail: `owner ${config.ownerId}, API ${config.apiRoot}` }];
+    const access = readBotAccess(env);
+    if (access.ownerId === null) {
+      return [
+        {
+          name: "telegram",
+          status: "warn",
+          detail: `token set, no owner yet (TELEGRAM_OWNER_ID), API ${access.apiRoot}`,
+          fix: "run pencil telegram in a terminal: it prints a six-digit code; send /start <code> to the bot from your own account to become its owner",
+        },
+      ];
+    }
+    const checks: Check[] = [
+      { name: "telegram", status: "ok", detail: `owner ${access.ownerId}, API ${access.apiRoot}` },
+    ];
+    // Who wrote and was ignored: a wrong owner id leaves the bot silent for its real owner.
+    for (const sender of readIgnoredSenders(pencilHomeOf(env)).slice(0, 3)) {
+      const who = [sender.firstName, sender.username ? `@${sender.username}` : ""].filter(Boolean).join(" ");
+      checks.push({
+        name: "telegram",
+        status: "warn",
+        detail: `ignored ${sender.count} update(s) from sender ${sender.id}${who ? ` (${who})` : ""}, last ${sender.last}: the bot answers only its owner, user ${access.ownerId}, in their private chat`,
+        fix: `if that was you, TELEGRAM_OWNER_ID is not your id: run pencil telegram --pair (it asks first), then send the bot /start <code> from that account; if it was not you, nothing to do`,
+      });
+    }
+    return checks;
   } catch (error) {
     return [
       {

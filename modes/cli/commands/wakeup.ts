@@ -60,9 +60,9 @@ export async function run(ctx: CommandContext): Promise<number> {
       return runAndReview(io, runtime, goal, {}, {}, continueSession(ctx, runtime));
     }
     if (choice === "t" || choice === "telegram") {
-      if (!ctx.env.TELEGRAM_BOT_TOKEN || !ctx.env.TELEGRAM_OWNER_ID) {
+      if (!ctx.env.TELEGRAM_BOT_TOKEN) {
         io.out(
-          `Telegram needs TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_OWNER_ID (your numeric user id) in .env; see the README's Telegram section. Then run ${hint(io, "telegram")}.\n`,
+          `Telegram needs TELEGRAM_BOT_TOKEN (from @BotFather: /newbot) in ~/.pencil/.env; see docs/telegram.md. Then run ${hint(io, "telegram")}, which pairs your account with a one-time code.\n`,
         );
         return 2;
       }
