@@ -44,6 +44,8 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
         network: runtime.settings.sandbox.network,
         envSettings: runtime.settings.sandbox.env,
         startProxy: startCommandProxy,
+        timeoutMs: runtime.settings.limits.commandSeconds * 1000,
+        timeoutCapMs: runtime.settings.limits.commandSecondsMax * 1000,
       }),
     ];
   }

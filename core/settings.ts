@@ -238,6 +238,13 @@ export function loadSettings(input: SettingsInput): Settings {
       if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
     }
   }
+  if (limits.commandSeconds > limits.commandSecondsMax) {
+    // Each layer is valid alone (a workspace lowered the cap below the owner's default): the cap wins, said.
+    warnings.push(
+      `limits.commandSeconds (${limits.commandSeconds}) is over limits.commandSecondsMax (${limits.commandSecondsMax}): commands get ${limits.commandSecondsMax} s. Lower commandSeconds or raise commandSecondsMax in ${userFile}.`,
+    );
+    limits.commandSeconds = limits.commandSecondsMax;
+  }
   return {
     rules,
     limits,

@@ -68,6 +68,8 @@ export interface CommandOutcome {
   outputHead?: string | null;
   /** Total bytes the command wrote to stdout and stderr. */
   outputBytes: number;
+  /** The time limit it ran under, in milliseconds. */
+  limitMs: number;
   /** True when it was killed for writing more than the write cap. */
   overCap: boolean;
   /** Bytes its processes had written to files when it ended (or was killed), as /proc counts them; null where that cannot be read. */
@@ -501,6 +503,7 @@ export function runIn(
           timedOut,
           aborted,
           durationMs: performance.now() - started,
+          limitMs: timeoutMs,
           output: out.text(),
           outputHead: out.head(),
           keptBytes: Math.min(out.total, cap),

@@ -7,13 +7,7 @@ import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { stripVTControlCharacters } from "node:util";
 import { planCommandEnv } from "../sandbox/command-env.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../sandbox/hiding.ts";
-import {
-  DEFAULT_TIMEOUT_MS,
-  runIn,
-  sandboxAvailable,
-  type CommandRunOptions,
-  type RunOutcome,
-} from "../sandbox/namespace.ts";
+import { runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../sandbox/namespace.ts";
 import { DIFF_CAPS, diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
 import { disposeScratch } from "../scratch/dispose.ts";
 import { type KeptScratch, ScratchKeeper } from "../scratch/kept.ts";
@@ -23,7 +17,7 @@ import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../scratch/overlay.
 import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts";
 import { realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
-import { ToolError, type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
+import { DEFAULT_LIMITS, ToolError, type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
 
 /**
  * Where the command runs.
@@ -72,6 +66,8 @@ export interface RunCommandOptions extends CommandRunOptions {
    * net/command-proxy's; tests may map host names). Without it, `network` in the sandbox gives no network.
    */
   startProxy?: StartProxy;
+  /** The most milliseconds a call's `timeout` may ask for (default limits.commandSecondsMax of the context). */
+  timeoutCapMs?: number;
 }
 
 /** A running proxy, as run_command uses it: what went through it, and how to stop it. */
@@ -106,6 +102,13 @@ const NOT_STAGED_CAP = 30;
 
 const input = z.object({
   command: z.string().min(1).describe("The shell command line to run (bash -c), from the workspace root."),
+  timeout: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "Seconds the command may run before it is killed (optional; default and cap in the tool's description). Ask for more only for a command known to be slow (a full build or test suite).",
+    ),
 });
 
 /** `run_command`: runs a command in a scratch copy of workspace + overlay; the files it creates, changes or deletes come back staged. */
@@ -117,7 +120,7 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
     description:
       "Run a shell command (bash -c) in a scratch copy of the workspace that includes your staged changes, e.g. tests, a build, a linter or a formatter. " +
       "Files it creates, modifies or deletes come back as staged changes for review; the real workspace is not changed. " +
-      `No stdin; ${options.network ? "" : "no network access (installs and downloads fail: ask the user to allow network access or to run them); "}a ${Math.round((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)} s timeout; secrets (.env files, API keys in the environment) are not available. ` +
+      `No stdin; ${options.network ? "" : "no network access (installs and downloads fail: ask the user to allow network access or to run them); "}a ${Math.round(defaultLimitMs(options) / 1000)} s time limit unless \`timeout\` asks for another (at most ${Math.round(limitCapMs(options) / 1000)} s); secrets (.env files, API keys in the environment) are not available. ` +
       "You get the exit code and the end of the output.",
     inputSchema: input,
     claims: () => [],
@@ -127,12 +130,42 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
       const choice = options.sandbox ?? "auto";
       return choice === "namespace" || (choice === "auto" && sandboxAvailable());
     },
-    async execute({ command }, ctx) {
-      return runCommand(command, ctx, options, keeper);
+    async execute({ command, timeout }, ctx) {
+      const limit = timeLimit(timeout, options, ctx);
+      const text = await runCommand(command, ctx, { ...options, timeoutMs: limit.ms }, keeper);
+      return limit.note ? `${text}\n${limit.note}` : text;
     },
     async close() {
       await keeper.close();
     },
+  };
+}
+
+/** Milliseconds a command runs when its call asks for no `timeout`: the option, else limits.commandSeconds. */
+function defaultLimitMs(options: RunCommandOptions, ctx?: ToolContext): number {
+  return options.timeoutMs ?? (ctx?.limits.commandSeconds ?? DEFAULT_LIMITS.commandSeconds) * 1000;
+}
+
+/** The most milliseconds a call's `timeout` may ask for: the option, else limits.commandSecondsMax (never below the default). */
+function limitCapMs(options: RunCommandOptions, ctx?: ToolContext): number {
+  const cap = options.timeoutCapMs ?? (ctx?.limits.commandSecondsMax ?? DEFAULT_LIMITS.commandSecondsMax) * 1000;
+  return Math.max(cap, defaultLimitMs(options, ctx));
+}
+
+/** The time limit of one call: its `timeout` up to the cap, else the default; a note when the ask was cut to the cap. */
+function timeLimit(
+  timeout: number | undefined,
+  options: RunCommandOptions,
+  ctx: ToolContext,
+): { ms: number; note: string | null } {
+  if (timeout === undefined || !Number.isFinite(timeout) || timeout <= 0)
+    return { ms: defaultLimitMs(options, ctx), note: null };
+  const cap = limitCapMs(options, ctx);
+  const asked = Math.round(timeout * 1000);
+  if (asked <= cap) return { ms: asked, note: null };
+  return {
+    ms: cap,
+    note: `Note: the timeout asked for (${timeout} s) is over the cap, so the command had ${cap / 1000} s (limits.commandSecondsMax in the user's settings).`,
   };
 }
 
@@ -425,7 +458,9 @@ function report(
       `Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`,
     );
   } else if (outcome.timedOut) {
-    lines.push(`Timed out after ${secs} s: the command and every process it started were killed.`);
+    lines.push(
+      `Timed out after ${secs} s: it ran until its time limit of ${limitText(outcome.limitMs)}, and the command and every process it started were killed. The limit is run_command's timeout when the call gives one, else limits.commandSeconds in the user's settings.`,
+    );
   } else if (outcome.aborted) {
     lines.push(`Cancelled after ${secs} s: the command and every process it started were killed.`);
   } else if (outcome.exitCode !== null) {
@@ -487,8 +522,14 @@ function report(
       `Note: no file a command writes may exceed ${cap} (limits.scratchWriteBytes in the user's settings); a write past it fails ("File too large", or the writer is killed with "File size limit exceeded").`,
     );
   }
-  if (outcome.timedOut || outcome.aborted) {
-    lines.push("Its file effects were discarded: nothing was staged. Run a narrower or faster command.");
+  if (outcome.timedOut) {
+    lines.push(
+      "Its file effects were discarded: nothing was staged. If it needed the time (a full build or test suite, not a wait for the network or for input), run it again with a larger timeout; else run a narrower or faster command.",
+    );
+    return lines.join("\n");
+  }
+  if (outcome.aborted) {
+    lines.push("Its file effects were discarded: nothing was staged.");
     return lines.join("\n");
   }
   let changes: ScratchChange[];
@@ -637,6 +678,10 @@ function builtinPolicy(ctx: ToolContext, pencilHome: string): Policy {
 
 function pencilHomeOf(options: RunCommandOptions): string {
   return options.pencilHome || process.env.PENCIL_HOME || join(homedir(), ".pencil");
+}
+
+function limitText(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function size(bytes: number): string {

@@ -29,6 +29,10 @@ export interface ToolLimits {
   listMaxEntries: number;
   /** Bytes one `run_command` may write to files (scratch copy and temporary space, all its processes together) before it is killed; also the largest file it may write. */
   scratchWriteBytes: number;
+  /** Seconds a `run_command` runs before it and every process it started are killed, when the call asks for no `timeout`. */
+  commandSeconds: number;
+  /** The most seconds a `run_command` call may ask for with its `timeout`; a larger ask gets this many. */
+  commandSecondsMax: number;
 }
 
 export const DEFAULT_LIMITS: ToolLimits = {
@@ -38,6 +42,8 @@ export const DEFAULT_LIMITS: ToolLimits = {
   searchMaxMatches: 200,
   listMaxEntries: 1000,
   scratchWriteBytes: 1024 * 1024 * 1024,
+  commandSeconds: 120,
+  commandSecondsMax: 600,
 };
 
 /** A request a sandboxed command makes through Pencil's proxy. */

@@ -324,3 +324,29 @@ describe("loadSettings", () => {
     expect(s.rules.map(ruleText)).toEqual(["Read(../shared-lib/**)"]);
   });
 });
+
+describe("limits.commandSeconds and limits.commandSecondsMax", () => {
+  test("default 120 and 600; whole positive seconds only, else the file is named", () => {
+    const none = loadSettings(layout().input());
+    expect([none.limits.commandSeconds, none.limits.commandSecondsMax]).toEqual([120, 600]);
+    for (const bad of [0, -5, 1.5, "60"]) {
+      const l = layout({ user: { limits: { commandSeconds: bad } } });
+      const error = configError(() => loadSettings(l.input()));
+      expect(error.message).toContain("limits.commandSeconds");
+      expect(error.message).toContain(l.userFile);
+    }
+  });
+
+  test("the user file raises them, a workspace file may only lower them, and the default never passes the cap", () => {
+    const raised = loadSettings(layout({ user: { limits: { commandSeconds: 300, commandSecondsMax: 1800 } } }).input());
+    expect([raised.limits.commandSeconds, raised.limits.commandSecondsMax]).toEqual([300, 1800]);
+    const ws = loadSettings(layout({ ws: { limits: { commandSeconds: 900, commandSecondsMax: 60 } } }).input());
+    expect(ws.limits.commandSecondsMax).toBe(60);
+    // The workspace's 900 is ignored (only lowering), and the owner's default 120 is over the lowered cap: the cap wins.
+    expect(ws.limits.commandSeconds).toBe(60);
+    expect(ws.warnings.some((w) => w.includes("limits.commandSeconds = 900") && w.includes("can only lower"))).toBe(
+      true,
+    );
+    expect(ws.warnings.some((w) => w.includes("is over limits.commandSecondsMax (60): commands get 60 s"))).toBe(true);
+  });
+});
