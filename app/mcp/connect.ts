@@ -206,7 +206,9 @@ async function connectStdio(
       server.origin === "owner"
         ? { ...commandEnv(input.env, place), ...server.env }
         : commandEnv(input.env, place, server.env);
-    // With no network, npm (npx) answers from its cache at once instead of retrying a registry it cannot reach.
+    // npx (not found in the owner's npx cache) installs into a cache of the server's own: the owner's is read-only here.
+    if (server.env.npm_config_cache === undefined) env.npm_config_cache = join(dir, ".npm");
+    // With no network, npm answers from that cache at once instead of retrying a registry it cannot reach.
     if (!input.network && env.npm_config_offline === undefined) env.npm_config_offline = "true";
     let proxied: { socket: string; trust: { ca: string; bundle: string } | null } | undefined;
     if (input.network && sandboxAvailable()) {

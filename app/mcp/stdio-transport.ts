@@ -129,7 +129,7 @@ export class ServerProcessTransport implements MCPTransport {
       : `it ${how} and wrote nothing on stderr`;
   }
 
-  /** The last lines of the program's stderr (ANSI escapes removed). */
+  /** The last lines of the program's stderr (ANSI escapes and stack frames removed, so an error's own line stays in view). */
   stderrLines(): string[] {
     const text = this.stderr
       .toString("utf8")
@@ -138,7 +138,7 @@ export class ServerProcessTransport implements MCPTransport {
     return text
       .split("\n")
       .map((l) => l.trimEnd())
-      .filter((l) => l !== "")
+      .filter((l) => l !== "" && !/^\s+at\s/.test(l))
       .slice(-STDERR_LINES);
   }
 }

@@ -1,7 +1,19 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
-import type { Approver, PermissionQuestion } from "../../agent/approver.ts";
+import {
+  cpSync,
+  existsSync,
+  linkSync,
+  writeFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+} from "node:fs";
+import { join, relative } from "node:path";
+import { type Approver, nobodyApprover, type PermissionQuestion } from "../../agent/approver.ts";
+import { programDirs } from "../../app/mcp/program.ts";
+import { createHash } from "node:crypto";
 import type { McpServerConfig } from "../../app/mcp/config.ts";
 import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
@@ -132,6 +144,99 @@ describe("the real filesystem MCP server", () => {
     },
     60_000,
   );
+});
+
+/**
+ * Copies the real filesystem server and its dependency tree, as npm lays them out (hoisted), into `prefix/node_modules`,
+ * with its bin linked in `prefix/node_modules/.bin` (and `prefix/bin`, as a global install has it).
+ */
+function installFsServer(prefix: string): string {
+  const from = realpathSync(join(import.meta.dir, "../../node_modules"));
+  for (const dir of programDirs(FS_SERVER, null)) {
+    const rel = relative(from, dir);
+    if (rel.startsWith("..")) continue;
+    cpSync(dir, join(prefix, "node_modules", rel), { recursive: true });
+  }
+  const target = join(prefix, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+  for (const bin of [join(prefix, "node_modules/.bin"), join(prefix, "bin")]) {
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(relative(bin, target), join(bin, "mcp-server-filesystem"));
+  }
+  return target;
+}
+
+describe("MCP servers installed the usual ways start in the sandbox", () => {
+  test.skipIf(!hasNamespace)(
+    "under a local prefix (hoisted dependencies), as a bin on PATH, and through npx from its cache with the network off: each answers a tool call",
+    async () => {
+      const ws = realpathSync(tempDir("pencil-ws-"));
+      writeTree(ws, { "a.txt": "alpha\n" });
+      const home = realpathSync(tempDir("pencil-owner-"));
+      const prefix = realpathSync(tempDir("pencil-prefix-"));
+      const script = installFsServer(prefix);
+      // npx's cache: ~/.npm/_npx/<first 16 hex of sha512 of the package spec>/node_modules, as npx itself lays it out.
+      const cache = join(home, ".npm");
+      const spec = "@modelcontextprotocol/server-filesystem";
+      const installDir = join(cache, "_npx", createHash("sha512").update(spec).digest("hex").slice(0, 16));
+      installFsServer(installDir);
+      writeFileSync(join(installDir, "package.json"), JSON.stringify({ dependencies: { [spec]: "^2026.8.31" } }));
+      const owner = (name: string, command: string, args: string[]): McpServerConfig => ({
+        name,
+        kind: "stdio",
+        command,
+        args,
+        env: {},
+        origin: "owner",
+      });
+      const session = await openMcpSession({
+        servers: [
+          owner("local", "node", [script, ws]),
+          owner("global", "mcp-server-filesystem", [ws]),
+          owner("npx", "npx", ["-y", spec, ws]),
+        ],
+        workspaceRoot: ws,
+        pencilHome: join(home, ".pencil"),
+        home,
+        env: {
+          ...process.env,
+          PATH: `${join(prefix, "bin")}:${process.env.PATH}`,
+          HOME: home,
+          npm_config_cache: cache,
+        },
+        approver: nobodyApprover,
+        network: false,
+      });
+      sessions.push(session);
+      expect(session.notices).toEqual([]);
+      for (const name of ["local", "global", "npx"]) {
+        const read = session.tools.find((t) => t.name === `mcp__${name}__read_text_file`)!;
+        expect(String(await read.execute({ path: join(ws, "a.txt") }, {} as never))).toContain("alpha");
+      }
+    },
+    90_000,
+  );
+
+  test("a server that cannot start says why: a missing program file, a command not on PATH", async () => {
+    const ws = realpathSync(tempDir("pencil-ws-"));
+    const missing = join(tempDir("pencil-gone-"), "dist/index.js");
+    const session = await openMcpSession({
+      servers: [
+        { name: "gone", kind: "stdio", command: "node", args: [missing], env: {}, origin: "owner" },
+        { name: "nocmd", kind: "stdio", command: "no-such-mcp-server", args: [], env: {}, origin: "owner" },
+      ],
+      workspaceRoot: ws,
+      pencilHome: tempDir(),
+      approver: nobodyApprover,
+    });
+    sessions.push(session);
+    const gone = session.notices.find((n) => n.includes('"gone"'))!;
+    expect(gone).toContain("exited with code 1");
+    expect(gone).toContain(missing);
+    expect(gone).toMatch(/Cannot find module/);
+    expect(session.notices.find((n) => n.includes('"nocmd"'))).toContain(
+      "its command no-such-mcp-server was not found on PATH",
+    );
+  }, 60_000);
 });
 
 const sessions: McpSession[] = [];
