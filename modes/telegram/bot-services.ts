@@ -8,6 +8,7 @@ import { ButtonTokens } from "./button-tokens.ts";
 import { errorReporter } from "./build-bot.ts";
 import type { TelegramConfig } from "./config.ts";
 import type { BotDeps } from "./context.ts";
+import { CommandFailures } from "./command-failures.ts";
 import { CostLedger, readPrices } from "./cost-ledger.ts";
 import { Outbox } from "./outbox.ts";
 import { PlanDesk } from "./plan-desk.ts";
@@ -72,6 +73,7 @@ export function createServices(
     revise: (run, rejections, applied) => launcher!.revise(run, rejections, applied),
   });
   const plans = new PlanDesk(outbox, tokens, owner, async (goal) => void (await launcher!.launch("agent", goal)));
+  const failures = new CommandFailures(outbox, tokens, owner, errorReporter({ outbox, config, log }));
   launcher = new RunLauncher({
     get runtime() {
       return projects.runtime;
@@ -90,6 +92,7 @@ export function createServices(
     plans,
     ownerId: owner,
     report: errorReporter({ outbox, config, log }),
+    failures,
     ...(options.runOptions ? { runOptions: options.runOptions } : {}),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   });
@@ -109,6 +112,7 @@ export function createServices(
     launcher,
     questions,
     plans,
+    failures,
     log,
     ignoredSenders: new IgnoredSenders(runtime.pencilHome),
     commandList: [],

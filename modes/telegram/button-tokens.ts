@@ -32,7 +32,8 @@ export type ButtonAction =
   | "hunks"
   | "hunk-keep"
   | "hunk-drop"
-  | "apply-kept";
+  | "apply-kept"
+  | "command-output";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

@@ -3,6 +3,7 @@ import type { Composer, Context } from "grammy";
 import type { Runtime } from "../../app/runtime.ts";
 import type { ButtonAction, ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import type { TelegramConfig } from "./config.ts";
+import type { CommandFailures } from "./command-failures.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PlanDesk } from "./plan-desk.ts";
 import type { Projects } from "./projects.ts";
@@ -31,6 +32,8 @@ export interface BotDeps {
   launcher: RunLauncher;
   questions: QuestionDesk;
   plans: PlanDesk;
+  /** Failed commands' notices and their "Full output" buttons. */
+  failures: CommandFailures;
   log: (line: string) => void;
   /** The senders the owner guard ignored, remembered for `pencil doctor`. */
   ignoredSenders?: IgnoredSenders;

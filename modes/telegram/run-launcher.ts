@@ -1,3 +1,4 @@
+import type { CommandFailures } from "./command-failures.ts";
 import type { Plan } from "../../core/plan-schema.ts";
 import type { RunMode } from "../../agent/prompts.ts";
 import type { ApplyResult } from "../../core/apply.ts";
@@ -23,6 +24,8 @@ import type { Changeset } from "../../core/changeset.ts";
 /** What the launcher needs from the bot. */
 export interface LauncherDeps {
   runtime: Runtime;
+  /** Sends a notice for a run's failed commands (absent: none is sent). */
+  failures?: CommandFailures;
   outbox: Outbox;
   tokens: ButtonTokens;
   gate: RunGate;
@@ -342,8 +345,10 @@ export class RunLauncher {
       // Telegram shows "typing…" for about 5 s per action: renewed while a model step is under way.
       const typing = () => void this.deps.outbox.typing(this.deps.ownerId);
       const meter = new RunMeter();
+      const failures = this.deps.failures?.forRun();
       const emit: RunHooks["emit"] = (event) => {
         meter.sink(event);
+        failures?.(event);
         if (event.type === "step-start") {
           typing();
           clearInterval(typingTimer);

@@ -2,6 +2,7 @@ import type { FeatureFactory } from "../context.ts";
 import { agentFeature } from "./agent.ts";
 import { askFeature } from "./ask.ts";
 import { brainFeature, forwardedNoteFeature } from "./brain.ts";
+import { commandOutputFeature } from "./command-output.ts";
 import { forwardedFeature } from "./forwarded.ts";
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
@@ -36,4 +37,5 @@ export const FEATURES: FeatureFactory[] = [
   voiceFeature,
   mediaFeature,
   sessionsFeature,
+  commandOutputFeature,
 ];
