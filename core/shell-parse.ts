@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { embeddedPath } from "./embedded-files.ts";
 import type { Node, Parser } from "web-tree-sitter";
 
 /** One `NAME=value` a command line sets; `value` is null when it is only known at run time. */
@@ -36,11 +38,14 @@ let loading: Promise<void> | null = null;
  */
 export function loadShellParser(): Promise<void> {
   loading ??= (async () => {
-    const require = createRequire(import.meta.url);
     // Imported here, not at the top: start-up of commands that judge no command line stays free of it.
     const { Language, Parser } = await import("web-tree-sitter");
-    await Parser.init();
-    const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    // The single executable carries both WebAssembly files; from source they are in their packages.
+    const runtime = embeddedPath("treeSitterWasm");
+    await Parser.init(runtime ? { locateFile: () => runtime } : undefined);
+    const grammar =
+      embeddedPath("bashGrammar") ?? createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm");
+    const bash = await Language.load(new Uint8Array(readFileSync(grammar)));
     const p = new Parser();
     p.setLanguage(bash);
     parser = p;

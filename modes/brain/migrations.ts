@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import schema from "./schema.sql" with { type: "text" };
 
-/** The schema both stores share (`modes/brain/schema.sql`), as text. */
-export const SCHEMA_SQL = readFileSync(join(import.meta.dir, "schema.sql"), "utf8");
+/** The schema both stores share (`modes/brain/schema.sql`), as text (imported, so the single executable carries it). */
+export const SCHEMA_SQL: string = schema;
 
 /** One step from version `version - 1` to `version`; a fresh database gets SCHEMA_SQL (the whole current schema) instead. */
 export interface Migration {

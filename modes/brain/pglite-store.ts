@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite/vector";
+import type { PGlite } from "@electric-sql/pglite";
 import { acquireBrainLock } from "./brain-lock.ts";
 import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION } from "./migrations.ts";
 import type { NewNote, Note } from "./note.ts";
 import { COPY_COLUMNS, notesCopyBinary } from "./copy-binary.ts";
 import { COLUMNS, sumCounts, toNote, vectorText, type CountRow, type NoteRow as Row } from "./note-rows.ts";
+import { startPglite } from "./start-pglite.ts";
 import { BrainStoreError, type BrainCounts, type BrainStore, type ScoredId } from "./store.ts";
 
 /** Notes in one `insertMany` into an empty table from which the HNSW index is built after the load, not row by row. */
@@ -31,7 +31,7 @@ export class PgliteStore implements BrainStore {
       checkDirectory(dir);
       let db: PGlite;
       try {
-        db = await PGlite.create({ dataDir: dir, extensions: { vector } });
+        db = await startPglite(dir);
       } catch (error) {
         throw corrupted(dir, error);
       }
@@ -50,7 +50,7 @@ export class PgliteStore implements BrainStore {
 
   /** A brain in memory only (tests and benchmarks). */
   static async inMemory(): Promise<PgliteStore> {
-    const db = await PGlite.create({ extensions: { vector } });
+    const db = await startPglite();
     await prepare(db, "memory");
     return new PgliteStore(db, "embedded (in memory)", () => {});
   }

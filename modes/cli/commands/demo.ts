@@ -1,18 +1,16 @@
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { createRuntime } from "../../../app/runtime.ts";
 import { openGit } from "../../../core/git/run-git.ts";
 import { renderFileDiff } from "../../../render/diff-view.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import { DEMO_GOAL, DEMO_SCRIPT } from "../../../examples/demo-script.ts";
+import { copyDemoWorkspace } from "../../../examples/demo-workspace.ts";
 import type { CommandContext } from "../main.ts";
 import { runWithProgress } from "../run-and-review.ts";
 import { reviewLoop } from "../review-flow.ts";
-
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 
 /**
  * `pencil demo`: a scripted agent on a fresh copy of examples/demo, offline and
@@ -24,7 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const c = io.colors;
   const base = mkdtempSync(join(tmpdir(), "pencil-demo-"));
   const workspace = join(base, "tally");
-  cpSync(join(REPO_ROOT, "examples/demo"), workspace, { recursive: true });
+  copyDemoWorkspace(workspace);
   // A secret the agent must never see: the script tries to read it and is refused.
   writeFileSync(join(workspace, ".env"), "TALLY_API_TOKEN=demo-secret-that-must-not-leak\n");
   writeFileSync(join(workspace, ".gitignore"), ".env\n");

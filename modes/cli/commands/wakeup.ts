@@ -8,6 +8,8 @@ import { runAndReview } from "../run-and-review.ts";
 /** The figlet banner and the one line under it (figlet is loaded here only). */
 async function banner(io: CliIO): Promise<void> {
   const figlet = (await import("figlet")).default;
+  // The font as a module, not a file figlet looks up beside itself: the single executable carries it that way.
+  figlet.parseFont("Standard", (await import("figlet/importable-fonts/Standard.js")).default);
   io.out(`${io.colors.cyan(figlet.textSync("Pencil", { font: "Standard" }))}\n`);
   io.out(
     io.colors.dim("A coding agent that writes in pencil: nothing reaches your disk until you approve the diff.\n\n"),

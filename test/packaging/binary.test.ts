@@ -1,0 +1,114 @@
+// The single executable as a user gets it: built once by scripts/build-binary.ts, copied alone into a folder, and run
+// from an empty directory with no node_modules anywhere, no Bun on PATH and a home of its own.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import { startFakeOpenAIServer, textReply, toolCallReply } from "../support/fake-openai-server.ts";
+import { tempDir, writeTree } from "../support/temp.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+const base = tempDir("pencil-binary-");
+const binary = join(base, "bin/pencil");
+const empty = join(base, "empty");
+const home = join(base, "home");
+const env = { PATH: "/usr/bin:/bin", HOME: home, NO_COLOR: "1" };
+
+function pencil(args: string[], extra: Record<string, string> = {}, cwd = empty) {
+  const r = spawnSync(binary, args, { cwd, env: { ...env, ...extra }, encoding: "utf8", timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The same, without blocking: the fake model server answers from this process. */
+async function pencilAsync(args: string[], extra: Record<string, string>, cwd = empty) {
+  const child = Bun.spawn([binary, ...args], { cwd, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+beforeAll(() => {
+  const out = join(base, "build/pencil");
+  const build = spawnSync(process.execPath, [join(ROOT, "scripts/build-binary.ts"), `--outfile=${out}`], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  if (build.status !== 0) throw new Error(`build:binary failed: ${build.stderr}${build.stdout}`);
+  console.log(`packaging: ${build.stdout.trim()}`);
+  mkdirSync(join(base, "bin"));
+  copyFileSync(out, binary);
+  spawnSync("chmod", ["755", binary]);
+  mkdirSync(empty);
+  mkdirSync(home);
+}, 180_000);
+
+describe("the single executable", () => {
+  test("runs alone from an empty directory: --version names it, the demo stages its changeset", () => {
+    expect(existsSync(join(base, "bin/node_modules"))).toBe(false);
+    const version = pencil(["--version"]);
+    expect(version).toEqual({ code: 0, stdout: `pencil ${pkg.version} (binary, ${binary})\n`, stderr: "" });
+    console.log(
+      `packaging: binary --version → ${version.stdout.trim()} (${(statSync(binary).size / 1024 / 1024).toFixed(0)} MiB)`,
+    );
+
+    const demo = pencil(["demo"]);
+    expect(demo.code, demo.stderr).toBe(0);
+    expect(demo.stdout).toContain("slugify");
+    expect(demo.stdout).toContain("Nothing was applied");
+    console.log("packaging: binary demo → the scripted run staged its changeset from the embedded workspace");
+  });
+
+  test("the brain: dump then list, with PGlite, its data bundle and pgvector from inside the executable", () => {
+    const dump = pencil(["brain", "dump", "Kittens purr when they are content"]);
+    expect(dump.code, dump.stderr).toBe(0);
+    const list = pencil(["brain", "list", "--json"]);
+    expect(list.code, list.stderr).toBe(0);
+    const notes = JSON.parse(list.stdout) as { body?: string; title?: string }[] | { notes: { body?: string }[] };
+    const all = Array.isArray(notes) ? notes : notes.notes;
+    expect(JSON.stringify(all)).toContain("Kittens purr");
+    console.log(`packaging: binary brain dump + brain list → ${all.length} note, in ${join(home, ".pencil/brain")}`);
+  }, 90_000);
+
+  test.skipIf(!sandboxAvailable())(
+    "a sandboxed run_command: the executable is its own namespace setup, and the shell parser's grammar is embedded",
+    async () => {
+      const model = await startFakeOpenAIServer();
+      try {
+        const workspace = join(base, "ws");
+        writeTree(workspace, { "a.txt": "alpha\n" });
+        model.enqueue(
+          toolCallReply([
+            {
+              name: "run_command",
+              arguments: { command: "cat a.txt && echo made > made.txt && grep NoNewPrivs /proc/self/status" },
+            },
+          ]),
+          textReply("Done."),
+        );
+        const run = await pencilAsync(["agent", "make made.txt", "-w", workspace], {
+          GROQ_API_KEY: "gsk_test_key",
+          GROQ_BASE_URL: `${model.url}/openai/v1`,
+        });
+        // No terminal to review on: the changeset is left pending (exit 3) and nothing reaches the disk.
+        expect(run.code, run.stderr).toBe(3);
+        expect(existsSync(join(workspace, "made.txt"))).toBe(false);
+        const answer = JSON.stringify(model.requests[1]?.body?.messages ?? []);
+        expect(answer).toContain("alpha");
+        // The command ran with no_new_privs set: setpriv, started by the setup inside the namespace.
+        expect(answer).toMatch(/NoNewPrivs:\\t1/);
+        expect(run.stdout).toContain("made.txt");
+        console.log(
+          "packaging: binary agent → run_command ran in the namespace sandbox, made.txt staged, disk untouched",
+        );
+      } finally {
+        await model.stop();
+      }
+    },
+    90_000,
+  );
+});
