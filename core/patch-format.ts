@@ -142,12 +142,13 @@ export function parseApplyPatch(text: string): PatchOp[] {
 export function applyHunks(text: string, hunks: PatchHunk[], display: string): string {
   const endsWithNewline = text.endsWith("\n");
   const lines = text === "" ? [] : (endsWithNewline ? text.slice(0, -1) : text).split("\n");
+  const match = new MatchLines(lines);
   let cursor = 0;
   // Replacements are gathered and made at the end, so positions stay those of the original file.
   const edits: { at: number; remove: number; insert: string[] }[] = [];
   hunks.forEach((h, n) => {
     if (h.context) {
-      const found = seek(lines, [h.context], cursor, false);
+      const found = seekLine(lines, h.context, cursor);
       if (found === -1)
         throw new PatchError(
           `hunk ${n + 1} of ${hunks.length} for ${display} (patch line ${h.patchLine}) does not apply: its @@ line ${JSON.stringify(h.context)} is not in the file after line ${cursor}.${closest(lines, [h.context])} Nothing was staged; read_file and send the patch again with lines copied exactly.`,
@@ -160,9 +161,9 @@ export function applyHunks(text: string, hunks: PatchHunk[], display: string): s
       cursor = at;
       return;
     }
-    let at = seek(lines, h.old, cursor, h.atEnd);
+    let at = seek(match, h.old, cursor, h.atEnd);
     if (at === -1 && h.old.length > 1 && h.old.at(-1)!.trim() === "")
-      at = seek(lines, h.old.slice(0, -1), cursor, h.atEnd);
+      at = seek(match, h.old.slice(0, -1), cursor, h.atEnd);
     if (at === -1)
       throw new PatchError(
         [
@@ -187,16 +188,44 @@ export function applyHunks(text: string, hunks: PatchHunk[], display: string): s
   return out.length === 0 ? "" : `${out.join("\n")}${endsWithNewline || text === "" ? "\n" : ""}`;
 }
 
+/** A file's lines in the three forms hunks are matched in, the trimmed ones made once, on first need. */
+class MatchLines {
+  private forms: (string[] | null)[];
+  constructor(readonly lines: string[]) {
+    this.forms = [lines, null, null];
+  }
+  form(k: number): string[] {
+    this.forms[k] ??= this.lines.map(k === 1 ? (l) => l.trimEnd() : (l) => l.trim());
+    return this.forms[k]!;
+  }
+}
+
+/** First index ≥ from of a line equal to `want`, or equal once both are trimmed (only lines containing it are trimmed: no copy of the file). */
+function seekLine(lines: string[], want: string, from: number): number {
+  for (let i = from; i < lines.length; i++) if (lines[i] === want) return i;
+  const core = want.trim();
+  if (core === "") return -1;
+  for (let i = from; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.includes(core) && l.trim() === core) return i;
+  }
+  return -1;
+}
+
+const FORMS = [(s: string) => s, (s: string) => s.trimEnd(), (s: string) => s.trim()];
+
 /** First index ≥ from where `want` matches, exact, then trailing-space-blind, then indentation-blind; -1 when none. */
-function seek(lines: string[], want: string[], from: number, atEnd: boolean): number {
-  const forms = [(s: string) => s, (s: string) => s.trimEnd(), (s: string) => s.trim()];
-  for (const form of forms) {
-    const w = want.map(form);
-    const last = lines.length - w.length;
+function seek(file: MatchLines, want: string[], from: number, atEnd: boolean): number {
+  for (let f = 0; f < FORMS.length; f++) {
+    const w = want.map(FORMS[f]!);
+    const have = file.form(f);
+    const last = have.length - w.length;
     const first = atEnd ? last : from;
+    const head = w[0]!;
     for (let i = Math.max(0, first); i <= last; i++) {
-      let k = 0;
-      while (k < w.length && form(lines[i + k]!) === w[k]) k++;
+      if (have[i] !== head) continue;
+      let k = 1;
+      while (k < w.length && have[i + k] === w[k]) k++;
       if (k === w.length) return i;
     }
   }

@@ -66,7 +66,8 @@ export function createApplyPatchTool(): PencilTool<z.infer<typeof input>> {
         const real = resolved.real;
         try {
           if (op.kind === "add") {
-            if (current(real, display) !== null || ctx.fs.stat(real)?.kind === "dir")
+            const planned = staged.get(real);
+            if (planned ? planned.text !== null : ctx.fs.stat(real) !== null)
               throw new ToolError(
                 `${display} already exists${where}. Use "*** Update File: ${display}" with hunks to change it (read_file it first).`,
               );
@@ -105,7 +106,8 @@ export function createApplyPatchTool(): PencilTool<z.infer<typeof input>> {
             return;
           }
           const to = target(ctx, op.moveTo);
-          if (current(to.resolved.real, to.display) !== null || ctx.fs.stat(to.resolved.real)?.kind === "dir")
+          const there = staged.get(to.resolved.real);
+          if (there ? there.text !== null : ctx.fs.stat(to.resolved.real) !== null)
             throw new ToolError(`${display} cannot be moved to ${to.display}${where}: ${to.display} already exists.`);
           staged.set(real, { ...file, text: null });
           staged.set(to.resolved.real, { display: to.display, text: after, mode: file.mode, style: file.style });

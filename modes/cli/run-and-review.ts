@@ -136,8 +136,9 @@ export async function reviewAfterRun(
       );
     return 1;
   }
-  if (outcome.stopped === "step-limit")
-    io.err(io.colors.yellow("The run hit its step limit; review what it staged.\n"));
+  // The note says what the run was doing when it stopped (the step limit, a loop of identical calls).
+  if (outcome.stopped === "step-limit" || outcome.stopped === "loop")
+    io.err(io.colors.yellow(`${outcome.note ?? "The run hit its step limit; review what it staged."}\n`));
   if (!cs) {
     io.out(
       outcome.stopped === "aborted" ? "Stopped; nothing was staged.\n" : "Nothing was staged: no file would change.\n",

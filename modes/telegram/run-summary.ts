@@ -22,7 +22,9 @@ export function summaryLine(run: AgentRun, ms: number): string {
         ? "⏹ Cancelled"
         : o.stopped === "step-limit"
           ? "⚠️ Stopped at the step limit"
-          : "⚠️ Failed";
+          : o.stopped === "loop"
+            ? "⚠️ Stopped: the model was repeating itself"
+            : "⚠️ Failed";
   const files = run.changeset ? run.changeset.files.length : 0;
   const parts = [
     seconds,
@@ -31,6 +33,10 @@ export function summaryLine(run: AgentRun, ms: number): string {
     ...(run.mode === "agent" ? [`${files} ${files === 1 ? "file" : "files"} staged`] : []),
     ...(o.models.length ? [o.models.join(", ")] : []),
   ];
-  const error = o.error ? `\n${escapeHtml(o.error.slice(0, 500))}` : "";
+  const error = o.error
+    ? `\n${escapeHtml(o.error.slice(0, 500))}`
+    : o.note
+      ? `\n${escapeHtml(o.note.slice(0, 500))}`
+      : "";
   return `<b>${head}</b> · ${escapeHtml(parts.join(" · "))}${error}`;
 }
