@@ -23,6 +23,8 @@ export interface CliArgs {
   commit: boolean;
   /** `review --open`: edit staged files in $VISUAL/$EDITOR before deciding. */
   open: boolean;
+  /** `review --web`: review on a page served on 127.0.0.1. */
+  web: boolean;
   /** `-c/--continue`: continue the workspace's latest session. */
   continue: boolean;
   /** `--resume ID`: continue a named session. */
@@ -52,6 +54,7 @@ const OPTIONS = {
   "no-project-doc": { type: "boolean" },
   commit: { type: "boolean" },
   open: { type: "boolean" },
+  web: { type: "boolean" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string" },
   pair: { type: "boolean" },
@@ -82,7 +85,7 @@ export const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   ask: [...SESSION, "json"],
   wakeup: SESSION,
   // Applying re-judges every path under today's rules, so --allow/--deny matter here.
-  review: ["workspace", "allow", "deny", "patch", "commit", "open"],
+  review: ["workspace", "allow", "deny", "patch", "commit", "open", "web"],
   undo: ["workspace", "allow", "deny"],
   recover: ["workspace", "allow", "deny"],
   log: ["workspace", "json"],
@@ -152,6 +155,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     noProjectDoc: v["no-project-doc"] ?? false,
     commit: v.commit ?? false,
     open: v.open ?? false,
+    web: v.web ?? false,
     continue: v.continue ?? false,
     ...(v.resume !== undefined ? { resume: v.resume } : {}),
     pair: v.pair ?? false,

@@ -44,6 +44,7 @@ Options:
                          the run's log file under $PENCIL_HOME/logs has all of it)
       --commit           with agent/review: one git commit of exactly the applied files (never a push)
       --open             with review: edit each staged file in $VISUAL/$EDITOR before deciding
+      --web              with review: review on a page in your browser (127.0.0.1, one-time address)
       --no-project-doc   do not give AGENTS.md / CLAUDE.md instructions to the model
   -h, --help             this help
   -V, --version          print the version

@@ -14,6 +14,8 @@ import { reviewLoop } from "../review-flow.ts";
 import { runLogPath } from "../run-and-review.ts";
 import { terminalApprover } from "../terminal-approver.ts";
 import { requireGitForCommit } from "../git-review.ts";
+import { nobodyApprover } from "../../../agent/approver.ts";
+import { webReview } from "../../web/web-review.ts";
 
 /** `pencil review [ID] [--patch]`: reviews a pending changeset (the workspace's latest when no ID). */
 export async function run(ctx: CommandContext): Promise<number> {
@@ -57,6 +59,14 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (cs.status !== "pending") {
     io.out(`Changeset ${cs.id} is ${cs.status}, not pending; there is nothing to review. Print it with --patch.\n`);
     return 0;
+  }
+  if (ctx.args.web) {
+    // The page is the review: no terminal is needed to decide, and reasons still reach the reopened run.
+    const agentRun = AgentRun.resume(runtime, cs);
+    const view = new ProgressView(io, { logPath: runLogPath(runtime) });
+    const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
+    const ci = runtime.env.CI !== undefined && runtime.env.CI !== "" && runtime.env.CI !== "0";
+    return webReview(io, runtime, cs, agentRun, { approver, emit: view.sink }, { openBrowser: !ci && io.interactive });
   }
   if (!io.interactive) {
     io.out(formatSummary(cs, { color: io.color }));

