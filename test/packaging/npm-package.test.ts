@@ -65,6 +65,7 @@ describe("the npm package", () => {
       // Only what runs: no tests, benchmarks or fixtures, but the demo workspace and the brain's schema.
       expect(shipped.filter((p) => /^(test|bench|\.ci|\.github)\//.test(p) || p.includes("fixtures/"))).toEqual([]);
       expect(shipped).toContain("examples/demo/src/slugify.ts");
+      expect(shipped).toContain("examples/demo-workspace.ts");
       expect(shipped).toContain("modes/brain/schema.sql");
       expect(shipped).toContain("LICENSE");
       console.log(
