@@ -14,6 +14,9 @@ import { join, relative } from "node:path";
 import { type Approver, nobodyApprover, type PermissionQuestion } from "../../agent/approver.ts";
 import { programDirs } from "../../app/mcp/program.ts";
 import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import { startCommandProxy } from "../../net/command-proxy.ts";
 import type { McpServerConfig } from "../../app/mcp/config.ts";
 import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
@@ -64,6 +67,8 @@ describe("the real filesystem MCP server", () => {
           { name: "mcp__fs__list_directory", arguments: { path: workspace } },
         ]),
         textReply("done"),
+        // Nothing staged: the model is told so once, and answers again.
+        textReply("done: nothing to stage"),
       );
       const result = await runCli(["agent", "read the files", "-w", workspace], { cwd: workspace, env });
       expect(result.stdout + result.stderr).not.toContain("left out of this run");
@@ -216,6 +221,56 @@ describe("MCP servers installed the usual ways start in the sandbox", () => {
     90_000,
   );
 
+  test.skipIf(!hasNamespace)(
+    "npx PKG not in the cache, with the network on: npx fetches it through Pencil's proxy, the registry asked about like any host",
+    async () => {
+      const registry = await startRegistry();
+      const ws = realpathSync(tempDir("pencil-ws-"));
+      const home = realpathSync(tempDir("pencil-owner-"));
+      const server: McpServerConfig = {
+        name: "echo",
+        kind: "stdio",
+        command: "npx",
+        args: ["-y", "pencil-echo-mcp"],
+        env: { npm_config_registry: registry.url, npm_config_audit: "false", npm_config_update_notifier: "false" },
+        origin: "owner",
+      };
+      const open = async (approver: Approver) => {
+        const session = await openMcpSession({
+          servers: [server],
+          workspaceRoot: ws,
+          pencilHome: join(home, ".pencil"),
+          home,
+          env: { ...process.env, HOME: home, npm_config_cache: join(home, ".npm") },
+          approver,
+          network: true,
+          startProxy: (options) =>
+            startCommandProxy({ ...options, resolveHost: (h) => (h === "registry.test" ? "127.0.0.1" : h) }),
+          timeouts: { connectMs: 30_000 },
+        });
+        sessions.push(session);
+        return session;
+      };
+      const asked: PermissionQuestion[] = [];
+      const session = await open({
+        async ask(q) {
+          asked.push(q);
+          return { kind: "always" };
+        },
+      });
+      expect(session.notices).toEqual([]);
+      expect(asked.map((q) => q.subject)).toContain(`GET ${registry.url}pencil-echo-mcp`);
+      expect(asked.every((q) => q.access === "send")).toBe(true);
+      const echo = session.tools.find((t) => t.name === "mcp__echo__echo")!;
+      expect(await echo.execute({ text: "hi" }, {} as never)).toBe("npx echo: hi");
+      // Nobody to ask and no Net rule: the registry is not reached, and the notice quotes npm.
+      const refused = await open(nobodyApprover);
+      expect(refused.tools).toEqual([]);
+      expect(refused.notices.join("\n")).toMatch(/exited with code \d+; its stderr ended with:[\s\S]*npm error/);
+    },
+    120_000,
+  );
+
   test("a server that cannot start says why: a missing program file, a command not on PATH", async () => {
     const ws = realpathSync(tempDir("pencil-ws-"));
     const missing = join(tempDir("pencil-gone-"), "dist/index.js");
@@ -239,9 +294,55 @@ describe("MCP servers installed the usual ways start in the sandbox", () => {
   }, 60_000);
 });
 
+/** A registry on 127.0.0.1 serving the echo fixture package (packed by npm itself), reached as registry.test through the proxy. */
+async function startRegistry(): Promise<{ url: string }> {
+  const packDir = tempDir("pencil-pack-");
+  const packed = spawnSync(
+    "npm",
+    ["pack", join(import.meta.dir, "../fixtures/mcp/echo-package"), "--pack-destination", packDir],
+    {
+      encoding: "utf8",
+    },
+  );
+  expect(packed.status).toBe(0);
+  const tarball = readFileSync(join(packDir, "pencil-echo-mcp-1.0.0.tgz"));
+  const manifest = JSON.parse(readFileSync(join(import.meta.dir, "../fixtures/mcp/echo-package/package.json"), "utf8"));
+  const http = createServer((req, res) => {
+    const url = `http://registry.test:${(http.address() as { port: number }).port}/`;
+    if (req.url === "/pencil-echo-mcp") {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          name: "pencil-echo-mcp",
+          "dist-tags": { latest: "1.0.0" },
+          versions: {
+            "1.0.0": {
+              ...manifest,
+              dist: {
+                tarball: `${url}pencil-echo-mcp/-/pencil-echo-mcp-1.0.0.tgz`,
+                shasum: createHash("sha1").update(tarball).digest("hex"),
+                integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
+              },
+            },
+          },
+        }),
+      );
+    } else if (req.url === "/pencil-echo-mcp/-/pencil-echo-mcp-1.0.0.tgz") res.end(tarball);
+    else {
+      res.statusCode = 404;
+      res.end("{}");
+    }
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  stops.push(() => new Promise<void>((resolve) => http.close(() => resolve())));
+  return { url: `http://registry.test:${(http.address() as { port: number }).port}/` };
+}
+
 const sessions: McpSession[] = [];
+const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) await s.close();
+  for (const stop of stops.splice(0)) await stop();
 });
 
 describe("fork and hard links", () => {

@@ -460,7 +460,12 @@ describe("MCP tools through the policy seam, end to end", () => {
     const { workspace, groq, env } = await cliSetup({
       mcpServers: { docs: { command: process.execPath, args: [STDIO_SERVER, "docs"] } },
     });
-    groq.enqueue(toolCallReply([{ name: "mcp__docs__echo", arguments: { text: "asked" } }]), textReply("done"));
+    // Nothing staged: the model is told so once, and answers again.
+    groq.enqueue(
+      toolCallReply([{ name: "mcp__docs__echo", arguments: { text: "asked" } }]),
+      textReply("done"),
+      textReply("done: nothing to stage"),
+    );
     const { code, output } = await runCliPty(["agent", "echo", "-w", workspace], {
       cwd: workspace,
       env,
@@ -481,7 +486,8 @@ describe("MCP tools through the policy seam, end to end", () => {
         }),
       },
     );
-    groq.enqueue(textReply("done"));
+    // Nothing staged: the model is told so once, and answers again.
+    groq.enqueue(textReply("done"), textReply("done: nothing to stage"));
     const result = await runCli(["agent", "anything", "-w", workspace], { cwd: workspace, env });
     expect(result.code).toBe(0);
     expect(result.stdout + result.stderr).toContain(
