@@ -98,6 +98,8 @@ export interface Changeset {
   editedByOwner?: string[];
   /** The session (conversation and checkpoints) this changeset belongs to. */
   session?: string;
+  /** Made by `pencil demo` on a temporary copy of examples/demo (gone once the demo ended, unless kept). */
+  demo?: boolean;
 }
 
 /** Inputs for building a changeset from what a run staged. */

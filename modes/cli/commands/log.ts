@@ -22,6 +22,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     status: cs.status,
     workspace: cs.workspace,
     session: cs.session ?? null,
+    // Made by `pencil demo` on a temporary copy of examples/demo.
+    demo: cs.demo === true,
     // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
     files: cs.files.map((f) => ({
       path: f.path,
@@ -46,7 +48,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (rows.length) io.out(`${c.bold("Changesets")}, newest first:\n`);
   for (const row of rows) {
     io.out(
-      `${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}  ${c.dim(row.models.join(", ") || "-")}\n`,
+      `${c.bold(row.id)}  ${row.time.replace("T", " ").slice(0, 19)}  ${statusColor(io, row.status)}${row.demo ? `  ${c.magenta("[demo]")}` : ""}  ${c.dim(row.models.join(", ") || "-")}\n`,
     );
     io.out(
       `${wrapText(`  ${row.goal.split("\n", 1)[0]!.slice(0, 200)}`, io.columns, "  ")}${row.session ? c.dim(`  (session ${row.session})`) : ""}\n`,

@@ -1,6 +1,6 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -18,7 +18,7 @@ function demoEnv(): Record<string, string> {
 
 test("demo without a terminal prints the summary and diffs, applies nothing, exits 0", async () => {
   const env = demoEnv();
-  const result = await runCli(["demo"], { cwd: env.HOME!, env });
+  const result = await runCli(["demo", "--keep"], { cwd: env.HOME!, env });
   expect(result.code).toBe(0);
   expect(result.stdout).toContain("3 files, +30 -3 (1 created, 2 modified)");
   expect(result.stdout).toContain("read .env denied");
@@ -33,7 +33,7 @@ test("demo without a terminal prints the summary and diffs, applies nothing, exi
 test("demo in a terminal applies what is approved in the copy and shows git diff", async () => {
   const env = demoEnv();
   const prompt = "[s]teps ";
-  const { code, output } = await runCliPty(["demo"], {
+  const { code, output } = await runCliPty(["demo", "--keep"], {
     cwd: env.HOME!,
     env,
     steps: [
@@ -79,7 +79,7 @@ test("in the demo, a rejection with a reason gets an honest answer instead of a 
 test("in the demo, n at the dependency question goes back to deciding, and approving all leaves the tests passing", async () => {
   const env = demoEnv();
   const prompt = "[s]teps ";
-  const { code, output } = await runCliPty(["demo"], {
+  const { code, output } = await runCliPty(["demo", "--keep"], {
     cwd: env.HOME!,
     env,
     steps: [
@@ -98,4 +98,53 @@ test("in the demo, n at the dependency question goes back to deciding, and appro
   expect(readFileSync(join(workspace, "src/slugify.ts"), "utf8")).toContain("maxLength");
   const tests = Bun.spawnSync([process.execPath, "test"], { cwd: workspace, env: { ...env, NO_COLOR: "1" } });
   expect(tests.exitCode).toBe(0);
+});
+
+describe("the demo leads somewhere", () => {
+  test("without a terminal: the next three steps, the folder removed, the changeset in pencil log marked demo", async () => {
+    const env = demoEnv();
+    const result = await runCli(["demo"], { cwd: env.HOME!, env });
+    expect(result.code).toBe(0);
+    const workspace = result.stdout.match(/examples\/demo at (\S+)/)![1]!;
+    expect(existsSync(dirname(workspace))).toBe(false);
+    const steps = result.stdout.slice(result.stdout.indexOf("Next steps"));
+    expect(steps).toContain("1. Set a model key in ~/.pencil/.env: GROQ_API_KEY=");
+    expect(steps).toMatch(/2\. .*doctor/);
+    expect(steps).toMatch(/3\. cd into your own repository and run .*agent "/);
+    expect(result.stdout).toContain("The demo's temporary folder is removed");
+    const log = await runCli(["log"], { cwd: env.HOME!, env });
+    expect(log.stdout).toMatch(/discarded {2}\[demo\]/);
+    expect(log.stdout).toContain("Add a maxLength option to slugify");
+    expect(log.stdout).not.toContain("(session ");
+    const json = JSON.parse((await runCli(["log", "--json"], { cwd: env.HOME!, env })).stdout);
+    expect(json.map((r: { demo: boolean; workspace: string }) => [r.demo, r.workspace])).toEqual([[true, workspace]]);
+  });
+
+  test("--keep leaves the folder, and the changeset stays pending there", async () => {
+    const env = demoEnv();
+    const result = await runCli(["demo", "--keep"], { cwd: env.HOME!, env });
+    const workspace = result.stdout.match(/examples\/demo at (\S+)/)![1]!;
+    expect(existsSync(join(workspace, "src/slugify.ts"))).toBe(true);
+    expect(result.stdout).toContain(`The demo's folder is kept: ${workspace}`);
+    const json = JSON.parse((await runCli(["log", "--json"], { cwd: env.HOME!, env })).stdout);
+    expect(json.map((r: { demo: boolean; status: string }) => [r.demo, r.status])).toEqual([[true, "pending"]]);
+  });
+
+  test("in a terminal: what was approved shows applied in pencil log, marked demo, and the folder goes", async () => {
+    const env = demoEnv();
+    const { code, output } = await runCliPty(["demo"], {
+      cwd: env.HOME!,
+      env,
+      steps: [
+        { expect: "[s]teps ", send: "a" },
+        { expect: "[y/N]", send: "y" },
+      ],
+    });
+    expect(code).toBe(0);
+    const workspace = output.match(/examples\/demo at (\S+)/)![1]!;
+    expect(existsSync(dirname(workspace))).toBe(false);
+    expect(output).toContain("Next steps");
+    const log = await runCli(["log"], { cwd: env.HOME!, env });
+    expect(log.stdout).toMatch(/applied {2}\[demo\]/);
+  });
 });
