@@ -10,6 +10,8 @@ export interface TokenUsage {
 export type SessionEvent =
   | { type: "step-start"; step: number }
   | { type: "text"; delta: string }
+  /** The model's reasoning (native, or a `<think>` block of its text): shown as thinking, never as the answer. */
+  | { type: "thinking"; delta: string }
   | { type: "tool-call"; callId: string; tool: string; input: unknown }
   | {
       type: "policy";

@@ -132,6 +132,7 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
           break;
         case "reasoning-delta":
           reasoning += part.text;
+          config.emit({ type: "thinking", delta: part.text });
           break;
         case "text-delta":
           text += part.text;

@@ -38,6 +38,8 @@ export interface ChangeOrigin {
   model: string;
   /** Workspace-relative (or absolute when outside) paths read in this session before this call, in order. */
   readsBefore: string[];
+  /** What was repaired in the model's content before it was staged (a fence removed, entities read, a tolerant match), in words; absent when nothing was. */
+  repairs?: string[];
 }
 
 /** Options of a write or delete; `origin` is recorded by the overlay and ignored by the disk. */

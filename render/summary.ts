@@ -19,6 +19,8 @@ export interface FileSummary {
   readsBefore: string[];
   /** Tools that staged it, in order of first use. */
   tools: string[];
+  /** What was repaired in the model's content before it was staged (a fence removed, entities read), in words. */
+  repairs: string[];
 }
 
 /** Totals over a changeset summary. */
@@ -61,6 +63,7 @@ export function summarizeChangeset(cs: Changeset): ChangesetSummary {
       models: [...f.models],
       readsBefore: unionInOrder(f.origins.map((o) => o.readsBefore)),
       tools: unionInOrder(f.origins.map((o) => [o.tool])),
+      repairs: unionInOrder(f.origins.map((o) => o.repairs ?? [])),
     }),
   );
   const totals: SummaryTotals = {
@@ -116,6 +119,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
     if (f.models.length) parts.push(c.cyan(f.models.map(visible).join(", ")));
     // The owner replaced the agent's content in their editor (app/edit-staged.ts records it as an origin).
     if (f.tools.includes("edited by you")) parts.push(c.magenta("edited by you"));
+    // A repair of the model's content is said here; the diff shows exactly what it did.
+    if (f.repairs.length) parts.push(c.yellow(`repaired: ${f.repairs.map(visible).join("; ")}`));
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));
     lines.push(parts.join("  "));
   });

@@ -127,7 +127,7 @@ export function createApplyPatchTool(): PencilTool<z.infer<typeof input>> {
         if (bytes) assertWithinCap(ctx, s.display, bytes);
         return { real, bytes, mode: s.mode };
       });
-      const origin = originOf(ctx, "apply_patch");
+      const origin = originOf(ctx, "apply_patch", notes);
       for (const { real, bytes, mode } of encoded) {
         if (bytes === null) ctx.fs.remove(real, { origin });
         else ctx.fs.writeBytes(real, bytes, { mode, origin });

@@ -33,7 +33,7 @@ export function createCreateFileTool(): PencilTool<z.infer<typeof input>> {
       if (refusal) throw new ToolError(refusal);
       const bytes = encodeText(checked.text, DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
-      ctx.fs.writeBytes(resolved.real, bytes, { mode: 0o644, origin: originOf(ctx, "create_file") });
+      ctx.fs.writeBytes(resolved.real, bytes, { mode: 0o644, origin: originOf(ctx, "create_file", checked.notes) });
       return `Staged create: ${display}${checked.notes.length ? `. Note: ${checked.notes.join("; ")}; read_file to check the result.` : ""}`;
     },
   };

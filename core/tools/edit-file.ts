@@ -96,7 +96,7 @@ export function createEditFileTool(): PencilTool<EditInput> {
       }
       const bytes = encodeText(text, decoded.style);
       assertWithinCap(ctx, display, bytes);
-      ctx.fs.writeBytes(resolved.real, bytes, { mode: st.mode, origin: originOf(ctx, "edit_file") });
+      ctx.fs.writeBytes(resolved.real, bytes, { mode: st.mode, origin: originOf(ctx, "edit_file", notes) });
       const many = count > 1 ? ` (${count} replacements${edits.length > 1 ? ` from ${edits.length} edits` : ""})` : "";
       return `Staged edit: ${display}${many}${notes.length ? `. Note: ${notes.join("; ")}; read_file to check the result.` : ""}`;
     },

@@ -6,8 +6,14 @@ import { displayPath, resolveInWorkspace, type ResolvedPath } from "../workspace
 import { ToolError, type ToolContext } from "./tool.ts";
 
 /** The origin recorded with a staged change: this call, its model, and the reads before it. */
-export function originOf(ctx: ToolContext, tool: string): ChangeOrigin {
-  return { tool, callId: ctx.call.id, model: ctx.call.model, readsBefore: ctx.reads.readsSoFar() };
+export function originOf(ctx: ToolContext, tool: string, repairs: string[] = []): ChangeOrigin {
+  return {
+    tool,
+    callId: ctx.call.id,
+    model: ctx.call.model,
+    readsBefore: ctx.reads.readsSoFar(),
+    ...(repairs.length > 0 ? { repairs } : {}),
+  };
 }
 
 /** Resolves the model's path and shows it the way the model should name it. */

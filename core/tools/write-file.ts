@@ -39,7 +39,10 @@ export function createWriteFileTool(): PencilTool<z.infer<typeof input>> {
       if (refusal) throw new ToolError(refusal);
       const bytes = encodeText(text, current?.decoded.style ?? DEFAULT_STYLE);
       assertWithinCap(ctx, display, bytes);
-      ctx.fs.writeBytes(resolved.real, bytes, { mode: current?.st.mode ?? 0o644, origin: originOf(ctx, "write_file") });
+      ctx.fs.writeBytes(resolved.real, bytes, {
+        mode: current?.st.mode ?? 0o644,
+        origin: originOf(ctx, "write_file", checked.notes),
+      });
       if (!current) return `Staged write: ${display}${note ? `.${note}` : ""}`;
       const lost = removedLines(current.decoded.text, text);
       const added = lineCount(text) - (lost.total - lost.count);

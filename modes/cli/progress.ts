@@ -97,6 +97,10 @@ export class ProgressView {
         this.flushBlocks(false);
         if (this.pending) this.startSpinner("writing");
         break;
+      case "thinking":
+        // Reasoning is not the answer: the spinner says the model is thinking; its text is not printed as a reply.
+        this.startSpinner("thinking");
+        break;
       case "tool-call":
         this.flushBlocks(true);
         this.totals.calls += 1;

@@ -15,6 +15,7 @@ import {
   startFakeOpenAIServer,
   textReply,
 } from "../support/fake-openai-server.ts";
+import { formatSummary } from "../../render/summary.ts";
 import { tempDir } from "../support/temp.ts";
 
 // Every mode of bench/finish-modes.ts through the real loop over the provider's
@@ -115,12 +116,30 @@ describe("the end of a turn, neighbours", () => {
     return { run, staged, notices, events, requests: server.requests.length };
   }
 
-  test("a <think> block is reasoning: the answer is the text after it", async () => {
-    const { run } = await play("ask", [
+  test("a content repair is stated in the changeset's summary", async () => {
+    const { run } = await play("agent", [
+      {
+        kind: "reply",
+        toolCalls: [
+          { name: "create_file", arguments: { path: "src/r.ts", content: "```ts\nexport const R = 1;\n```" } },
+        ],
+      },
+      textReply("Stopping here."),
+    ]);
+    expect(formatSummary(run.changeset!, { color: false })).toContain(
+      "repaired: the content was wrapped in one ```ts fence",
+    );
+  });
+
+  test("a <think> block is reasoning: the answer is the text after it, the thinking is reported as such", async () => {
+    const { run, events } = await play("ask", [
       textReply("<think>The user asks about the rate; it is 0.10.</think>The rate is 0.10."),
     ]);
     expect(run.outcome!.text).toBe("The rate is 0.10.");
     expect(run.outcome!.reasoning).toContain("it is 0.10");
+    expect(events.some((e) => e.type === "thinking")).toBe(true);
+    const answer = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
+    expect(answer).toBe("The rate is 0.10.");
   });
 
   test("'Done.' in an ask run is not questioned; an agent's empty reply is nudged once, not twice", async () => {
