@@ -154,3 +154,19 @@ export function openGit(cwd: string, parent: Record<string, string | undefined> 
   const disarm = disarmingOptions(cwd, parent);
   return { cwd, run: (args, options = {}) => spawnGit(cwd, args, options, disarm, parent) };
 }
+
+/**
+ * The owner's value of one config key as git resolves it in `cwd` (repository, includes, global), or null when unset.
+ * Reading config starts no configured program, so nothing needs disarming here.
+ */
+export function gitConfigValue(
+  cwd: string,
+  key: string,
+  parent: Record<string, string | undefined> = process.env,
+  pattern?: string,
+): string | null {
+  // `key` "--get-regexp" with a pattern: every matching key and its value, one a line.
+  const args = pattern === undefined ? ["--get", key] : [key, pattern];
+  const read = spawnGit(cwd, ["config", "--includes", ...args], {}, [], parent);
+  return read.code === 0 ? read.out.replace(/\n$/, "") : null;
+}

@@ -16,6 +16,7 @@ import { bytesFree, formatBytes } from "../free-space.ts";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";
+import { sandboxGlobalConfig, sandboxRepositoryConfig } from "../git/sandbox-config.ts";
 import { WalkRules } from "../walk.ts";
 import { isInside, realPathLoose, type Workspace } from "../workspace.ts";
 import type { ScratchChange } from "./diff.ts";
@@ -27,6 +28,17 @@ import { upperEntry, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type Scratch } from "./types.ts";
 
 /** What a path of the upper layer must show: a staged file, a staged deletion (null), or the workspace's own entry (undefined). */
+/** Where a repository's config is, relative to the workspace. */
+const GIT_CONFIG = ".git/config";
+
+function isRealDir(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false; // No .git (or not readable): no repository config to lay.
+  }
+}
+
 type Want = { bytes: Uint8Array; mode: number } | null | undefined;
 
 /**
@@ -59,6 +71,8 @@ export class KeptScratch {
   private readonly removals = new Set<Promise<void>>();
   /** Commands prepared so far. */
   commands = 0;
+  /** The global git config each command's home gets (the owner's identity), read at the first command. */
+  private gitGlobal: string | undefined;
 
   private constructor(
     readonly ws: Workspace,
@@ -101,6 +115,12 @@ export class KeptScratch {
     const want = new Map<string, { bytes: Uint8Array | null; mode: number }>();
     for (const { rel, entry } of staged)
       want.set(rel, entry.after ? { bytes: entry.after.bytes, mode: entry.after.mode } : { bytes: null, mode: 0 });
+    // The repository's config, hidden (its remote URLs can carry passwords), is laid in the upper layer filtered: it is
+    // in the layer before the command, so it is never a change of the command's, and .git is never staged anyway.
+    const gitConfig = isRealDir(join(this.ws.root, ".git"))
+      ? sandboxRepositoryConfig(join(this.ws.root, ".git"))
+      : null;
+    if (gitConfig !== null) want.set(GIT_CONFIG, { bytes: new TextEncoder().encode(gitConfig), mode: 0o644 });
     const dirty = new Set(this.pending);
     for (const [rel, w] of want) {
       const l = this.laid.get(rel);
@@ -134,7 +154,11 @@ export class KeptScratch {
     }
     this.laid = want;
     this.pending.clear();
-    const hidden = this.scan.scan(visible, linkVisible);
+    // The filtered config is Pencil's, not the staged view's: the diff must not compare it with the real one (which
+    // differs by design) as it does a freshly laid staged file; a command's change to it is still seen by its times.
+    const laidConfig = this.baseline.get(GIT_CONFIG);
+    if (laidConfig?.fresh) this.baseline.set(GIT_CONFIG, { ...laidConfig, fresh: false });
+    const hidden = this.scan.scan(visible, linkVisible).filter((rel) => rel !== GIT_CONFIG || gitConfig === null);
     const placed: string[] = [];
     const deletions: string[] = [];
     for (const [rel, w] of want) {
@@ -174,6 +198,9 @@ export class KeptScratch {
     };
     mkdirSync(root, { mode: 0o755 });
     for (const d of [s.dir, s.home, s.tmp, s.empty]) mkdirSync(d, { mode: 0o755 });
+    // The owner's git identity (and hooks off) for the command's git, read once a run.
+    this.gitGlobal ??= sandboxGlobalConfig(this.ws.root);
+    writeFileSync(join(s.home, ".gitconfig"), this.gitGlobal);
     return s;
   }
 

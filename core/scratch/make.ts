@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, relative } from "node:path";
 import type { FileOps } from "../file-ops.ts";
 import type { StagedEntry } from "../overlay.ts";
+import { sandboxGlobalConfig, sandboxRepositoryConfig } from "../git/sandbox-config.ts";
 import { WalkRules } from "../walk.ts";
 import { isInside, realPathLoose, type Workspace } from "../workspace.ts";
 import { disposeScratch } from "./dispose.ts";
@@ -88,6 +89,8 @@ export async function makeScratch(ws: Workspace, options: ScratchOptions): Promi
   };
   try {
     for (const d of [s.dir, s.home, s.tmp, s.empty]) mkdirSync(d, { mode: 0o755 });
+    // The owner's git identity (and hooks off) for the command's git, in the home it is given.
+    writeFileSync(join(s.home, ".gitconfig"), sandboxGlobalConfig(ws.root));
     const staged = stagedInside(ws, options.fs);
     const setup = new Setup(s, options, staged);
     setup.copyDir(ws.root, s.dir, "");
@@ -282,6 +285,9 @@ class Setup {
     }
     mkdirSync(dest, { mode: st.mode & 0o7777 });
     this.copyDir(real, dest, ".git");
+    // The real config is hidden (remote URLs can carry passwords); the copy gets it without credentials or programs.
+    const config = sandboxRepositoryConfig(real);
+    if (config !== null) writeFileSync(join(dest, "config"), config, { mode: 0o644 });
   }
 
   /**

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { entryKey, formatGitConfig, parseGitConfig } from "../../core/git/config-file.ts";
+import { sandboxRepositoryEntries, withoutCredentials } from "../../core/git/sandbox-config.ts";
 import { tempDir } from "../support/temp.ts";
 
 /** What git itself reads from a config file: `key=value` pairs in order (a bare key has no `=`). */
@@ -57,5 +58,71 @@ describe("parseGitConfig reads what git reads", () => {
     const text = '[remote "a \\"b\\""]\n\turl = "x\\ty" z\n[core]\n\tbare\n[a]\n\tb = " lead#;\\\\"\n';
     const entries = parseGitConfig(text);
     expect(gitReads(formatGitConfig(entries))).toEqual(gitReads(text));
+  });
+});
+
+describe("the repository config a command sees", () => {
+  const urls: [string, string][] = [
+    ["https://user:SECRET@github.com/o/r.git", "https://github.com/o/r.git"],
+    ["https://SECRET@github.com/o/r.git", "https://github.com/o/r.git"],
+    ["http://x-access-token:SECRET@host:8080/r", "http://host:8080/r"],
+    ["ssh://git:SECRET@host/r.git", "ssh://git@host/r.git"],
+    ["ssh://git@host/r.git", "ssh://git@host/r.git"],
+    ["git@github.com:o/r.git", "git@github.com:o/r.git"],
+    ["/srv/repos/r.git", "/srv/repos/r.git"],
+  ];
+  for (const [url, shown] of urls) test(`a remote URL ${url}`, () => expect(withoutCredentials(url)).toBe(shown));
+
+  test("keeps what git needs to read the repository; drops credentials, includes and every key that names a program", () => {
+    const text = [
+      "[core]",
+      "\trepositoryformatversion = 1",
+      "\tbare = false",
+      "\tfsmonitor = ./watch.sh",
+      "\thooksPath = .husky/_",
+      "\tsshCommand = ssh -i ~/.ssh/deploy",
+      "\tpager = less",
+      "[extensions]",
+      "\tobjectFormat = sha256",
+      '[remote "origin"]',
+      "\turl = https://me:SECRET-1@git.example/r.git",
+      "\tfetch = +refs/heads/*:refs/remotes/origin/*",
+      '[branch "main"]',
+      "\tremote = origin",
+      "\tmerge = refs/heads/main",
+      "[http]",
+      "\textraHeader = Authorization: Bearer SECRET-2",
+      '[http "https://git.example/"]',
+      "\textraHeader = SECRET-3",
+      "[credential]",
+      "\thelper = store",
+      '[filter "lfs"]',
+      "\tclean = git-lfs clean -- %f",
+      '[diff "x"]',
+      "\ttextconv = ./conv",
+      "[include]",
+      "\tpath = ~/.secrets.inc",
+      "[alias]",
+      "\tx = !sh -c id",
+      '[submodule "lib"]',
+      "\turl = https://SECRET-4@git.example/lib.git",
+      "\tupdate = !./evil",
+      "[user]",
+      "\tname = Repo Person",
+      "",
+    ].join("\n");
+    const kept = formatGitConfig(sandboxRepositoryEntries(parseGitConfig(text)));
+    expect(kept).not.toContain("SECRET");
+    expect(gitReads(kept)).toEqual([
+      "core.repositoryformatversion=1",
+      "core.bare=false",
+      "extensions.objectformat=sha256",
+      "remote.origin.url=https://git.example/r.git",
+      "remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*",
+      "branch.main.remote=origin",
+      "branch.main.merge=refs/heads/main",
+      "submodule.lib.url=https://git.example/lib.git",
+      "user.name=Repo Person",
+    ]);
   });
 });

@@ -293,6 +293,66 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     expect(git("status", "--short").stdout).toBe("");
   });
 
+  test.skipIf(!hasGit)(
+    "git inside a command: the owner's identity, the repository's config without credentials or programs, no hooks",
+    async () => {
+      const { root, run, overlay } = setup(sandbox, { ".hooks/pre-commit": "#!/bin/sh\necho ran > hook-ran\n" });
+      chmodSync(join(root, ".hooks/pre-commit"), 0o755);
+      // The owner's identity comes from a file the repository's config includes, outside the workspace.
+      const identity = join(tempDir("pencil-run-id-"), "identity.inc");
+      writeFileSync(
+        identity,
+        "[user]\n\tname = Owner Person\n\temail = owner@example.com\n\ttoken = SECRET-INCLUDED\n",
+      );
+      const git = (...args: string[]) =>
+        spawnSync("git", ["-C", root, ...args], {
+          encoding: "utf8",
+          env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
+        });
+      git("init", "-q", "-b", "main");
+      git("-c", "user.email=t@e", "-c", "user.name=t", "add", "-A");
+      git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "init");
+      writeFileSync(join(root, ".git/hooks/pre-commit"), "#!/bin/sh\necho ran > hook-ran-too\n");
+      chmodSync(join(root, ".git/hooks/pre-commit"), 0o755);
+      writeFileSync(
+        join(root, ".git/config"),
+        readFileSync(join(root, ".git/config"), "utf8") +
+          [
+            '[remote "origin"]',
+            "\turl = https://owner:SECRET-PASSWORD@git.example/x.git",
+            "\tfetch = +refs/heads/*:refs/remotes/origin/*",
+            '[branch "main"]',
+            "\tremote = origin",
+            "\tmerge = refs/heads/main",
+            "[http]",
+            "\textraHeader = Authorization: Bearer SECRET-HEADER",
+            "[credential]",
+            "\thelper = store --file /nowhere/SECRET-HELPER",
+            "[core]",
+            '\tfsmonitor = "echo SECRET-FSMONITOR"',
+            "\thooksPath = .hooks",
+            "[include]",
+            `\tpath = ${identity}`,
+            "",
+          ].join("\n"),
+      );
+      const out = await run(
+        "cat .git/config; git config --list; echo more >> README.md && git commit -qam two && git log -1 --format='%an <%ae> | %cn <%ce>'; git remote get-url origin; git log --oneline | wc -l",
+      );
+      expect(out).not.toContain("SECRET-");
+      expect(out).toContain("Owner Person <owner@example.com> | Owner Person <owner@example.com>");
+      expect(out).toContain("https://git.example/x.git");
+      expect(out).toContain("branch.main.merge=refs/heads/main");
+      expect(out).toMatch(/\n2\n/);
+      // No hook ran (neither the repository's own nor its hooksPath's); the command's edit is staged, its commit is not.
+      expect(out).toContain("Staged edit: README.md");
+      expect(out).not.toContain("hook-ran");
+      expect(overlay.list().map((e) => e.real.slice(root.length + 1))).toEqual(["README.md"]);
+      expect(git("log", "--oneline").stdout.trim().split("\n")).toHaveLength(1);
+      expect(readFileSync(join(root, ".git/config"), "utf8")).toContain("SECRET-PASSWORD");
+    },
+  );
+
   test("links inside the workspace lead into the copy: a write through them is staged, not made", async () => {
     const { root, run, overlay } = setup(sandbox, { "packages/lib/index.js": "lib v1\n" });
     symlinkSync(join(root, "src/app.ts"), join(root, "alias.ts"));
