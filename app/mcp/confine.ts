@@ -67,6 +67,8 @@ export interface ViewInput {
   policy?: Policy;
   /** Entries looked at in all kept directories when searching them for hard links (default 200,000). */
   linkBudget?: number;
+  /** False to skip that search (for what only names the program, as doctor does); default true. */
+  scanLinks?: boolean;
 }
 
 /**
@@ -107,7 +109,7 @@ export function inspectServer(command: string, args: readonly string[], input: V
   const outermost = [...keep]
     .sort((a, b) => a.length - b.length)
     .filter((d, i, all) => !all.slice(0, i).some((o) => isInside(o, d)));
-  for (const dir of outermost) {
+  for (const dir of input.scanLinks === false ? [] : outermost) {
     const found = hardLinkedSecrets(dir, guard, judge, budget);
     if (found === null) {
       for (const k of [...keep]) if (isInside(dir, k)) keep.delete(k);

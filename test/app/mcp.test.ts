@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { nobodyApprover, type Approver, type PermissionQuestion } from "../../agent/approver.ts";
-import { parseServers, type McpServerConfig } from "../../app/mcp/config.ts";
+import { parseServers, readProposals, type McpServerConfig } from "../../app/mcp/config.ts";
 import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
 import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../../core/mcp-rules.ts";
 import { ConfigError } from "../../core/policy.ts";
@@ -474,6 +474,37 @@ describe("MCP tools through the policy seam, end to end", () => {
     expect(output).toContain("MCP docs/echo");
     expect(code).toBe(0);
     expect(toolResults(groq.requests[1]!.body).join("\n")).toContain("docs echo: asked");
+  });
+
+  test("doctor says a proposal is approved once it is, and not approved once its program file changes", async () => {
+    const programDir = tempDir("pencil-program-");
+    const program = join(programDir, "server.mjs");
+    writeFileSync(program, "// version one\n");
+    const { workspace, env, home } = await cliSetup(
+      {},
+      {
+        "a.txt": "a\n",
+        ".pencil/mcp.json": JSON.stringify({
+          mcpServers: { proposed: { command: process.execPath, args: [program, "proposed"] } },
+        }),
+      },
+    );
+    const doctor = async () => (await runCli(["doctor", "-w", workspace], { cwd: workspace, env })).stdout;
+    expect(await doctor()).toContain("proposed (stdio, proposed by .pencil/mcp.json, not approved)");
+    const owner = recordingApprover("yes");
+    sessions.push(
+      await openMcpSession({
+        servers: readProposals(realpathSync(workspace)).servers,
+        workspaceRoot: realpathSync(workspace),
+        pencilHome: env.PENCIL_HOME!,
+        home,
+        approver: owner,
+      }),
+    );
+    expect(owner.asked).toHaveLength(1);
+    expect(await doctor()).toContain("proposed (stdio, proposed by .pencil/mcp.json, approved)");
+    writeFileSync(program, "// version two\n");
+    expect(await doctor()).toContain("proposed (stdio, proposed by .pencil/mcp.json, not approved)");
   });
 
   test("a workspace's .pencil/mcp.json server is not started with no terminal to approve it; the run goes on", async () => {

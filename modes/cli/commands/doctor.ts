@@ -6,7 +6,8 @@ import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { entryIds, readEntry } from "../../../core/journal.ts";
 import { describeInstructions, instructionsFor } from "../../../app/project-instructions.ts";
-import { McpApprovals, readProposals } from "../../../app/mcp/config.ts";
+import { McpApprovals, type McpServerConfig, readProposals } from "../../../app/mcp/config.ts";
+import { bindingOf, inspectServer } from "../../../app/mcp/confine.ts";
 import { findInterruptedApplies } from "../../../core/recovery.ts";
 import { DROP_REASONS, planCommandEnv, type EnvSettings } from "../../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
@@ -99,7 +100,20 @@ function checkWorkspace(ctx: CommandContext): Check[] {
     // Listed, not started: doctor never runs a server.
     const proposals = readProposals(runtime.ws.root);
     const approvals = new McpApprovals(runtime.pencilHome);
-    const unapproved = proposals.servers.filter((p) => !approvals.approved(runtime.ws.root, p));
+    // Approvals are bound to the program's content and where its paths lead: found as a run would, nothing started.
+    const bindingFor = (p: McpServerConfig) =>
+      p.kind === "stdio"
+        ? bindingOf(
+            inspectServer(p.command, p.args, {
+              workspaceRoot: runtime.ws.root,
+              home: runtime.ws.home,
+              pencilHome: runtime.pencilHome,
+              policy: runtime.policy,
+              scanLinks: false,
+            }),
+          )
+        : undefined;
+    const unapproved = proposals.servers.filter((p) => !approvals.approved(runtime.ws.root, p, bindingFor(p)));
     if (runtime.mcpServers.length > 0 || proposals.servers.length > 0 || proposals.warning) {
       out.push({
         name: "MCP servers",
