@@ -1,0 +1,176 @@
+// The single executable beside the same commands from source, in one run: `pencil --help` (target ≤ 10 ms),
+// `pencil agent` from start to the first model request (≤ 80 ms, seen by a fake model server on 127.0.0.1), and
+// `pencil brain list` on a 1,000-note brain (reported); then the sizes of the executable and of the installed npm
+// package. Wall time is given with the CPU time the process used (user + system), which a loaded machine inflates less.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { PgliteStore } from "../modes/brain/pglite-store.ts";
+import pkg from "../package.json" with { type: "json" };
+import { startFakeOpenAIServer, textReply } from "../test/support/fake-openai-server.ts";
+import { median, ms, verdict } from "./stats.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const RUNS = 21;
+const STARTS = 11;
+const BRAIN_RUNS = 7;
+const out = join(ROOT, "bench/.out");
+mkdirSync(out, { recursive: true });
+const work = mkdtempSync(join(tmpdir(), "pencil-binary-bench-"));
+const home = join(work, "home");
+const empty = join(work, "empty");
+mkdirSync(home);
+mkdirSync(empty);
+
+// The executable, built now from this checkout, and the smallest program compiled the same way: Bun's own floor.
+const binary = join(out, "pencil");
+const build = spawnSync(process.execPath, [join(ROOT, "scripts/build-binary.ts"), `--outfile=${binary}`], {
+  encoding: "utf8",
+});
+if (build.status !== 0) throw new Error(`build:binary failed:\n${build.stderr}`);
+console.log(build.stdout.trim());
+const hello = join(work, "hello.ts");
+writeFileSync(hello, 'await Bun.write(Bun.stdout, "ok\\n");\n');
+const floorBinary = join(out, "hello");
+spawnSync(process.execPath, ["build", "--compile", "--bytecode", "--format=esm", hello, "--outfile", floorBinary]);
+
+const SOURCE = [process.execPath, join(ROOT, "index.ts")];
+const LAUNCHER = [join(ROOT, "bin/pencil")];
+const BINARY = [binary];
+const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, NO_COLOR: "1" };
+
+interface Timing {
+  wall: number[];
+  cpu: number[];
+}
+
+/** Runs `argv` `runs` times (after two warm-ups) and collects wall and CPU milliseconds. */
+function measure(argv: string[], runs: number, extra: Record<string, string> = {}): Timing {
+  const t: Timing = { wall: [], cpu: [] };
+  for (let i = 0; i < runs + 2; i++) {
+    const t0 = performance.now();
+    const r = Bun.spawnSync(argv, { cwd: empty, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+    const wall = performance.now() - t0;
+    if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
+    if (i < 2) continue;
+    t.wall.push(wall);
+    const u = r.resourceUsage;
+    if (u) t.cpu.push(Number(u.cpuTime.user + u.cpuTime.system) / 1000);
+  }
+  return t;
+}
+const fmt = (t: Timing) => `median ${ms(median(t.wall))} (CPU ${ms(median(t.cpu))})`;
+
+// (1) --help.
+const helpBinary = measure([...BINARY, "--help"], RUNS);
+const helpSource = measure([...SOURCE, "--help"], RUNS);
+const helpLauncher = measure([...LAUNCHER, "--help"], RUNS);
+const floor = measure([floorBinary], RUNS);
+const bare = measure([process.execPath, "-e", ""], RUNS);
+const h = median(helpBinary.wall);
+console.log(`binary --help: ${fmt(helpBinary)} — target ≤ 10 ms: ${verdict(h <= 10)}`);
+console.log(
+  `  from source, bun index.ts --help: ${fmt(helpSource)} (${(median(helpSource.wall) / h).toFixed(2)}× the binary)`,
+);
+console.log(`  from a clone or the npm package, bin/pencil --help: ${fmt(helpLauncher)}`);
+console.log(`  floor, the smallest program compiled the same way: ${fmt(floor)}; bare bun -e "": ${fmt(bare)}`);
+
+// (2) agent: start → first model request.
+const server = await startFakeOpenAIServer();
+const modelEnv = { GROQ_API_KEY: "gsk_bench", GROQ_BASE_URL: `${server.url}/openai/v1` };
+const workspace = join(work, "ws");
+mkdirSync(workspace);
+writeFileSync(join(workspace, "a.txt"), "alpha\n");
+
+async function untilFirstRequest(argv: string[]): Promise<number> {
+  server.enqueue(textReply("ok"));
+  const before = server.requests.length;
+  const t0 = performance.now();
+  const proc = Bun.spawn([...argv, "agent", "say ok", "-w", workspace], {
+    cwd: workspace,
+    env: { ...env, ...modelEnv },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  while (server.requests.length === before) {
+    if (exited) throw new Error(`agent ended before calling the model:\n${await new Response(proc.stderr).text()}`);
+    await Bun.sleep(1);
+  }
+  const elapsed = performance.now() - t0;
+  await proc.exited;
+  return elapsed;
+}
+const agentBinary: number[] = [];
+const agentSource: number[] = [];
+await untilFirstRequest(BINARY);
+await untilFirstRequest(SOURCE);
+for (let i = 0; i < STARTS; i++) {
+  agentBinary.push(await untilFirstRequest(BINARY));
+  agentSource.push(await untilFirstRequest(SOURCE));
+}
+await server.stop();
+const a = median(agentBinary);
+console.log(`binary agent, start → first model request: median ${ms(a)} — target ≤ 80 ms: ${verdict(a <= 80)}`);
+console.log(
+  `  from source, bun index.ts agent: median ${ms(median(agentSource))} (${(median(agentSource) / a).toFixed(2)}× the binary)`,
+);
+
+// (3) brain list on 1,000 notes, on disk.
+const pencilHome = join(home, ".pencil");
+const store = await PgliteStore.open(join(pencilHome, "brain"));
+const ids = Array.from({ length: 1000 }, (_, i) => i);
+await store.database.query(
+  `insert into brain_notes (kind, content, title, tags, summary, enriched_by) select 'text', c, t, '{bench}', '', 'scripted' from unnest($1::text[], $2::text[]) as u(c, t)`,
+  [ids.map((i) => `Note ${i}: something worth keeping, number ${i}.`), ids.map((i) => `Note ${i}`)],
+);
+await store.close();
+const listBinary = measure([...BINARY, "brain", "list"], BRAIN_RUNS);
+const listSource = measure([...SOURCE, "brain", "list"], BRAIN_RUNS);
+console.log(`binary brain list, 1,000 notes: ${fmt(listBinary)} (reported, no target)`);
+console.log(
+  `  from source: ${fmt(listSource)} (${(median(listSource.wall) / median(listBinary.wall)).toFixed(2)}× the binary)`,
+);
+
+// (4) Sizes.
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+console.log(
+  `size: the executable ${mib(statSync(binary).size)} (Bun's runtime is ${mib(statSync(process.execPath).size)} of it)`,
+);
+const noBun = (process.env.PATH ?? "")
+  .split(delimiter)
+  .filter((d) => d && !existsSync(join(d, "bun")) && !d.includes("node_modules"));
+const npmEnv = { ...process.env, PATH: noBun.join(delimiter), npm_config_loglevel: "error" };
+const pack = spawnSync("npm", ["pack", "--json", "--pack-destination", work], {
+  cwd: ROOT,
+  env: npmEnv,
+  encoding: "utf8",
+});
+if (pack.status === 0) {
+  const [p] = JSON.parse(pack.stdout) as { filename: string; size: number; unpackedSize: number }[];
+  const prefix = join(work, "prefix");
+  const install = spawnSync(
+    "npm",
+    ["i", "-g", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", join(work, p!.filename)],
+    { env: npmEnv, encoding: "utf8" },
+  );
+  let installed = "not installed (npm could not reach the registry or its cache)";
+  if (install.status === 0) {
+    let total = 0;
+    const seen = new Set<number>();
+    const dir = join(prefix, "lib/node_modules", pkg.name);
+    for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+      if (!e.isFile()) continue;
+      const st = statSync(join(e.parentPath, e.name));
+      if (!seen.has(st.ino)) total += st.size;
+      seen.add(st.ino);
+    }
+    installed = `${mib(total)} installed with its dependencies (Bun's binary ${mib(statSync(process.execPath).size)} of it)`;
+  }
+  console.log(`size: the npm package ${mib(p!.size)} packed, ${mib(p!.unpackedSize)} unpacked; ${installed}`);
+}
+
+rmSync(work, { recursive: true, force: true });
