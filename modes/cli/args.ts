@@ -97,7 +97,22 @@ export const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   doctor: ["workspace", "allow", "deny", "model", "no-project-doc", "json"],
   telegram: ["workspace", "allow", "deny", "model", "pair"],
   brain: ["model", "json", "image"],
+  completion: [],
 };
+
+/** How an option is written as words a shell completes: `["-w", "--workspace"]`. */
+export function optionWords(name: OptionName): string[] {
+  const spec = OPTIONS[name] as { short?: string };
+  return [...(spec.short ? [`-${spec.short}`] : []), `--${name}`];
+}
+
+/** True when the option takes a value (`--workspace DIR`), so the word after it is that value. */
+export function optionTakesValue(name: OptionName): boolean {
+  return (OPTIONS[name] as { type: string }).type === "string";
+}
+
+/** Every option name, for completion. */
+export type { OptionName };
 
 /** How an option is written on the command line: `-w, --workspace DIR`. */
 export function optionSpelling(name: OptionName): string {

@@ -116,6 +116,14 @@ sends /start <code> to the bot within 10 minutes becomes its owner (saved in
 $PENCIL_HOME/.env).`,
     own: { pair: "pair again: whoever sends the new code replaces the owner (asks first)" },
   },
+  completion: {
+    usage: "pencil completion bash|zsh|fish",
+    about: `Prints a shell completion script: commands, their options, and changeset ids for
+review, undo, steps and discard (asked of pencil itself as you type). Install it:
+  bash   pencil completion bash > ~/.local/share/bash-completion/completions/pencil
+  zsh    pencil completion zsh > "\${fpath[1]}/_pencil"   (then restart zsh)
+  fish   pencil completion fish > ~/.config/fish/completions/pencil.fish`,
+  },
   brain: {
     usage: `pencil brain dump "<text or url>" | dump --image FILE | dump -
        pencil brain ask "<question>"

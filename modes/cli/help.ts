@@ -30,6 +30,8 @@ Commands:
   brain ask "<question>" answer from your notes, citing them as [#id title]
   brain list|show ID|forget ID|reindex
                          recent notes; one note; delete one; enrich and embed what waits
+  completion bash|zsh|fish
+                         print a shell completion script (commands, options, changeset ids)
 
 Options:
   -c, --continue         agent/plan/ask: continue this workspace's latest session (conversation + pending changes)

@@ -40,7 +40,13 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   wakeup: () => import("./commands/wakeup.ts"),
   telegram: () => import("./commands/telegram.ts"),
   brain: () => import("./commands/brain.ts"),
+  completion: () => import("./commands/completion.ts"),
+  // Hidden: what a completion script asks at completion time (changeset ids).
+  __complete: () => import("./commands/complete-words.ts"),
 };
+
+/** The commands a person types (the hidden ones start with `__`). */
+export const COMMAND_NAMES = Object.keys(COMMANDS).filter((name) => !name.startsWith("__"));
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(
@@ -75,7 +81,7 @@ export async function main(
       return 0;
     }
     if (!Object.hasOwn(COMMANDS, args.command)) {
-      const guess = closest(args.command, Object.keys(COMMANDS));
+      const guess = closest(args.command, COMMAND_NAMES);
       throw new UsageError(
         `Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`,
       );

@@ -8,7 +8,8 @@ import type { CliIO } from "../io.ts";
 import type { CommandContext } from "../main.ts";
 import { renderMarkdown } from "../markdown.ts";
 
-const SUBCOMMANDS = ["dump", "ask", "list", "show", "forget", "reindex"] as const;
+/** The brain's subcommands (shell completion offers them too). */
+export const SUBCOMMANDS = ["dump", "ask", "list", "show", "forget", "reindex"] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
 
 /** `pencil brain dump|ask|list|show|forget|reindex`: the second brain from the terminal. */

@@ -4,6 +4,9 @@ import { UsageError } from "../args.ts";
 import type { CommandContext } from "../main.ts";
 import { openRuntime } from "../open-runtime.ts";
 
+/** What recover does to one interrupted apply (shell completion offers them too). */
+export const ACTIONS = ["finish", "rollback"] as const;
+
 /** `pencil recover [finish|rollback ID]`: lists interrupted applies and undos, or settles one. */
 export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
@@ -19,12 +22,12 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     return 0;
   }
-  if ((action !== "finish" && action !== "rollback") || !id) {
+  if (!(ACTIONS as readonly string[]).includes(action) || !id) {
     throw new UsageError(
       "Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).",
     );
   }
-  const result = recoverInWorkspace(runtime, action, id);
+  const result = recoverInWorkspace(runtime, action as (typeof ACTIONS)[number], id);
   for (const p of result.written) io.out(`wrote    ${p}\n`);
   for (const p of result.alreadyDone) io.out(`ok       ${p}\n`);
   for (const r of result.refused) io.out(`refused  ${r.path}: ${r.reason}\n`);

@@ -85,7 +85,8 @@ describe("a flag a command does not take is a usage error", () => {
     [["plan", "fix it", "--commit"], "--commit", "--continue"],
     [["log", "--commit", "--open", "--patch"], "--commit", "--json"],
     [["undo", "--model", "x"], "--model", "--workspace"],
-    [["demo", "-w", "."], "-w", "no options"],
+    [["demo", "-w", "."], "-w", "It takes --keep."],
+    [["completion", "bash", "--json"], "--json", "no options"],
     [["brain", "list", "--commit"], "--commit", "--image"],
   ])("%p", async (argv, refused, offered) => {
     const { code, screen } = await pencil(argv);
