@@ -26,6 +26,8 @@ export interface TurnEndDeps {
   maxSteps: number;
   /** Agent runs change files: a success claim with nothing staged, and code in prose, are checked only there. */
   writes: boolean;
+  /** A tool whose call ends the run (plan's submit_plan): written as text and run, it ends the run too. */
+  stopOnTool?: string;
 }
 
 /** The tools whose failure means a change the model meant was not staged. */
@@ -84,6 +86,10 @@ export async function runToTheEnd(
     const next = merged.steps < deps.maxSteps ? await afterRound(outcome, deps, acted) : null;
     if (next === null) break;
     extraCalls += next.calls;
+    if (next.final) {
+      merged = { ...merged, messages: next.messages };
+      break;
+    }
     current = next.messages;
   }
   const total = { ...merged, toolCalls: merged.toolCalls + extraCalls };
@@ -97,7 +103,7 @@ async function afterRound(
   outcome: SessionOutcome,
   deps: TurnEndDeps,
   acted: Set<string>,
-): Promise<{ messages: ModelMessage[]; calls: number } | null> {
+): Promise<{ messages: ModelMessage[]; calls: number; final?: boolean } | null> {
   const once = (kind: string) => !acted.has(kind) && acted.add(kind) !== undefined;
   const nudge = (kind: string, notice: string, text: string) => {
     if (!once(kind)) return null;
@@ -183,7 +189,7 @@ async function runTextCalls(
   found: NonNullable<ReturnType<typeof findTextToolCalls>>,
   messages: ModelMessage[],
   deps: TurnEndDeps,
-): Promise<{ messages: ModelMessage[]; calls: number } | null> {
+): Promise<{ messages: ModelMessage[]; calls: number; final?: boolean } | null> {
   const names = Object.keys(deps.tools);
   const planned = found.calls.map((call, i) => {
     const input = call.input !== null && typeof call.input === "object" ? (call.input as Record<string, unknown>) : {};
@@ -232,6 +238,7 @@ async function runTextCalls(
   return {
     messages: [...before, { role: "assistant", content }, { role: "tool", content: results }],
     calls: calls.length,
+    final: deps.stopOnTool !== undefined && planned.some((p) => p.toolName === deps.stopOnTool),
   };
 }
 

@@ -494,6 +494,7 @@ export class AgentRun {
       memory: () => this.memory(),
       maxSteps,
       writes: this.mode === "agent",
+      ...(this.mode === "plan" ? { stopOnTool: "submit_plan" } : {}),
     });
     this.outcome = outcome;
     this.messages = outcome.messages;

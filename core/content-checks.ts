@@ -205,12 +205,24 @@ function unescapeEntities(display: string, before: string, text: string): { text
   const found = text.match(/&(?:lt|gt|amp|quot|apos|#39|#x27);/g);
   if (!found) return null;
   if (/&(?:lt|gt|amp|quot|apos|#39|#x27);/.test(before)) return null;
+  // An entity inside a string or regex literal may be meant (an escapeHtml function): then nothing is read.
+  if (inLiteral(text)) return null;
   const kinds = [...new Set(found)];
   const unescaped = text.replace(/&(?:lt|gt|amp|quot|apos|#39|#x27);/g, (e) => ENTITIES[e]!);
   return {
     text: unescaped,
     note: `the content had HTML entities (${kinds.join(" ")}) where code has the characters; they were read as ${kinds.map((k) => ENTITIES[k]).join(" ")}`,
   };
+}
+
+/** True when an entity stands inside a quoted string or a regex literal on its line. */
+function inLiteral(text: string): boolean {
+  for (const line of text.split("\n")) {
+    if (!line.includes("&")) continue;
+    const literals = line.match(/(["'`])(?:\\.|(?!\1).)*\1|\/(?:\\.|[^/\n])+\/[gimsuy]*/g) ?? [];
+    if (literals.some((l) => /&(?:lt|gt|amp|quot|apos|#39|#x27);/.test(l))) return true;
+  }
+  return false;
 }
 
 /**

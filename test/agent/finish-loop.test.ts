@@ -74,7 +74,7 @@ describe("the end of a turn, neighbours", () => {
   });
 
   async function play(
-    mode: "agent" | "ask",
+    mode: "agent" | "ask" | "plan",
     replies: FakeReply[],
     options: {
       files?: Record<string, string>;
@@ -148,6 +148,23 @@ describe("the end of a turn, neighbours", () => {
     const agent = await play("agent", [textReply(""), textReply(""), textReply("unused")]);
     expect(agent.requests).toBe(2);
     expect(agent.notices.filter((n) => /empty/.test(n)).length).toBe(1);
+  });
+
+  test("a plan submitted as text is taken, and ends the run as a native submit_plan does", async () => {
+    const plan = {
+      summary: "Raise the rate.",
+      steps: [
+        { id: "s1", title: "Change the rate", detail: "Set TAX_RATE to 0.2 in src/tax.ts.", files: ["src/tax.ts"] },
+      ],
+      risks: [],
+      questions: [],
+    };
+    const { run, requests } = await play("plan", [
+      textReply(`<tool_call>${JSON.stringify({ name: "submit_plan", arguments: plan })}</tool_call>`),
+      textReply("unused"),
+    ]);
+    expect(run.plan?.summary).toBe("Raise the rate.");
+    expect(requests).toBe(1);
   });
 
   test("JSON with a name that is no tool is prose: not run, not nudged", async () => {

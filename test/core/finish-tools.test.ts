@@ -111,6 +111,13 @@ describe("content checks before staging", () => {
     expect(answer).toContain("fence, which was removed");
   });
 
+  test("entities inside a string or regex literal are meant (an escapeHtml function): kept", async () => {
+    const w = workspace({});
+    const code = 'export const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");\n';
+    await w.run(create, { path: "esc.ts", content: code });
+    expect(w.staged("esc.ts")).toBe(code);
+  });
+
   test("entities stay when the file already uses them", async () => {
     const w = workspace({ "a.ts": 'const s = "&lt;b&gt;";\n' });
     await w.run(readTool, { path: "a.ts" });
