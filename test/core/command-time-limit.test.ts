@@ -33,7 +33,8 @@ describe("run_command's time limit", () => {
     const { t, tool } = setup({ commandSeconds: 1 });
     const started = performance.now();
     const out = await t.run(tool, { command: "echo started; sleep 30" });
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // Far from the 30 s sleep: the limit, not the command, ended it (the bound is loose for a loaded machine).
+    expect(performance.now() - started).toBeLessThan(25_000);
     expect(out).toMatch(/^Timed out after 1\.\d\d s: it ran until its time limit of 1 s/m);
     expect(out).toContain("limits.commandSeconds");
     expect(out).toContain("started");
