@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { type JSONRPCMessage, type MCPTransport, validateJSONRPCMessage } from "@ai-sdk/mcp";
+import { trackProcess } from "../../core/sandbox/live-processes.ts";
 
 /** Bytes of a server's stderr kept (its last ones), to say why it stopped. */
 const STDERR_TAIL_BYTES = 4096;
@@ -41,6 +42,9 @@ export class ServerProcessTransport implements MCPTransport {
         stdio: ["pipe", "pipe", "pipe"],
       });
       this.child = child;
+      // A Pencil stopped by a signal ends the server's whole tree (app/stop-on-signal.ts), launcher and namespace.
+      const untrack = child.pid !== undefined ? trackProcess(child.pid) : () => {};
+      child.once("exit", untrack);
       child.once("spawn", () => resolve());
       child.once("error", (error) => {
         this.spawnError = error;

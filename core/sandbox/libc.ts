@@ -12,6 +12,8 @@ const SYMBOLS = {
   dup2: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   fcntl: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+  bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+  listen: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
   ioctl: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 },
   close: { args: [FFIType.i32], returns: FFIType.i32 },
   open: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
@@ -116,6 +118,28 @@ export function loopbackUp(): string | null {
   } finally {
     c.close(fd);
   }
+}
+
+/**
+ * A TCP socket listening on 127.0.0.1:`port` of the current network namespace: its descriptor, or why not. Made
+ * before the command starts, connections to it wait in its backlog until the forwarder given it accepts them.
+ */
+export function listenOnLoopback(port: number): number | string {
+  const AF_INET = 2;
+  const SOCK_STREAM = 1;
+  const fd = c.socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return lastError();
+  // struct sockaddr_in: the family in host order, then the port and 127.0.0.1 in network order, then 8 zero bytes.
+  const address = Buffer.alloc(16);
+  address.writeUInt16LE(AF_INET, 0);
+  address.writeUInt16BE(port, 2);
+  address.writeUInt32BE(0x7f000001, 4);
+  if (c.bind(fd, address, address.length) !== 0 || c.listen(fd, 512) !== 0) {
+    const why = lastError();
+    c.close(fd);
+    return why;
+  }
+  return fd;
 }
 
 /** setsid(2): a session and process group of this process's own, without a controlling terminal; null on success. */

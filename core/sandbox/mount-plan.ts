@@ -119,7 +119,7 @@ export interface SetupPlan {
   /** Where the program's stderr goes: merged into stdout (run_command), or left as the setup's own (a server speaking on stdout). */
   stderr: "stdout" | "own";
   /** With the network on: the forwarder from the namespace's 127.0.0.1:port to the proxy's unix socket, run by `bun`. */
-  forwarder?: { bun: string; script: string; socket: string; port: number; ready: string };
+  forwarder?: { bun: string; script: string; socket: string; port: number };
 }
 
 /** What a command sees of the host under the plan, for people and tests: the scratch (a copy, or an overlay of the workspace), covered, kept, read-only binds, hidden. */

@@ -282,7 +282,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   if (plan.stderr === "stdout") must(lib.dup2(1, 2), "cannot merge the command's output");
   // No file larger than the write cap; the runner watches the total.
   must(lib.limitFileSize(plan.fileBlocks * 1024), "cannot cap file sizes");
-  if (plan.forwarder) startForwarder(plan);
+  if (plan.forwarder) startForwarder(plan, lib);
   const env = plan.env;
   for (const fd of readdirSync("/proc/self/fd")) if (Number(fd) > 2) lib.closeOnExec(Number(fd));
   lib.resetSignals();
@@ -291,18 +291,21 @@ function setUp(plan: SetupPlan, lib: Lib): never {
 }
 
 /**
- * With the network on, the only way out is Pencil's proxy: a forwarder (without capabilities either) from this
- * private network's 127.0.0.1:port to the proxy's unix socket in the scratch.
+ * The only way out is Pencil's proxy (with the network off, one that refuses at once): a forwarder (without
+ * capabilities either) from this private network's 127.0.0.1:port to the proxy's unix socket in the scratch. The
+ * socket listens before the command starts, made here and handed to the forwarder as its descriptor 3: a command
+ * that connects before the forwarder's Bun has started waits in the backlog, never meets a refused connection, and
+ * nothing waits for the forwarder to be ready.
  */
-function startForwarder(plan: SetupPlan): void {
+function startForwarder(plan: SetupPlan, lib: Lib): void {
   const fw = plan.forwarder!;
-  Bun.spawn([plan.setpriv, ...DROP_PRIVILEGES, fw.bun, fw.script, fw.socket, String(fw.port), fw.ready], {
-    stdio: ["ignore", "ignore", "ignore"],
+  const listening = lib.listenOnLoopback(fw.port);
+  if (typeof listening === "string") fail(`cannot listen for the network proxy on 127.0.0.1:${fw.port}: ${listening}`);
+  Bun.spawn([plan.setpriv, ...DROP_PRIVILEGES, fw.bun, fw.script, fw.socket], {
+    stdio: ["ignore", "ignore", "ignore", listening],
     // The single executable runs its own CLI unless told to be plain Bun; Bun itself ignores the variable.
     env: { ...process.env, BUN_BE_BUN: "1" },
   });
-  for (let i = 0; i < 500 && !existsSync(fw.ready); i++) Bun.sleepSync(10);
-  if (!existsSync(fw.ready)) fail("the network proxy's forwarder did not start");
 }
 
 /** Runs the setup from the plan at `planPath`; never returns (it becomes the command, or exits 97). */

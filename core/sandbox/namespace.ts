@@ -16,6 +16,7 @@ import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
+import { trackProcess } from "./live-processes.ts";
 import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
 import { STANDALONE } from "../installation.ts";
 import { SETUP_FAILED_EXIT, SETUP_MARKER, SETUP_MODE } from "./setup-contract.ts";
@@ -40,7 +41,7 @@ export interface CommandRunOptions {
    * overshoot by what it writes in a tenth of a second). Default 1 GiB.
    */
   writeCapBytes?: number;
-  /** The unix socket of Pencil's proxy for this run (set by run_command when the network is on); without it there is no network. */
+  /** The unix socket of Pencil's proxy for this command (run_command's, or with the network off its refusing one); without it no proxy variables are set. */
   proxySocket?: string;
   /** The proxy's CA (PEM) and the system's certificates followed by it: written into the scratch, and the command's TLS clients pointed at them. */
   proxyCa?: { cert: string; bundle: string };
@@ -79,17 +80,16 @@ export interface CommandOutcome {
 /** The port, on the command's own private loopback, where the forwarder to Pencil's proxy listens. */
 export const PROXY_PORT = 3128;
 
-/** The forwarder run (by Bun, without capabilities) inside the namespace: each connection to 127.0.0.1:PORT piped to the proxy's unix socket. */
+/** The forwarder run (by Bun, without capabilities) inside the namespace: each connection to 127.0.0.1:PORT (the socket on its descriptor 3) piped to the proxy's unix socket. */
 const FORWARDER = `import net from "node:net";
-import { writeFileSync } from "node:fs";
-const [sock, port, ready] = process.argv.slice(2);
+const [sock] = process.argv.slice(2);
 net.createServer((c) => {
   const u = net.connect(sock);
   c.pipe(u);
   u.pipe(c);
   c.on("error", () => u.destroy());
   u.on("error", () => c.destroy());
-}).listen(Number(port), "127.0.0.1", () => writeFileSync(ready, "1"));
+}).listen({ fd: 3 });
 `;
 
 /**
@@ -331,7 +331,6 @@ export function sandboxedLaunch(input: {
             script: join(input.root, "forward.mjs"),
             socket: input.proxy.socket,
             port: PROXY_PORT,
-            ready: join(input.root, "forward-ready"),
           },
         }
       : {}),
@@ -386,8 +385,9 @@ export function runIn(
     const plan = planMounts(s, hiding);
     prepareCoverDirs(plan);
     makeDevDir(join(s.root, "dev"));
-    // A private network always: with the network on, the command reaches it only through the proxy.
-    const forwarded = options.network === true && options.proxySocket !== undefined;
+    // A private network always: with the network on, the command reaches it only through the proxy; with it off, the
+    // proxy variables lead to one that refuses at once (run_command starts it), so clients fail fast and say why.
+    const forwarded = options.proxySocket !== undefined;
     if (forwarded) {
       writeFileSync(join(s.root, "forward.mjs"), FORWARDER);
       const trust = options.proxyCa
@@ -417,7 +417,6 @@ export function runIn(
               script: join(s.root, "forward.mjs"),
               socket: join(s.root, "proxy.sock"),
               port: PROXY_PORT,
-              ready: join(s.root, "forward-ready"),
             },
           }
         : {}),
@@ -447,6 +446,8 @@ export function runIn(
     let timedOut = false;
     let aborted = false;
     const child = spawn(file, args, { cwd: s.root, env: spawnEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // A Pencil stopped by a signal ends it (app/stop-on-signal.ts): its namespace must not outlive Pencil under init.
+    const untrack = child.pid !== undefined ? trackProcess(child.pid) : () => {};
     // detached makes the shell a process-group leader: one kill reaches everything it started.
     const killGroup = () => {
       try {
@@ -481,6 +482,7 @@ export function runIn(
       setupErr.push(chunk);
     });
     child.on("error", (error) => {
+      untrack();
       clearTimeout(timer);
       clearInterval(watch);
       signal?.removeEventListener("abort", onAbort);
@@ -492,6 +494,7 @@ export function runIn(
       signal?.removeEventListener("abort", onAbort);
       // Background jobs the command left behind must not outlive it (nor write into the copy while it is diffed).
       killGroup();
+      untrack();
       const finish = () => {
         child.stdout!.destroy();
         child.stderr!.destroy();

@@ -18,6 +18,7 @@ import { ScratchError, type Scratch, type ShareMode } from "../scratch/types.ts"
 import { realPathLoose } from "../workspace.ts";
 import { originOf } from "./staging-helpers.ts";
 import { DEFAULT_LIMITS, ToolError, type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
+import { startRefusingProxy } from "../sandbox/refusing-proxy.ts";
 
 /**
  * Where the command runs.
@@ -66,6 +67,11 @@ export interface RunCommandOptions extends CommandRunOptions {
    * net/command-proxy's; tests may map host names). Without it, `network` in the sandbox gives no network.
    */
   startProxy?: StartProxy;
+  /**
+   * With the network off in the namespace sandbox, point the command's proxy variables at a proxy that refuses
+   * every request at once and records its host (default true), so clients fail in milliseconds, saying why.
+   */
+  refuseNetwork?: boolean;
   /** The most milliseconds a call's `timeout` may ask for (default limits.commandSecondsMax of the context). */
   timeoutCapMs?: number;
 }
@@ -261,6 +267,7 @@ function hidingFor(
 ): Hiding {
   const parentEnv = options.parentEnv ?? process.env;
   const proxied = options.network === true && typeof options.startProxy === "function";
+  const refusing = options.network !== true && options.refuseNetwork !== false;
   return planHiding({
     realHome,
     pencilHome,
@@ -278,8 +285,8 @@ function hidingFor(
     hidden: denied,
     hiddenKey: deniedKey,
     ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
-    // The forwarder to the proxy is run by Pencil's own Bun.
-    ...(proxied ? { keep: [dirname(process.execPath)] } : {}),
+    // The forwarder to the proxy (or to the refusing one) is run by Pencil's own Bun.
+    ...(proxied || refusing ? { keep: [dirname(process.execPath)] } : {}),
   });
 }
 
@@ -301,6 +308,8 @@ async function runPrepared(
 ): Promise<string> {
   const { ctx, options, mode, pencilHome } = setting;
   const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
+  // The network off: requests through the proxy variables are refused at once, by a proxy that records their hosts.
+  const refusing = mode === "namespace" && options.network !== true && options.refuseNetwork !== false;
   let proxy: ProxyHandle | null = null;
   try {
     const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
@@ -310,7 +319,9 @@ async function runPrepared(
     const reach = ctx.reach?.bind(ctx) ?? (async () => false);
     proxy = proxied
       ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) })
-      : null;
+      : refusing
+        ? await startRefusingProxy(join(s.root, "proxy.sock"))
+        : null;
     const outcome = await runIn(
       s,
       command,
@@ -359,13 +370,15 @@ async function runPrepared(
       writeCap,
       effects,
       options.shareNames ?? DEPENDENCY_DIRS,
+      refusing,
     );
     if (hiding && hiding.unscanned.length > 0) {
       // Said, so a missing toolchain is not a mystery: what could not be searched for secrets is not shown.
       const dirs = hiding.unscanned.slice(0, 5).join(", ");
       text += `\nNote: ${dirs}${hiding.unscanned.length > 5 ? ` and ${hiding.unscanned.length - 5} more` : ""} ${hiding.unscanned.length === 1 ? "holds" : "hold"} too many entries to be searched for secrets, so the command could not see ${hiding.unscanned.length === 1 ? "it" : "them"}. If the command needs ${hiding.unscanned.length === 1 ? "it" : "them"}, tell the user.`;
     }
-    if (connections.length > 0) {
+    if (refusing) text += networkOffReport(connections, outcome.output);
+    else if (connections.length > 0) {
       const shown = connections
         .slice(0, 20)
         .map(
@@ -406,6 +419,37 @@ async function runPrepared(
     throw error;
   }
 }
+
+/** Host names a program's own words say it could not resolve (curl, git, Node, npm, pip, Python, Go). */
+const UNRESOLVED_HOST =
+  /(?:Could not resolve host:?|ENOTFOUND|EAI_AGAIN|getaddrinfo \w+|Failed to resolve '|Name or service not known[^\n]*?host[=: ]+|lookup) ['"]?([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)/gi;
+
+/**
+ * What the answer says of the network when it is off: every request the refusing proxy turned away (host, port,
+ * URL when known), the hosts the output says could not be resolved (a client that ignores the proxy variables
+ * asks the resolver, which has no network to ask), and the setting that opens them.
+ */
+function networkOffReport(refused: ProxyHandle["log"], output: string): string {
+  const names = new Set<string>();
+  for (const m of output.matchAll(UNRESOLVED_HOST)) names.add(m[1]!.toLowerCase().replace(/\.$/, ""));
+  for (const r of refused) names.delete(r.host);
+  if (refused.length === 0 && names.size === 0) return NETWORK_FAILURE.test(output) ? `\n${NETWORK_OFF_ADVICE}` : "";
+  const lines = ["Network: off for commands, and the command tried to reach it:"];
+  const times = new Map<string, number>();
+  for (const r of refused) {
+    const what = `${r.method} ${r.url ?? `${r.host}:${r.port}`}`;
+    times.set(what, (times.get(what) ?? 0) + 1);
+  }
+  for (const [what, n] of [...times].slice(0, 20))
+    lines.push(`  REFUSED at once: ${what}${n > 1 ? ` (${n} times)` : ""}`);
+  if (times.size > 20) lines.push(`  …and ${times.size - 20} more`);
+  for (const name of [...names].slice(0, 20)) lines.push(`  could not resolve: ${name} (no network to ask)`);
+  lines.push(NETWORK_OFF_ADVICE);
+  return `\n${lines.join("\n")}`;
+}
+
+const NETWORK_OFF_ADVICE =
+  'The network is off for commands: the owner can turn it on with "sandbox": {"network": true} in their settings, after which each host is asked (or allowed by Net(host) rules). Do not retry; tell the user which hosts the command needs, or ask them to run the download or install.';
 
 /** Whether the namespace sandbox's scratch is copy-on-write: asked for (`overlay`, or `auto` not forced off by PENCIL_SCRATCH=copy) and the overlay works for this workspace here; else the copy. */
 export function useOverlay(
@@ -449,6 +493,7 @@ function report(
   writeCap: number,
   effects: Effects,
   shareNames: readonly string[],
+  refusedAtOnce = false,
 ): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
@@ -493,7 +538,8 @@ function report(
     lines.push(output);
   }
   lines.push(...s.notes);
-  if (s.share === "namespace" && !network && NETWORK_FAILURE.test(output)) {
+  // With the refusing proxy, runPrepared says what was tried and what opens it (networkOffReport).
+  if (s.share === "namespace" && !network && NETWORK_FAILURE.test(output) && !refusedAtOnce) {
     lines.push(
       "Note: sandboxed commands have no network access (the user can allow it). Do not retry: ask the user to run the download or install, or to allow network access.",
     );

@@ -7,6 +7,7 @@ import { commandHelp } from "./command-help.ts";
 import { HELP } from "./help.ts";
 import { machineIO, processIO, type CliIO } from "./io.ts";
 import type { Env } from "../../app/runtime.ts";
+import { installStopHandlers } from "../../app/stop-on-signal.ts";
 
 /** What every command receives. */
 export interface CommandContext {
@@ -60,6 +61,7 @@ export async function main(
   io ??= processIO(env);
   // With --json a failure is a JSON document on stdout too, unless the command already wrote its document.
   let jsonOwed = false;
+  let removeStop = () => {};
   try {
     const inv = io.invocation ?? "pencil";
     const args = parseCli(argv, inv);
@@ -73,6 +75,13 @@ export async function main(
       io.out(ownHelp);
       return 0;
     }
+    // A stopped Pencil ends its commands and servers, saves the session and exits 128 + the signal; in a terminal
+    // Ctrl-C keeps its own meaning (stop the run, then review), and the bot stops itself.
+    if (args.command !== "telegram" && !args.help)
+      removeStop = installStopHandlers(
+        io.interactive ? ["SIGTERM", "SIGHUP"] : ["SIGTERM", "SIGHUP", "SIGINT"],
+        io.err,
+      );
     // Bare `pencil` in a terminal opens a session; anywhere else it is the help.
     if (args.command === "" && !args.help && io.interactive)
       return await (await import("./commands/wakeup.ts")).session({ args, env, io, config });
@@ -102,6 +111,8 @@ export async function main(
     const code = reportFailure(io, error);
     if (jsonOwed) io.out(`${JSON.stringify({ error: { message: failureText(error), exitCode: code } })}\n`);
     return code;
+  } finally {
+    removeStop();
   }
 }
 

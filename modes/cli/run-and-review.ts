@@ -10,6 +10,8 @@ import { visible } from "../../render/visible-text.ts";
 import { ProgressView } from "./progress.ts";
 import { reviewLoop, type ReviewOptions } from "./review-flow.ts";
 import { terminalApprover } from "./terminal-approver.ts";
+import { endTrackedProcesses } from "../../core/sandbox/live-processes.ts";
+import { onStop } from "../../app/stop-on-signal.ts";
 
 /**
  * A run with terminal progress, a new one or the next turn of `existing` (a
@@ -33,6 +35,8 @@ export async function runWithProgress(
   const onInterrupt = () => {
     if (controller.signal.aborted) {
       view.pause();
+      // Nothing the run started outlives the quit: its command's namespace and its MCP servers end first.
+      endTrackedProcesses();
       const cs = run.saveNow();
       io.err(
         cs
@@ -45,6 +49,8 @@ export async function runWithProgress(
     io.err("\nStopping… what was staged so far is kept for review. (Ctrl-C again to save it and quit.)\n");
   };
   process.on("SIGINT", onInterrupt);
+  // Stopped by a signal mid-run (app/stop-on-signal.ts), the session and what is staged are saved for review.
+  const offStop = onStop(() => void run.saveNow());
   const loaded = instructionsFor(runtime);
   if (loaded.files.length > 0 || loaded.skipped.length > 0)
     io.out(io.colors.dim(`instructions: ${visible(describeInstructions(loaded))}\n`));
@@ -60,6 +66,7 @@ export async function runWithProgress(
     return { run, hooks: { approver, emit: view.sink } };
   } finally {
     process.off("SIGINT", onInterrupt);
+    offStop();
     view.pause(); // a run that threw must not leave its spinner turning
   }
 }

@@ -855,7 +855,8 @@ describe("namespace sandbox: network, host sockets and shared memory", () => {
           ),
         );
         expect(closed).toContain("HOST-UNREACHABLE");
-        expect(closed).toContain("Note: sandboxed commands have no network access");
+        expect(closed).toContain("could not resolve: example.com (no network to ask)");
+        expect(closed).toContain('"sandbox": {"network": true}');
         expect(closed).toContain("own loopback: inside");
         // With the network on, still no direct way out: the host's loopback stays out of reach (the proxy is the only door).
         const open = after(await setup("namespace", {}, { network: true, startProxy: startCommandProxy }).run(probe));
