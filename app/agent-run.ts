@@ -123,6 +123,10 @@ export class AgentRun {
   private chosen: ModelChoice | undefined;
   /** True when the current changeset is still pending with nothing decided: the next snapshot keeps its id. */
   private continuesPending = false;
+  /** The owner's words for the work of the current changeset: the goal, or a later turn's request (with a pending one's title before it). */
+  private turnGoal: string | null = null;
+  /** How the changeset this run reopened was decided elsewhere (set when it was settled on reopening). */
+  settledOnOpen: { id: string; status: string; applied: string[]; rejected: string[] } | null = null;
   private saveWarned = false;
   private readonly notes: string[] = [];
   /** The changeset whose review was already taken into account. */
@@ -203,6 +207,27 @@ export class AgentRun {
       } catch {
         run.changeset = null;
       }
+    }
+    // A changeset decided elsewhere since (pencil review, the phone) leaves the staging now: its files are not
+    // "changed on disk" because they were applied, and the next turn starts a changeset of its own.
+    const previous = run.changeset;
+    const settled = run.settleReview();
+    if (previous && run.settledId === previous.id) {
+      run.notes.push(...settled);
+      let stored = previous;
+      try {
+        stored = runtime.store.load(previous.id);
+      } catch {
+        // Unreadable now: what the session knew of it is all there is to tell (settleReview named the damage).
+      }
+      run.settledOnOpen = {
+        id: previous.id,
+        status: stored.status,
+        applied: stored.applied ?? [],
+        rejected: Object.entries(stored.decisions ?? {})
+          .filter(([, d]) => d === "rejected")
+          .map(([path]) => path),
+      };
     }
     return run;
   }
@@ -300,6 +325,14 @@ export class AgentRun {
    */
   async followUp(text: string, hooks: RunHooks): Promise<void> {
     const note = [...this.notes.splice(0), ...this.settleReview()];
+    // A follow-up on pending work adds its words to that changeset's title; after a decided one it starts its own,
+    // titled with its own words and counting only its own commands.
+    if (this.continuesPending && this.changeset) this.turnGoal = `${this.changeset.goal} · then: ${text}`;
+    else {
+      this.turnGoal = text;
+      this.commands.length = 0;
+      this.mcpCalls.length = 0;
+    }
     const message: ModelMessage = {
       role: "user",
       content: [...note, note.length ? `The user's next request: ${text}` : text].join("\n"),
@@ -375,9 +408,10 @@ export class AgentRun {
       return null;
     }
     const keep = this.continuesPending && this.changeset ? this.changeset.id : undefined;
+    const goal = this.turnGoal ?? this.goal;
     const changeset = buildChangeset({
       id: keep ?? newChangesetId(),
-      goal: this.goal,
+      goal,
       workspace: this.runtime.ws,
       staged,
       readDisk: readDiskOrNull,
@@ -388,6 +422,7 @@ export class AgentRun {
     if (revises && revises !== keep) changeset.revises = revises;
     else if (keep && this.changeset?.revises) changeset.revises = this.changeset.revises;
     if (this.session) changeset.session = this.session.id;
+    if (goal !== this.goal) changeset.sessionGoal = this.goal;
     this.runtime.store.save(changeset);
     this.runtime.store.saveConversation(changeset.id, this.messages);
     return changeset;

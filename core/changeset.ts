@@ -100,6 +100,8 @@ export interface Changeset {
   session?: string;
   /** Made by `pencil demo` on a temporary copy of examples/demo (gone once the demo ended, unless kept). */
   demo?: boolean;
+  /** The session's first goal, when this changeset is a later turn's (its `goal` is that turn's own words). */
+  sessionGoal?: string;
 }
 
 /** Inputs for building a changeset from what a run staged. */

@@ -70,6 +70,19 @@ export function continueSession(
     io.err(c.dim(`  (to start afresh instead: pencil review, or pencil discard ${run.changeset?.id ?? ""})\n`));
   if (interrupted)
     io.err(c.yellow(`  Its last run was interrupted (the process ended mid-run); the steps it finished are kept.\n`));
+  const settled = run.settledOnOpen;
+  if (settled) {
+    const parts = [
+      settled.applied.length ? `applied ${settled.applied.map(visible).join(", ")}` : "",
+      settled.rejected.length ? `rejected ${settled.rejected.map(visible).join(", ")}` : "",
+    ].filter(Boolean);
+    io.err(
+      c.dim(
+        `  Its changeset ${settled.id} was ${settled.status === "discarded" ? "discarded" : "reviewed"} since${parts.length ? `: ${parts.join("; ")}` : ""}. This goal starts a changeset of its own.
+`,
+      ),
+    );
+  }
   const changed = run.changedOnDisk();
   if (changed.length > 0) {
     io.err(

@@ -63,7 +63,7 @@ const KEY_HELP = [
 export async function reviewChangeset(io: CliIO, cs: Changeset, hooks: ReviewHooks = {}): Promise<ReviewDecision> {
   const c = io.colors;
   io.out(
-    `\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${c.dim(`workspace ${visible(cs.workspace)}`)}\n`,
+    `\n${wrapText(`${c.bold(`Changeset ${cs.id}`)} — ${visible(cs.goal)}`, io.columns, "  ")}\n${cs.sessionGoal ? `${c.dim(wrapText(`in the session of: ${visible(cs.sessionGoal.split("\n", 1)[0]!.slice(0, 200))}`, io.columns, "  "))}\n` : ""}${c.dim(`workspace ${visible(cs.workspace)}`)}\n`,
   );
   io.out(formatSummary(cs, { color: io.color, width: io.columns }));
   const deps = findDependencies(cs, diskReader(cs));

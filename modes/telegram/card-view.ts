@@ -75,6 +75,7 @@ function header(card: ReviewCard, cs: Changeset | null): string {
   const lines = [`📝 <b>Review</b> <code>${escapeHtml(card.changesetId)}</code>`];
   if (!cs) return [...lines, "<i>This changeset can no longer be read from the store.</i>"].join("\n");
   lines.push(`<i>${escapeHtml(cs.goal.slice(0, 300))}</i> · 📍 ${escapeHtml(basename(cs.workspace))}`);
+  if (cs.sessionGoal) lines.push(`<i>in the session of: ${escapeHtml(cs.sessionGoal.slice(0, 200))}</i>`);
   const shown = cs.files.filter((f) => card.files.some((c) => c.path === f.path));
   const added = shown.reduce((n, f) => n + f.added, 0);
   const removed = shown.reduce((n, f) => n + f.removed, 0);

@@ -24,6 +24,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     session: cs.session ?? null,
     // Made by `pencil demo` on a temporary copy of examples/demo.
     demo: cs.demo === true,
+    sessionGoal: cs.sessionGoal ?? null,
     // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
     files: cs.files.map((f) => ({
       path: f.path,
