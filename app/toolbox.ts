@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { createApplyPatchTool } from "../core/tools/apply-patch.ts";
 import { createCreateFileTool } from "../core/tools/create-file.ts";
 import { createDeleteFileTool } from "../core/tools/delete-file.ts";
@@ -43,6 +44,8 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
         pencilHome: runtime.pencilHome,
         network: runtime.settings.sandbox.network,
         envSettings: runtime.settings.sandbox.env,
+        // The first command of a process checks the last one's toolchain searches instead of searching again.
+        indexDir: join(runtime.pencilHome, "cache", "sandbox-index"),
         startProxy: startCommandProxy,
         timeoutMs: runtime.settings.limits.commandSeconds * 1000,
         timeoutCapMs: runtime.settings.limits.commandSecondsMax * 1000,

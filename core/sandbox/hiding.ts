@@ -114,6 +114,12 @@ export interface HidingInput {
   hiddenKey?: string;
   /** Where searches below kept and system directories are remembered (default the process's scanCache; null: none). */
   scanCache?: ScanCache | null;
+  /**
+   * Where searches are saved for later processes (Pencil's own state, which no command can reach): a process then
+   * starts from the last one's listings and checks each directory's identity instead of reading a 130,000-entry
+   * toolchain again. Default none.
+   */
+  indexDir?: string;
   /** Entries searched at most below one directory (default SCAN_LIMIT; tests give a small one). */
   scanLimit?: number;
   /** Paths of the host's bound unix sockets; those the covers leave reachable are masked (default hostUnixSockets()). */
@@ -195,7 +201,9 @@ export function planHiding(input: HidingInput): Hiding {
   const cache = input.scanCache === undefined ? scanCache : input.scanCache;
   const limit = input.scanLimit ?? SCAN_LIMIT;
   const searchBelow = (dir: string) =>
-    cache !== null && denies.key !== null ? cache.below(dir, denies.key, hidden, limit) : scanBelow(dir, hidden, limit);
+    cache !== null && denies.key !== null
+      ? cache.below(dir, denies.key, hidden, limit, input.indexDir ?? null)
+      : scanBelow(dir, hidden, limit);
   const secrets = new Set(secretPaths(input.realHome, input.pencilHome));
   const ws = input.wsRoot;
   const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;

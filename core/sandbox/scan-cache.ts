@@ -10,7 +10,8 @@
 // the same way (no event in the parent: the name still leads to the same directory).
 // And when every directory of a search was watched and no watch has seen anything since,
 // the next search answers as the last one did after an lstat of the root alone.
-import { lstatSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type DirWatcher, dirWatcher, type WatchToken } from "./dir-watch.ts";
 
@@ -94,6 +95,8 @@ interface Judge {
 export class ScanCache {
   private readonly trees = new Map<string, Tree>();
   private readonly judge: Judge;
+  /** Searches saved to their index by this process. */
+  private readonly saved = new Set<string>();
   /** The watcher asked for, or undefined: the process's, found at the first search (not when the module loads). */
   private readonly wanted: DirWatcher | null | undefined;
 
@@ -111,9 +114,18 @@ export class ScanCache {
    * `hidden` exactly: two calls with the same key must pass predicates that answer alike
    * for every path (a listing remembered under one key never answers for another).
    */
-  below(root: string, key: string, hidden: (real: string) => boolean, limit = SCAN_LIMIT): BelowScan {
+  below(
+    root: string,
+    key: string,
+    hidden: (real: string) => boolean,
+    limit = SCAN_LIMIT,
+    indexDir: string | null = null,
+  ): BelowScan {
     const id = `${key}\0${root}`;
-    const tree: Tree = this.trees.get(id) ?? { dirs: new Map(), last: null };
+    const index =
+      indexDir === null ? null : join(indexDir, `${createHash("sha256").update(id).digest("hex").slice(0, 32)}.json`);
+    const fromIndex = this.trees.has(id) || index === null ? null : loadIndex(index, id);
+    const tree: Tree = this.trees.get(id) ?? { dirs: fromIndex ?? new Map(), last: null };
     this.trees.delete(id);
     if (this.judge.watcher === null) this.judge.watcher = this.wanted === undefined ? dirWatcher() : this.wanted;
     const watcher = this.judge.watcher;
@@ -140,6 +152,11 @@ export class ScanCache {
     } else {
       const walked = walk(root, hidden, limit, tree.dirs, this.judge);
       result = walked.out;
+      // What a later process starts from: saved when this search had to read anything, or had nothing saved to start from.
+      if (index !== null && result.complete && (result.dirsRead > 0 || (fromIndex === null && !this.saved.has(id)))) {
+        saveIndex(index, id, tree.dirs);
+        this.saved.add(id);
+      }
       tree.last =
         watcher !== null && walked.unwatched === 0 && result.complete && rootId?.dir === true
           ? { changes: watcher.changes(), root: rootId, limit, result: { ...result, denied: [...result.denied] } }
@@ -206,11 +223,15 @@ function walk(
       reused = true;
     } else {
       // Identity (and watch) first, listing after: a change between them shows as a new identity or an event next time.
+      // A listing remembered without a watch (one from the saved index) gets one before its identity is compared, so
+      // any change after the comparison is seen by the watch.
+      const fresh = prev && prev.token === null && watcher !== null ? watcher.watch(dir, prev.dev) : null;
       const id = lstatId(dir);
       out.dirsChecked++;
       if (id === null || !id.dir) continue; // gone, or no longer a directory: nothing below it
       if (prev && sameIdentity(prev, id) && (prev.token !== null ? clean(prev) : !prev.racy)) {
         node = prev;
+        if (fresh !== null) node.token = fresh;
         reused = true;
       } else {
         node = read(dir, hidden, id, judge);
@@ -234,6 +255,76 @@ function walk(
   }
   if (tree !== null && tree.size > reached) for (const [p, node] of tree) if (node.seen !== mark) tree.delete(p);
   return { out, unwatched };
+}
+
+/** The saved form of one remembered directory: its identity as text (bigints), whether racy, what it holds. */
+type SavedDir = [
+  path: string,
+  dev: string,
+  ino: string,
+  mtimeNs: string,
+  ctimeNs: string,
+  racy: 0 | 1,
+  entries: number,
+  denied: string[],
+  subdirs: string[],
+];
+
+/** Version of the saved index's format: a file of another is ignored. */
+const INDEX_FORMAT = 1;
+
+/**
+ * Reads a saved search (its directories as last read, without watches): each is then judged by its lstat, exactly as a
+ * remembered one without a watch is, so a stale index costs re-reads, never a wrong answer. Null when absent or not
+ * this search's (another id, format, or damaged).
+ */
+function loadIndex(file: string, id: string): Map<string, ScannedDir> | null {
+  try {
+    const data = JSON.parse(readFileSync(file, "utf8")) as { format: number; id: string; dirs: SavedDir[] };
+    if (data.format !== INDEX_FORMAT || data.id !== id || !Array.isArray(data.dirs)) return null;
+    const dirs = new Map<string, ScannedDir>();
+    for (const [path, dev, ino, mtimeNs, ctimeNs, racy, entries, denied, subdirs] of data.dirs)
+      dirs.set(path, {
+        dev: BigInt(dev),
+        ino: BigInt(ino),
+        mtimeNs: BigInt(mtimeNs),
+        ctimeNs: BigInt(ctimeNs),
+        racy: racy === 1,
+        token: null,
+        entries,
+        denied,
+        subdirs,
+        seen: 0,
+      });
+    return dirs;
+  } catch {
+    return null;
+  }
+}
+
+/** Saves a search's directories (written aside, then renamed into place: a reader never sees half a file). */
+function saveIndex(file: string, id: string, dirs: Map<string, ScannedDir>): void {
+  const saved: SavedDir[] = [];
+  for (const [path, d] of dirs)
+    saved.push([
+      path,
+      String(d.dev),
+      String(d.ino),
+      String(d.mtimeNs),
+      String(d.ctimeNs),
+      d.racy ? 1 : 0,
+      d.entries,
+      d.denied,
+      d.subdirs,
+    ]);
+  try {
+    mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ format: INDEX_FORMAT, id, dirs: saved }), { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // Not saved: the next process searches again.
+  }
 }
 
 /** Searches made so far: each marks the directories it reaches. */

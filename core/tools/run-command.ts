@@ -6,6 +6,7 @@ import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { stripVTControlCharacters } from "node:util";
 import { planCommandEnv } from "../sandbox/command-env.ts";
+import { placeSettings } from "../sandbox/package-config.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../sandbox/hiding.ts";
 import { runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../sandbox/namespace.ts";
 import { DIFF_CAPS, diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
@@ -56,6 +57,11 @@ export interface RunCommandOptions extends CommandRunOptions {
   shareNames?: readonly string[];
   /** Ignored directories with more entries than this are shared (default 1000). */
   shareOver?: number;
+  /**
+   * Where the sandbox's searches of toolchain and system directories are saved for later processes (the app gives a
+   * directory under PENCIL_HOME, which no command can reach); default none, each process searches afresh.
+   */
+  indexDir?: string;
   /** Entries a kept toolchain directory may hold to be searched whole for secrets and shown to the command (default SCAN_LIMIT, 1,000,000). */
   scanLimit?: number;
   /** The user's real home directory, hidden from the command in the namespace sandbox (default os.homedir()). */
@@ -284,6 +290,7 @@ function hidingFor(
     env: parentEnv,
     hidden: denied,
     hiddenKey: deniedKey,
+    ...(options.indexDir ? { indexDir: options.indexDir } : {}),
     ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
     // The forwarder to the proxy (or to the refusing one) is run by Pencil's own Bun.
     ...(proxied || refusing ? { keep: [dirname(process.execPath)] } : {}),
@@ -312,6 +319,8 @@ async function runPrepared(
   const refusing = mode === "namespace" && options.network !== true && options.refuseNetwork !== false;
   let proxy: ProxyHandle | null = null;
   try {
+    // The owner's package-manager and version settings, and the workspace's hidden .npmrc, without their credentials.
+    placeSettings(s, setting.realHome);
     const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;

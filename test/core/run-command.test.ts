@@ -194,6 +194,8 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
 
   test("a timeout kills the whole process group, reports it, stages nothing and cleans up", async () => {
     const { root, run, overlay, scratchParent, close } = setup(sandbox, {}, { timeoutMs: 400 });
+    // The process's first command searches the toolchains on PATH for secrets (seconds on a loaded machine): not timed.
+    await run("true");
     const started = performance.now();
     const out = await run("(sleep 30; echo late > late.txt) & echo started; echo early > early.txt; sleep 30");
     expect(performance.now() - started).toBeLessThan(3000);
