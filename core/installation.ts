@@ -20,13 +20,13 @@ export interface Installation {
 }
 
 /**
- * Tells the kinds apart by where the files are: bunx unpacks into a temporary `bunx-<uid>-<name>@<version>` folder,
- * npm (global or local) into a `node_modules` folder; anything else is a checkout.
+ * Tells the kinds apart by where the files are: bunx unpacks into a `bunx-<uid>-…` (or `.bunx-<uid>`) folder of its
+ * own, npm (global or local) into a `node_modules` folder; anything else is a checkout.
  */
 export function installation(dir: string | null = INSTALL_DIR, execPath: string = process.execPath): Installation {
   if (dir === null) return { kind: "binary", where: execPath };
   const parts = dir.split(sep);
-  if (parts.some((p) => /^bunx-\d+-/.test(p))) return { kind: "bunx", where: dir };
+  if (parts.some((p) => /^\.?bunx-\d+(-|$)/.test(p))) return { kind: "bunx", where: dir };
   if (parts.includes("node_modules")) return { kind: "npm package", where: dir };
   return { kind: "clone", where: dir };
 }

@@ -12,6 +12,7 @@ describe("installation", () => {
     ["/usr/lib/node_modules/@pencil-agent/pencil", "npm package"],
     ["/home/me/project/node_modules/@pencil-agent/pencil", "npm package"],
     ["/tmp/bunx-1000-@pencil-agent/pencil@latest/node_modules/@pencil-agent/pencil", "bunx"],
+    ["/home/me/.bun/install/cache/.bunx-1000/@pencil-agent/pencil@latest/node_modules/@pencil-agent/pencil", "bunx"],
     ["/home/me/src/pencil", "clone"],
     ["/home/me/src/bunx-notes/pencil", "clone"],
   ])("%s is %s", (dir, kind) => {

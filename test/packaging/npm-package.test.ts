@@ -41,6 +41,9 @@ function bytesUnder(dir: string): number {
   return total;
 }
 
+/** The packed tarball, made by the first test and run through bunx by the second. */
+let tarball = "";
+
 describe("the npm package", () => {
   test.skipIf(skip !== "")(
     "packs, installs into an empty prefix without Bun, and runs --version, demo and doctor from outside the repository",
@@ -72,6 +75,7 @@ describe("the npm package", () => {
         `packaging: npm pack → ${packed!.filename}, ${shipped.length} files, ${(packed!.size / 1024).toFixed(0)} KiB`,
       );
 
+      tarball = join(base, packed!.filename);
       const prefix = join(base, "prefix");
       const install = spawnSync(
         "npm",
@@ -114,6 +118,31 @@ describe("the npm package", () => {
       console.log(
         `packaging: pencil doctor → exit ${doctor.status}, ${doctor.stdout.split("\n").filter((l) => /^[✓✗!]/.test(l)).length} checks`,
       );
+    },
+    240_000,
+  );
+
+  test.skipIf(skip !== "")(
+    "runs through bunx: --version says so, the demo runs",
+    () => {
+      expect(tarball).not.toBe("");
+      const home = tempDir("pencil-bunx-home-");
+      // bunx of the tarball as bunx of the published name would run it: its own cache, dependencies from npm.
+      const bunx = (args: string[]) =>
+        spawnSync(process.execPath, ["x", "--package", tarball, "pencil", ...args], {
+          cwd: home,
+          env: { PATH: PATH_WITHOUT_BUN, HOME: home, BUN_INSTALL_CACHE_DIR: join(home, "cache") },
+          encoding: "utf8",
+          timeout: 170_000,
+        });
+      const version = bunx(["--version"]);
+      expect(version.status, version.stderr).toBe(0);
+      expect(version.stdout).toMatch(new RegExp(`^pencil ${pkg.version.replaceAll(".", "\\.")} \\(bunx, `));
+      console.log(`packaging: bunx pencil --version → ${version.stdout.trim()}`);
+      const demo = bunx(["demo"]);
+      expect(demo.status, demo.stderr).toBe(0);
+      expect(demo.stdout).toContain("slugify");
+      console.log("packaging: bunx pencil demo → the scripted run staged its changeset");
     },
     240_000,
   );
