@@ -141,7 +141,9 @@ function showable(dir: string, home: string | null): boolean {
 
 /**
  * The files below `dir` that are hard links the guard refuses to read (another name of a key file, of PENCIL_HOME's
- * files or of a name the policy denies), as run_command's copy judges them; null when the budget ran out first.
+ * files or of a name the policy denies in the workspace), as run_command's copy judges them, and those that are
+ * another name of a file below `dir` whose own name the policy denies (a kept project's `.env`); null when the budget
+ * ran out first.
  */
 function hardLinkedSecrets(
   dir: string,
@@ -149,7 +151,7 @@ function hardLinkedSecrets(
   judge: (real: string) => ReturnType<typeof decide>,
   budget: { left: number },
 ): string[] | null {
-  const out: string[] = [];
+  const linked: { path: string; key: string }[] = [];
   const stack = [dir];
   while (stack.length > 0) {
     const d = stack.pop()!;
@@ -164,17 +166,23 @@ function hardLinkedSecrets(
       const p = join(d, e.name);
       if (e.isDirectory()) stack.push(p);
       else if (e.isFile()) {
-        let nlink = 1;
+        let st;
         try {
-          nlink = lstatSync(p).nlink;
+          st = lstatSync(p);
         } catch {
           continue; // gone meanwhile
         }
-        if (nlink > 1 && guard.judge(p, "read", judge, { unprovenRead: "allow" })?.decision === "deny") out.push(p);
+        if (st.nlink > 1) linked.push({ path: p, key: `${st.dev}:${st.ino}` });
       }
     }
   }
-  return out;
+  const deniedKeys = new Set(linked.filter((f) => judge(f.path).decision === "deny").map((f) => f.key));
+  return linked
+    .filter(
+      (f) =>
+        deniedKeys.has(f.key) || guard.judge(f.path, "read", judge, { unprovenRead: "allow" })?.decision === "deny",
+    )
+    .map((f) => f.path);
 }
 
 /** What a proposal's approval is bound to: each program file's SHA-256, and where each path argument leads. */

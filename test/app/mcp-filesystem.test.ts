@@ -86,6 +86,32 @@ describe("the real filesystem MCP server", () => {
   );
 
   test.skipIf(!hasNamespace)(
+    "a directory outside the workspace given to the server: a hard link there to its own .env is masked too",
+    async () => {
+      const home = realpathSync(tempDir("pencil-owner-"));
+      const other = realpathSync(tempDir("pencil-other-"));
+      writeTree(other, { "a.txt": "other alpha\n", ".env": "OTHER_TOKEN=other-secret\n" });
+      linkSync(join(other, ".env"), join(other, "config.txt"));
+      const session = await openMcpSession({
+        servers: [{ name: "fs", kind: "stdio", command: "node", args: [FS_SERVER, other], env: {}, origin: "owner" }],
+        workspaceRoot: realpathSync(tempDir("pencil-ws-")),
+        pencilHome: join(home, ".pencil"),
+        home,
+        approver: nobodyApprover,
+      });
+      sessions.push(session);
+      const read = (path: string) =>
+        session.tools
+          .find((t) => t.name === "mcp__fs__read_text_file")!
+          .execute({ path }, {} as never)
+          .then(String, (error: Error) => `error: ${error.message}`);
+      expect(await read(join(other, "a.txt"))).toContain("other alpha");
+      for (const name of ["config.txt", ".env"]) expect(await read(join(other, name))).not.toContain("other-secret");
+    },
+    60_000,
+  );
+
+  test.skipIf(!hasNamespace)(
     "a proposal's path arguments are judged and shown by their real path: one leading outside is named so, a private one is never shown",
     async () => {
       const home = realpathSync(tempDir("pencil-owner-"));
