@@ -29,6 +29,7 @@ import { openRunMcp } from "./mcp/run-mcp.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
 import { SessionFileError, SessionStore } from "./session-store.ts";
+import { PencilError, UnknownChangesetError } from "../core/errors.ts";
 import { toolsFor } from "./toolbox.ts";
 
 /** Who answers and who listens during a run; `signal` stops it (Ctrl-C, /cancel). */
@@ -204,7 +205,15 @@ export class AgentRun {
     if (header.changeset) {
       try {
         run.changeset = runtime.store.load(header.changeset);
-      } catch {
+      } catch (error) {
+        // Only a record that is not there is none (the staged files come from the session and get a new one). One that
+        // is there but unreadable would be orphaned by a new id while it may hold decisions: stop and say so.
+        if (!(error instanceof UnknownChangesetError)) {
+          const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
+          throw new SessionFileError(
+            `Session ${id}'s changeset ${header.changeset} cannot be read (${why}). Fix or move it aside, then continue the session; nothing was changed.`,
+          );
+        }
         run.changeset = null;
       }
     }
@@ -557,8 +566,20 @@ export class AgentRun {
     let stored: Changeset | null = null;
     try {
       stored = this.runtime.store.load(previous.id);
-    } catch {
-      stored = null;
+    } catch (error) {
+      // The record is the only word on what was decided. Without it nothing is known to be decided: every staged file
+      // stays staged, the person is told, and the next changeset gets a new id, so the unreadable record is never
+      // written over (it may hold another front end's decisions).
+      this.settledId = previous.id;
+      this.continuesPending = false;
+      const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
+      this.sink.emit({
+        type: "error",
+        message: `The review record of changeset ${previous.id} could not be read (${why}). Its ${previous.files.length} staged file(s) stay staged and are saved as a new changeset to review; the old record is left as it is.`,
+      });
+      return [
+        `Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still staged: the record of their review could not be read, so nothing is known to have been applied or rejected. They stay pending the user's review.`,
+      ];
     }
     const decisions = stored?.decisions ?? {};
     if (stored && stored.status === "pending" && Object.keys(decisions).length === 0) {
@@ -653,6 +674,8 @@ export class AgentRun {
     try {
       stored = this.runtime.store.load(previous.id);
     } catch {
+      // The files were reviewed here and the front end showed what it applied; an unreadable record is left as it is
+      // (never written over), and the next review of it names it.
       stored = null;
     }
     if (stored && stored.status === "pending") {

@@ -1,6 +1,7 @@
 import { ApplyError, applyChangeset, type ApplyResult } from "../core/apply.ts";
 import { changesetDigest, rebaseFileChange, type BaseState, type Changeset } from "../core/changeset.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
+import { PencilError, UnknownChangesetError } from "../core/errors.ts";
 import { sha256 } from "../core/hash.ts";
 import { LinkGuard } from "../core/hard-links.ts";
 import { specialBitsRefusal } from "../core/overlay.ts";
@@ -129,8 +130,14 @@ function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
   let stored: Changeset;
   try {
     stored = runtime.store.load(changeset.id);
-  } catch {
-    return;
+  } catch (error) {
+    // Not saved yet (or removed): there are no decisions of another front end to keep.
+    if (error instanceof UnknownChangesetError) return;
+    // There but unreadable: it may hold another front end's decisions, so it is never written over.
+    const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
+    throw new ApplyError(
+      `Nothing was applied: the saved record of changeset ${changeset.id} cannot be read (${why}), and saving this review would write over the decisions it may hold. Fix or move it aside, then review again.`,
+    );
   }
   if (stored.digest !== changeset.digest) return;
   // The store is newer than any copy a front end holds: its decisions win.

@@ -6,6 +6,7 @@ import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import type { StagedEntry } from "../core/overlay.ts";
+import { errorCause, isMissing } from "../core/errors.ts";
 import { SessionFileError, UnknownSessionError } from "./errors.ts";
 
 export { SessionFileError, UnknownSessionError };
@@ -193,7 +194,11 @@ export class SessionStore {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
-    } catch {
+    } catch (error) {
+      if (!isMissing(error))
+        throw new SessionFileError(
+          `Cannot read ${file} (${errorCause(error)}): fix its permissions (it must be readable by you), then try again; nothing was changed.`,
+        );
       throw new UnknownSessionError(`No session ${id} under ${this.dir}.`, this.ids());
     }
     let json: unknown;
@@ -307,13 +312,16 @@ export class SessionStore {
 
   /** Every session id, oldest first (ids sort by time). */
   ids(): string[] {
+    let names: string[];
     try {
-      return readdirSync(this.dir)
-        .filter((n) => /^[A-Za-z0-9_-]+$/.test(n))
-        .sort();
-    } catch {
-      return [];
+      names = readdirSync(this.dir);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw new SessionFileError(
+        `Cannot read the sessions directory ${this.dir} (${errorCause(error)}): fix its permissions (chmod u+rwx ${this.dir}), then try again; nothing was changed.`,
+      );
     }
+    return names.filter((n) => /^[A-Za-z0-9_-]+$/.test(n)).sort();
   }
 
   /** The headers of a workspace's sessions, most recently active first; damaged ones are reported through `onBad`. */
@@ -365,6 +373,7 @@ export class SessionStore {
     try {
       return statSync(this.logPath(id)).mtimeMs;
     } catch {
+      // Only orders the list: a session without a readable log sorts last, and reading it says what is wrong.
       return 0;
     }
   }

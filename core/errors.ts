@@ -39,3 +39,20 @@ export class UsageFailure extends PencilError {
 export class UnknownChangesetError extends UsageFailure {
   override name = "UnknownChangesetError";
 }
+
+/** A file or directory of Pencil's own state that is there but cannot be read (permissions, I/O): said, never taken as none. */
+export class UnreadableStateError extends PencilError {
+  override name = "UnreadableStateError";
+}
+
+/** True when a file system error says the path is not there (only that is "none"; any other failure is said). */
+export function isMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ENOENT";
+}
+
+/** An error's code (EACCES, EIO…) or, when it has none, its message: what the person is told it failed with. */
+export function errorCause(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
+}
