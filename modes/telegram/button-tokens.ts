@@ -33,7 +33,8 @@ export type ButtonAction =
   | "hunk-keep"
   | "hunk-drop"
   | "apply-kept"
-  | "command-output";
+  | "command-output"
+  | "dump-forwarded";
 
 /**
  * What a token stands for, held on the server only: the action, the thing it acts

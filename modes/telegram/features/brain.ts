@@ -1,14 +1,31 @@
+import { randomBytes } from "node:crypto";
 import { Composer } from "grammy";
 import type { Message } from "grammy/types";
+import { resolveTranscriber } from "../../../ai/transcriber.ts";
 import { citation } from "../../brain/answer.ts";
 import { DumpRefused, type AskResult, type Brain, type Capture, type DumpResult } from "../../brain/brain.ts";
 import type { Note } from "../../brain/note.ts";
-import type { BotDeps, FeatureFactory, PencilContext } from "../context.ts";
+import { answerWith } from "../buttons.ts";
+import { pressed, type BotDeps, type FeatureFactory, type PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
 import { errorText } from "../scrub.ts";
 import { downloadTelegramFile, TelegramFileError } from "../telegram-files.ts";
 
+import { MAX_VOICE_BYTES, refusal } from "./voice.ts";
+
 const NOTES_SHOWN = 10;
+/** Forwarded voice, audio and video notes held for their "Dump it as a note" button; the oldest go first. */
+const MAX_HELD_MEDIA = 50;
+
+/** A forwarded voice, audio or video note waiting for the owner to dump it as a note (nothing fetched yet). */
+interface ForwardedMedia {
+  fileId: string;
+  what: string;
+  /** The note's source: who it was forwarded from, and what it was. */
+  source: string;
+  duration?: number;
+  size?: number;
+}
 /** Characters of a note's content shown by /note_<id>, under Telegram's 4,096 with room for the header. */
 const NOTE_ROOM = 3300;
 
@@ -127,6 +144,62 @@ export const forwardedNoteFeature: FeatureFactory = (deps) => {
       await send(storedHtml(await brain.dump({ kind: "text", source: forwardedFrom(ctx.msg), content: text })));
     });
   });
+
+  // Forwarded voice, audio and video notes: someone else's words, never a goal. Nothing is downloaded or
+  // transcribed (at the owner's cost) unless the owner asks for it as a note with the button.
+  const held = new Map<string, ForwardedMedia>();
+  composer.on(["message:voice", "message:audio", "message:video_note"], async (ctx, next) => {
+    if (ctx.msg.forward_origin === undefined) return next();
+    const media = ctx.msg.voice ?? ctx.msg.audio ?? ctx.msg.video_note!;
+    const what = ctx.msg.voice ? "voice note" : ctx.msg.audio ? "audio file" : "video note";
+    const id = randomBytes(6).toString("hex");
+    held.set(id, {
+      fileId: media.file_id,
+      what,
+      source: `${forwardedFrom(ctx.msg)} (${what}, transcribed)`,
+      ...(media.duration !== undefined ? { duration: media.duration } : {}),
+      ...(media.file_size !== undefined ? { size: media.file_size } : {}),
+    });
+    while (held.size > MAX_HELD_MEDIA) held.delete(held.keys().next().value!);
+    const [dump] = deps.tokens.issue([
+      { action: "dump-forwarded", subject: id, item: what, digest: media.file_unique_id, owner: deps.config.ownerId },
+    ]);
+    await deps.outbox.send(
+      deps.config.ownerId,
+      `↪️ That ${what} was forwarded: it is someone else's words, so it is never a goal, and nothing was downloaded or transcribed. Keep it in your notes instead?`,
+      { inline_keyboard: [[{ text: "📥 Dump it as a note", callback_data: dump! }]] },
+    );
+  });
+  composer.filter(
+    pressed("dump-forwarded"),
+    answerWith(async (ctx) => {
+      const button = ctx.button!;
+      const media = held.get(button.subject);
+      deps.tokens.revoke(button.token);
+      held.delete(button.subject);
+      if (!media) return "That forwarded note is no longer held; forward it again.";
+      const transcriber = resolveTranscriber(deps.runtime.env);
+      if (!transcriber) {
+        await send(
+          "🎙 Transcribing needs <code>GROQ_API_KEY</code> (Groq Whisper) or <code>LOCAL_TRANSCRIBE_BASE_URL</code> in .env; nothing was stored.",
+        );
+        return "No transcription provider";
+      }
+      const tooBig = refusal(media.duration, media.size);
+      if (tooBig) {
+        await send(tooBig);
+        return "Too long";
+      }
+      await send(`📥 Transcribing the forwarded ${media.what} into a note…`);
+      background(`the forwarded ${media.what}`, async (brain) => {
+        const bytes = await downloadTelegramFile(ctx.api, deps.config, media.fileId, MAX_VOICE_BYTES);
+        const heard = await transcriber.transcribe(bytes);
+        if (!heard.text) return void (await send(`🎙 I heard nothing in that ${media.what}; nothing was stored.`));
+        await send(storedHtml(await brain.dump({ kind: "text", source: media.source, content: heard.text })));
+      });
+      return "Storing it as a note";
+    }),
+  );
 
   return { name: "forwarded notes", commands: [], composer };
 };

@@ -34,7 +34,9 @@ export const voiceFeature: FeatureFactory = (deps) => {
   );
   const report = (error: unknown) => deps.log(`voice note: ${error instanceof Error ? error.message : String(error)}`);
 
-  composer.on(["message:voice", "message:audio"], async (ctx) => {
+  composer.on(["message:voice", "message:audio"], async (ctx, next) => {
+    // Someone else's words are never a goal: a forwarded note is offered as a brain note instead (brain.ts).
+    if (ctx.message.forward_origin !== undefined) return next();
     const audio = ctx.message.voice ?? ctx.message.audio!;
     if (!transcriber) {
       await deps.outbox.send(
