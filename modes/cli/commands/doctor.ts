@@ -254,8 +254,8 @@ export function checkCommandEnv(env: Env, settings: EnvSettings, network: boolea
     `commands get your environment: ${passed.length ? passed.join(", ") : "(nothing of it)"}`,
     ...[...bySetter].map(([by, names]) => `set by ${by}: ${names.sort().join(", ")}`),
     network
-      ? "with the network on, also the proxy and CA variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, …) pointing at Pencil's proxy"
-      : "no proxy variables (the network is off)",
+      ? "also the proxy and CA variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, …) pointing at Pencil's proxy, which asks for each host"
+      : "also the proxy variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, …), pointing at a proxy that refuses every request at once, since the network is off (sandbox.network opens it)",
     ...[...byReason].map(
       ([why, names]) => `not passed, ${DROP_REASONS[why as keyof typeof DROP_REASONS]}: ${names.sort().join(", ")}`,
     ),
