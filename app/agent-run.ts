@@ -1,3 +1,4 @@
+import { flagAfterInstructions, ReadFindings } from "./read-findings.ts";
 import { modelMessageSchema, type LanguageModel, type ModelMessage, type UserContent } from "ai";
 import { z } from "zod";
 import { readFileSync, statSync } from "node:fs";
@@ -121,6 +122,8 @@ export class AgentRun {
   /** The saved session this run lives in (null only when saving is impossible, e.g. a damaged session was reopened read-only). */
   session: SavedSession | null = null;
   private readonly sink: { emit: EventSink } = { emit: () => {} };
+  /** Instructions addressed to an AI, or hidden text, in what this run read. */
+  private readonly findings = new ReadFindings();
   private chosen: ModelChoice | undefined;
   /** True when the current changeset is still pending with nothing decided: the next snapshot keeps its id. */
   private continuesPending = false;
@@ -426,6 +429,7 @@ export class AgentRun {
       readDisk: readDiskOrNull,
     });
     changeset.mode = this.mode;
+    flagAfterInstructions(changeset, staged, this.findings.sources);
     if (this.commands.length > 0) changeset.commands = [...this.commands];
     if (this.mcpCalls.length > 0) changeset.mcpCalls = [...this.mcpCalls];
     if (revises && revises !== keep) changeset.revises = revises;
@@ -442,6 +446,9 @@ export class AgentRun {
     const hooks: RunHooks = {
       ...given,
       emit: (event) => {
+        // What the agent reads is looked at for orders addressed to it; it only tells, in the review.
+        if (event.type === "tool-call") this.findings.call(event.callId, event.input);
+        if (event.type === "tool-result") this.findings.result(event.callId, event.tool, event.ok, event.output);
         if (event.type === "policy" && event.tool.startsWith("mcp__"))
           this.mcpCalls.push({
             tool: event.tool,

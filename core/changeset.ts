@@ -35,7 +35,8 @@ export type ChangeFlag =
   | "binary"
   | "became-binary"
   | "large-deletion"
-  | "outside-workspace";
+  | "outside-workspace"
+  | "after-instructions";
 
 /** One file's pending change: base, result, provenance and the model that wrote it. */
 export interface FileChange {
@@ -102,6 +103,16 @@ export interface Changeset {
   demo?: boolean;
   /** The session's first goal, when this changeset is a later turn's (its `goal` is that turn's own words). */
   sessionGoal?: string;
+  /** Text addressed to an AI, or hidden text, in what the agent read before staging (flag `after-instructions`). */
+  instructions?: {
+    source: string;
+    tool: string;
+    kind: "hidden" | "addressed";
+    line: number;
+    quote: string;
+    within?: string;
+    at: number;
+  }[];
 }
 
 /** Inputs for building a changeset from what a run staged. */

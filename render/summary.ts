@@ -137,8 +137,27 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
         visible(call.subject.slice(0, 200)) +
         c.dim(` (${call.decision}, by ${call.by})`),
     );
+  lines.push(...instructionLines(cs, c));
   const text = lines.join("\n");
   return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
+}
+
+/**
+ * The `after-instructions` findings: what the agent read before staging that was written
+ * to an AI, or hidden, with where it was read and the text quoted. It tells; it decides nothing.
+ */
+export function instructionLines(cs: Changeset, c: ReturnType<typeof pc.createColors>): string[] {
+  const found = cs.instructions ?? [];
+  if (found.length === 0) return [];
+  return [
+    c.yellow(
+      c.bold("after-instructions: the agent read text addressed to an AI, or hidden text, before these changes:"),
+    ),
+    ...found.map(
+      (f) =>
+        `  ${c.yellow("!")} ${visible(f.source)}${f.kind === "hidden" ? c.dim(" (hidden text)") : ""}${f.within ? c.dim(` (in ${f.within})`) : ""}: “${visible(f.quote)}”`,
+    ),
+  ];
 }
 
 /**

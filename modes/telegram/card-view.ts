@@ -84,6 +84,11 @@ function header(card: ReviewCard, cs: Changeset | null): string {
     `${card.files.length} ${card.files.length === 1 ? "file" : "files"}${batch}, +${added} −${removed}${cs.models.length ? ` · ${escapeHtml(cs.models.join(", "))}` : ""}`,
   );
   if (cs.revises) lines.push(`revises <code>${escapeHtml(cs.revises)}</code>`);
+  // after-instructions: what the agent read that was written to an AI, or hidden, quoted with its source.
+  for (const f of (cs.instructions ?? []).slice(0, 3))
+    lines.push(
+      `⚠️ <b>after-instructions</b>: read ${escapeHtml(f.source.slice(0, 200))}${f.kind === "hidden" ? " (hidden text)" : ""}: “${escapeHtml(f.quote.slice(0, 160))}”`,
+    );
   return lines.join("\n") + "\n";
 }
 

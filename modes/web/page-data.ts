@@ -59,6 +59,12 @@ export function pageSummary(cs: Changeset) {
     goal: cs.goal,
     workspace: cs.workspace,
     models: cs.models,
+    instructions: (cs.instructions ?? []).map((f) => ({
+      source: f.source,
+      kind: f.kind,
+      within: f.within ?? null,
+      quote: f.quote,
+    })),
     totals: summary.totals,
     files: summary.files.map((f, i) => ({ ...f, index: i, digest: cs.files[i]!.digest })),
   };

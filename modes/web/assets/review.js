@@ -67,6 +67,19 @@ function renderAll() {
         state.view === "unified" ? "Side by side" : "Unified",
       ),
     );
+  const warnings = summary.instructions || [];
+  document
+    .getElementById("intent")
+    .replaceChildren(
+      ...warnings.map((w) =>
+        el(
+          "span",
+          { class: "warning" },
+          el("b", {}, "⚠ after-instructions"),
+          ` read ${w.source}${w.kind === "hidden" ? " (hidden text)" : ""}${w.within ? ` (in ${w.within})` : ""}: “${w.quote}”`,
+        ),
+      ),
+    );
   renderNav();
   const main = document.getElementById("diffs");
   main.replaceChildren(...summary.files.map((f) => fileSection(f)));
