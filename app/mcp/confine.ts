@@ -41,7 +41,7 @@ export interface ArgPath {
 
 /** What a stdio server would be shown and run, found before it starts (and before a proposal is asked about). */
 export interface ServerView {
-  /** The program's files (the command's, and each absolute file argument's; real paths): a proposal's approval is bound to their content. */
+  /** The program's files (the command's, and each absolute file argument's, as named): a proposal's approval is bound to their content. */
   programs: string[];
   /** The existing absolute paths among its arguments, by where they lead. */
   paths: ArgPath[];
@@ -88,7 +88,8 @@ export function inspectServer(command: string, args: readonly string[], input: V
   const denies = commandDenies(policy, secretPaths(realHome, input.pencilHome)).hidden;
   const notices: string[] = [];
   const npx = npxFromCache(command, args, npmCacheDir(env, realHome));
-  const files = npx ? [realOrNull(npx.bin) ?? npx.bin] : programFiles(command, args, path);
+  const files = npx ? [npx.bin] : programFiles(command, args, path);
+  const realFiles = files.map((f) => realOrNull(f) ?? f);
   const keep = new Set<string>();
   for (const file of files) for (const dir of programDirs(file, home)) if (showable(dir, home)) keep.add(dir);
   const paths: ArgPath[] = [];
@@ -98,7 +99,7 @@ export function inspectServer(command: string, args: readonly string[], input: V
     const where: ArgPath["where"] =
       !showable(real, home) || denies(real) ? "private" : isInside(input.workspaceRoot, real) ? "workspace" : "outside";
     paths.push({ written, real, where });
-    if (where === "private" || files.includes(real)) continue;
+    if (where === "private" || realFiles.includes(real)) continue;
     keep.add(real);
   }
   const guard = new LinkGuard({ root: input.workspaceRoot, home: realHome, pencilHome: input.pencilHome });

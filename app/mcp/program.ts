@@ -197,12 +197,15 @@ function findDependency(dir: string, name: string): { lexical: string; real: str
   }
 }
 
-/** The files whose content a proposal's approval is bound to: the program the command names, and every absolute argument that is a file. */
+/**
+ * The files a command runs, as named (links not resolved, so a virtual environment's `bin/python` stays one): the
+ * program the command names, and every absolute argument that is a file. A proposal's approval is bound to their content.
+ */
 export function programFiles(command: string, args: readonly string[], path: string): string[] {
   const files = new Set<string>();
   const program = resolveCommand(command, path);
-  if (program) files.add(realOr(program));
-  for (const a of args) if (isAbsolute(a) && isFile(a)) files.add(realOr(a));
+  if (program) files.add(program);
+  for (const a of args) if (isAbsolute(a) && isFile(a)) files.add(a);
   return [...files];
 }
 
@@ -234,14 +237,6 @@ function readJson(path: string): Record<string, unknown> | null {
     return data && typeof data === "object" ? data : null;
   } catch {
     return null;
-  }
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
   }
 }
 

@@ -213,7 +213,7 @@ describe("MCP servers: started, listed, called", () => {
     expect(crashy).toContain("fatal: the crashy server gives up");
     expect(crashy).not.toContain("closed client");
     expect(session.notices.find((n) => n.includes('"slow"'))).toMatch(/timed out after 1500 ?ms|within 1500 ms/);
-  }, 20_000);
+  }, 60_000);
 
   test.if(sandboxAvailable())(
     "a stdio server has no network unless the owner's settings open it, and then only Pencil's proxy, judged by Net rules (where the namespace sandbox works)",
