@@ -713,6 +713,7 @@ function readDiskOrNull(real: string): Uint8Array | null {
   try {
     return readFileSync(real);
   } catch {
+    // Missing or unreadable: the changeset then has no "before" for it, and apply's own check reports the conflict.
     return null;
   }
 }
@@ -721,6 +722,7 @@ function statOrNull(real: string) {
   try {
     return statSync(real);
   } catch {
+    // Gone or unreadable since it was applied: it is not counted as read, so the agent reads it again before editing.
     return null;
   }
 }

@@ -89,6 +89,7 @@ function rebaseOnDisk(runtime: Runtime, changeset: Changeset, paths: string[]): 
     try {
       return disk.readBytes(real);
     } catch {
+      // Unreadable now: rebased as absent, so the next review shows the file as it stands (and apply checks again).
       return null;
     }
   };

@@ -1,3 +1,4 @@
+import { UnknownChangesetError } from "../core/errors.ts";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { Changeset } from "../core/changeset.ts";
@@ -29,7 +30,10 @@ export function sessionFor(runtime: Runtime, id?: string): SavedSession {
   let cs: Changeset | null = null;
   try {
     cs = runtime.store.load(id);
-  } catch {
+  } catch (error) {
+    // Not a changeset id (or prefix): it is looked up as a session's next. A record that is there but cannot be read
+    // is said, not passed over.
+    if (!(error instanceof UnknownChangesetError)) throw error;
     cs = null;
   }
   if (cs?.session && store.has(cs.session)) return SavedSession.open(store, cs.session);

@@ -67,6 +67,7 @@ export function openStagedInEditor(file: FileChange, env: Env): EditorOutcome {
     try {
       bytes = new Uint8Array(readFileSync(copy));
     } catch {
+      // The editor removed or locked its copy: nothing is taken from it, and the refusal below says why.
       return {
         kind: "refused",
         reason: "The edited copy was removed or renamed by the editor; the staged content is unchanged.",

@@ -147,6 +147,7 @@ function directories(root: string): string[] {
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
+      // An unreadable directory holds no instructions the model could be shown.
       continue;
     }
     const subdirs = entries
@@ -167,6 +168,7 @@ function safeReaddir(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {
+    // An unreadable directory holds no instructions the model could be shown.
     return [];
   }
 }
@@ -181,6 +183,7 @@ function readCapped(
   try {
     fd = openSync(path, "r");
   } catch {
+    // Gone or unreadable: no instructions from it (they are optional).
     return null;
   }
   try {

@@ -255,6 +255,7 @@ function readBase(entry: StagedEntry): Uint8Array | null {
     const bytes = readFileSync(entry.real);
     return sha256(bytes) === entry.base.hash ? bytes : null;
   } catch {
+    // Unreadable now: no "before" for it; apply checks the base again and reports a conflict.
     return null;
   }
 }

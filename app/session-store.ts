@@ -272,6 +272,7 @@ export class SessionStore {
       try {
         json = JSON.parse(line);
       } catch {
+        // Not JSON: a torn last line is the end of an interrupted write; anywhere else it is damage, said below.
         if (last && !complete) {
           tornTail = true;
           break;

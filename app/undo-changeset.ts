@@ -23,6 +23,7 @@ function commitsOf(runtime: Runtime, changesetId: string): string[] {
   try {
     return (runtime.store.load(changesetId).commits ?? []).map((c) => c.sha);
   } catch {
+    // Only feeds undo's note about commits: an unreadable record was already named by the load that undo itself made.
     return [];
   }
 }

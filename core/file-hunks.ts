@@ -15,6 +15,7 @@ function exactText(bytes: Uint8Array): string | null {
     const text = exact.decode(bytes);
     return Buffer.compare(Buffer.from(encoder.encode(text)), Buffer.from(bytes)) === 0 ? text : null;
   } catch {
+    // Not valid UTF-8: not text that hunks can be cut from, so the file is decided whole.
     return null;
   }
 }

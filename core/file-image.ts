@@ -138,6 +138,7 @@ export function tempLeftovers(reals: readonly string[]): string[] {
     try {
       entries = readdirSync(dir);
     } catch {
+      // An unreadable directory: its files cannot be listed, so none of them is reported as found.
       continue;
     }
     for (const entry of entries) {

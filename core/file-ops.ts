@@ -115,6 +115,7 @@ export function writeFileAtomic(target: string, bytes: Uint8Array, mode?: number
     try {
       finalMode = lstatSync(target).mode & 0o7777;
     } catch {
+      // No file there yet: a new file gets the usual mode.
       finalMode = 0o644;
     }
   }

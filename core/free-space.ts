@@ -45,6 +45,7 @@ export function spaceProblem(
         g = groups.get(dev) ?? null;
         if (!g) groups.set(dev, (g = { dir, bytes: 0, largest: 0, inodes: 0 }));
       } catch {
+        // Gone or unreadable: its bytes cannot be counted against any disk.
         g = null;
       }
     }
@@ -74,6 +75,7 @@ export function spaceProblem(
     try {
       fs = statfsSync(g.dir);
     } catch {
+      // A file system that cannot be asked: no figure for it rather than a wrong one.
       continue;
     }
     const block = blockSize(fs);
@@ -96,6 +98,7 @@ export function bytesFree(dir: string): number | null {
   try {
     return freeOf(statfsSync(dir));
   } catch {
+    // A file system that cannot be asked: null, which callers read as unknown, never as room.
     return null;
   }
 }

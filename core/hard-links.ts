@@ -118,6 +118,7 @@ export class LinkGuard {
       try {
         real = realPathLoose(place.path).real;
       } catch {
+        // A place that does not resolve holds nothing to index.
         continue;
       }
       collect(real, budget, (p, st) => {
@@ -195,6 +196,7 @@ function walkDir(
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
+    // An unreadable directory: nothing in it can be indexed (nor read by a tool, which is refused there).
     return;
   }
   for (const e of entries) {
@@ -212,6 +214,7 @@ function statOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
   } catch {
+    // Gone or unreadable: no inode to compare.
     return null;
   }
 }

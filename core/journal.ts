@@ -320,6 +320,7 @@ export function fsyncDir(dir: string): void {
   try {
     fd = openSync(dir, "r");
   } catch {
+    // A directory that cannot be opened cannot be synced; the rename it holds was made, and durability is best effort here.
     return;
   }
   try {

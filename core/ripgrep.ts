@@ -180,6 +180,7 @@ function splitLines(block: Uint8Array, handle: (line: string) => void): void {
   try {
     text = strictUtf8.decode(block);
   } catch {
+    // Not valid UTF-8: the block is split with escapes instead below.
     text = null;
   }
   if (text !== null) {

@@ -31,6 +31,7 @@ export function decodeLine(bytes: Uint8Array): string {
   try {
     return strictUtf8.decode(bytes);
   } catch {
+    // Not valid UTF-8: shown with its invalid bytes escaped.
     return decodeEscaped(bytes);
   }
 }

@@ -25,6 +25,7 @@ export function isBinary(bytes: Uint8Array): boolean {
     utf8.decode(bytes);
     return false;
   } catch {
+    // Not valid UTF-8: binary, by this definition.
     return true;
   }
 }

@@ -219,6 +219,7 @@ export class WalkRules {
       if (this.fs.stat(file)?.kind !== "file") return null;
       return new TextDecoder().decode(this.fs.readBytes(file));
     } catch {
+      // A .gitignore that cannot be read ignores nothing, as for git.
       return null;
     }
   }
@@ -268,6 +269,7 @@ export function listDir(rules: WalkRules, dir: string): DirEntry[] {
   try {
     entries = rules.fs.readDir(dir);
   } catch {
+    // An unreadable directory: nothing in it is walked (nor readable by the tools).
     entries = [];
   }
   const staged = rules.staged;

@@ -241,6 +241,7 @@ function procStat(pid: number): string[] | null {
     // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
+    // No such process (or not readable): null, the caller's 'not that process'.
     return null;
   }
 }

@@ -50,6 +50,7 @@ export function openWorkspace(dir: string, home: string = homedir()): Workspace 
   try {
     realHome = realpathSync(home);
   } catch {
+    // A home that does not resolve is compared as written.
     realHome = resolve(home);
   }
   return { root, home: realHome };

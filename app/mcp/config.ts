@@ -1,3 +1,4 @@
+import { errorCause, isMissing } from "../../core/errors.ts";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -65,8 +66,10 @@ export function readProposals(workspaceRoot: string): { servers: McpServerConfig
   let text: string;
   try {
     text = readFileSync(file, "utf8");
-  } catch {
-    return { servers: [] };
+  } catch (error) {
+    // No file: no proposals. One that is there but unreadable is said, like a malformed one.
+    if (isMissing(error)) return { servers: [] };
+    return { servers: [], warning: `Ignored ${file}: it cannot be read (${errorCause(error)}).` };
   }
   try {
     const data = JSON.parse(text) as { mcpServers?: unknown };
@@ -132,6 +135,7 @@ export class McpApprovals {
       const data = JSON.parse(readFileSync(this.file, "utf8"));
       return data && typeof data === "object" ? data : {};
     } catch {
+      // Unreadable or damaged: no server counts as approved, so each is asked about again (when in doubt, no).
       return {};
     }
   }

@@ -262,6 +262,7 @@ function realOrNull(p: string): string | null {
   try {
     return realpathSync(p);
   } catch {
+    // A path that does not resolve reaches nothing: the caller treats it as not there.
     return null;
   }
 }

@@ -314,6 +314,7 @@ function realOr(p: string): string {
   try {
     return realpathSync(p);
   } catch {
+    // A path that does not resolve is judged as written (the policy refuses what it cannot place).
     return p;
   }
 }

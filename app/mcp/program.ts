@@ -105,6 +105,7 @@ function satisfies(version: string, range: string): boolean {
   try {
     return Bun.semver.satisfies(version, range);
   } catch {
+    // A range Bun cannot parse is not met: the program is then not taken for that package.
     return false;
   }
 }
@@ -135,6 +136,7 @@ export function programDirs(file: string, home: string | null): string[] {
   try {
     real = realpathSync(file);
   } catch {
+    // A program file that does not resolve has no package tree to show: only what was found so far.
     return [...out];
   }
   const start = isDirectory(real) ? real : dirname(real);
@@ -183,6 +185,7 @@ function findDependency(dir: string, name: string): { lexical: string; real: str
       try {
         st = lstatSync(lexical);
       } catch {
+        // No such directory at this level: Node would look one level up, and so does this search.
         st = null;
       }
       if (st) {
@@ -217,6 +220,7 @@ export function fileSha256(path: string): string | null {
   try {
     st = statSync(path);
   } catch {
+    // No such file: there is no content to bind an approval to, and the caller says so.
     return null;
   }
   const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -227,6 +231,7 @@ export function fileSha256(path: string): string | null {
     hashes.set(path, { key, sha256 });
     return sha256;
   } catch {
+    // Unreadable: no hash, so the approval cannot bind to it and the caller says so.
     return null;
   }
 }
@@ -236,6 +241,7 @@ function readJson(path: string): Record<string, unknown> | null {
     const data = JSON.parse(readFileSync(path, "utf8"));
     return data && typeof data === "object" ? data : null;
   } catch {
+    // Missing or not JSON: no package metadata, as Node would find none either.
     return null;
   }
 }
@@ -244,6 +250,7 @@ function isFile(p: string): boolean {
   try {
     return statSync(p).isFile();
   } catch {
+    // Missing or unreadable: not a file a server could run.
     return false;
   }
 }
@@ -252,6 +259,7 @@ function isDirectory(p: string): boolean {
   try {
     return statSync(p).isDirectory();
   } catch {
+    // Missing or unreadable: not a directory to show.
     return false;
   }
 }
@@ -262,6 +270,7 @@ function isExecutableFile(p: string): boolean {
     accessSync(p, constants.X_OK);
     return true;
   } catch {
+    // Not executable by this user: not a program a server could run.
     return false;
   }
 }

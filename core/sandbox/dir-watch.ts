@@ -71,6 +71,7 @@ function watchBudget(): number {
   try {
     return Math.floor(Number.parseInt(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8"), 10) / 8) || 0;
   } catch {
+    // No inotify limit to read: no watches, so every scan reads the directories again (slower, never stale).
     return 0;
   }
 }
@@ -127,6 +128,7 @@ class InotifyWatcher implements DirWatcher {
       try {
         local = LOCAL_FS_TYPES.has(Number(statfsSync(dir).type));
       } catch {
+        // A file system that cannot be asked is not trusted to report changes: it is read again each time.
         local = false;
       }
       this.localDev.set(dev, local);
@@ -156,6 +158,7 @@ function readMounts(): string | null {
   try {
     return readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
+    // No mount table: the watch cannot tell remote mounts, so it trusts none (distrust below).
     return null;
   }
 }
@@ -181,6 +184,7 @@ export function newInotifyWatcher(budget: number): DirWatcher | null {
     try {
       lib = dlopen(name, symbols);
     } catch {
+      // Not this libc: the next name is tried.
       continue;
     }
     // Without /proc/self/mountinfo a mount made inside a watched tree would go unseen: no watches then.

@@ -176,6 +176,7 @@ export function hostUnixSockets(table = "/proc/net/unix"): string[] {
   try {
     text = readFileSync(table, "utf8");
   } catch {
+    // No socket table to read: only the sockets named by the environment are masked.
     return [];
   }
   const out = new Set<string>();
@@ -229,6 +230,7 @@ export function planHiding(input: HidingInput): Hiding {
     try {
       st = lstatSync(p);
     } catch {
+      // Gone meanwhile: nothing to cover.
       continue;
     }
     if (st.isDirectory()) addCover(p, false, false, true);
@@ -517,6 +519,7 @@ function realOrNull(p: string): string | null {
   try {
     return realpathSync(p);
   } catch {
+    // Does not resolve: nothing there to keep or cover.
     return null;
   }
 }
@@ -533,6 +536,7 @@ function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
   } catch {
+    // Missing or unreadable: not a directory to keep.
     return false;
   }
 }
@@ -541,6 +545,7 @@ function isLink(p: string): boolean {
   try {
     return lstatSync(p).isSymbolicLink();
   } catch {
+    // Missing: not a link.
     return false;
   }
 }
@@ -549,6 +554,7 @@ function listDir(dir: string): string[] {
   try {
     return readdirSync(dir);
   } catch {
+    // Unreadable to Pencil: nothing in it is kept (covers hide it whole).
     return [];
   }
 }
@@ -557,6 +563,7 @@ function linkTarget(p: string): string | null {
   try {
     return lstatSync(p).isSymbolicLink() ? realpathSync(p) : null;
   } catch {
+    // Not a link, or one that leads nowhere: nothing to keep.
     return null;
   }
 }

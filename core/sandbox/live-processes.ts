@@ -75,6 +75,7 @@ function running(pid: number): boolean {
   try {
     return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
+    // No such process (or not ours to read): not running.
     return false;
   }
 }

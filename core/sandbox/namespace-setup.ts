@@ -264,6 +264,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
     try {
       accessSync(b, constants.W_OK);
     } catch {
+      // Not writable by this user: bound read-only.
       writable = false;
     }
     if (writable) fail(`${b} could not be made read-only`);
@@ -272,6 +273,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   try {
     process.chdir(R);
   } catch {
+    // fail() ends the setup with this reason: the command never starts.
     fail(`cannot enter the workspace path ${R}`);
   }
   // A program started in Pencil's own process group (a stdio server) signalling "its group" (kill 0) would reach

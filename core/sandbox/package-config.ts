@@ -68,6 +68,7 @@ function readSettings(path: string): string | null {
     if (!st.isFile() || st.size > MAX_SETTINGS_BYTES) return null;
     return readFileSync(path, "utf8");
   } catch {
+    // Missing or unreadable: no settings from it reach the command.
     return null;
   }
 }

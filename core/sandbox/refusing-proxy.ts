@@ -89,6 +89,7 @@ function plainTarget(req: IncomingMessage): { host: string; port: number; url?: 
     const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
     return { host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port, url: url.href };
   } catch {
+    // Not a URL: the request is refused all the same, named by what it gave.
     return { host: req.headers.host ?? req.url ?? "", port: 0 };
   }
 }

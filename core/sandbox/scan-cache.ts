@@ -298,6 +298,7 @@ function loadIndex(file: string, id: string): Map<string, ScannedDir> | null {
       });
     return dirs;
   } catch {
+    // An unreadable cache is none: the directories are searched again.
     return null;
   }
 }
@@ -347,6 +348,7 @@ function lstatId(p: string): Identity | null {
     const st = lstatSync(p, { bigint: true });
     return { dir: st.isDirectory(), dev: st.dev, ino: st.ino, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
   } catch {
+    // Gone: its cached entry no longer holds.
     return null;
   }
 }
@@ -369,6 +371,7 @@ function read(dir: string, hidden: (real: string) => boolean, id: Identity | nul
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
+    // Unreadable to Pencil: nothing below it is cached, and the caller's scan marks it.
     return node;
   }
   // The clock after the listing: a change after it in the stamps' own tick would not move them.

@@ -100,6 +100,7 @@ function realDir(p: string): string | null {
     const real = realpathSync(p);
     return statSync(real).isDirectory() ? real : null;
   } catch {
+    // Does not resolve: no version manager root there.
     return null;
   }
 }

@@ -208,12 +208,14 @@ export function sameAsView(s: Scratch, rel: string, change: ScratchChange, sig: 
   try {
     st = s.fs.stat(real);
   } catch {
+    // Unreadable in the staged view: not the same, so the change is reported.
     return false;
   }
   if (!st || st.kind !== "file" || st.mode !== sig.mode || st.size !== sig.size || !change.bytes) return false;
   try {
     return Buffer.compare(Buffer.from(s.fs.readBytes(real)), Buffer.from(change.bytes)) === 0;
   } catch {
+    // Unreadable in the staged view: not the same, so the change is reported.
     return false;
   }
 }

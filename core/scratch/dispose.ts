@@ -17,6 +17,7 @@ export function disposeScratch(s: Pick<Scratch, "root">): boolean {
     try {
       rmSync(s.root, { recursive: true, force: true });
     } catch {
+      // Not removed: false tells the caller, which tries again or reports the scratch left.
       return false;
     }
   }

@@ -47,6 +47,7 @@ export class HiddenScan {
       try {
         st = lstatSync(real);
       } catch {
+        // Gone meanwhile: nothing to hide.
         return;
       }
       if (!st.isDirectory()) return;
@@ -81,6 +82,7 @@ function read(
   try {
     entries = readdirSync(real, { withFileTypes: true });
   } catch {
+    // Unreadable to Pencil: nothing below it is listed, and it is not shown to the command either.
     return dir;
   }
   for (const e of entries) {

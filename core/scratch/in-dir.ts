@@ -15,6 +15,7 @@ export function inDir(path: string, fn: (at: string, fd: number) => void): boole
   try {
     fd = openSync(path, DIR_FLAGS);
   } catch {
+    // Not enterable (gone, chmod 000, not a directory): false, which every caller reports.
     return false;
   }
   try {

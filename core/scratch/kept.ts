@@ -233,6 +233,7 @@ export class KeptScratch {
     try {
       renameSync(s.root, aside);
     } catch {
+      // Could not be moved aside: it is removed here and now instead.
       disposeScratch(s);
       return;
     }
@@ -358,6 +359,7 @@ export class KeptScratch {
         if (readdirSync(join(this.upper, d)).length > 0) return;
         rmdirSync(join(this.upper, d));
       } catch {
+        // Not empty or gone: nothing to prune.
         return;
       }
       this.baseline.delete(d);
@@ -374,6 +376,7 @@ function lstatOrNull(path: string) {
   try {
     return lstatSync(path);
   } catch {
+    // Gone: null, the caller's 'not there'.
     return null;
   }
 }
@@ -383,6 +386,7 @@ function same(path: string, bytes: Uint8Array): boolean {
   try {
     return Buffer.compare(readFileSync(path), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) === 0;
   } catch {
+    // Unreadable: not the same, so the file is laid again.
     return false;
   }
 }

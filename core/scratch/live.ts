@@ -14,6 +14,7 @@ function pidNamespace(): string {
   try {
     return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "0";
   } catch {
+    // No pid namespace to read: one shared name for this process's scratches.
     return "0";
   }
 }
@@ -68,6 +69,7 @@ export function sweepStaleScratches(parent: string): number {
   try {
     names = readdirSync(parent);
   } catch {
+    // No parent directory to sweep: no stale scratches in it.
     return 0;
   }
   const uid = process.getuid?.();

@@ -276,6 +276,7 @@ class Setup {
     try {
       st = lstatSync(real);
     } catch {
+      // No .git (gone meanwhile): the copy has none either.
       return;
     }
     if (!st.isDirectory()) {

@@ -181,6 +181,7 @@ function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
   } catch {
+    // Gone: null, the diff's 'not there'.
     return null;
   }
 }
@@ -189,6 +190,7 @@ function readlinkOrNull(path: string): string | null {
   try {
     return readlinkSync(path);
   } catch {
+    // Not a link (or gone): compared as such.
     return null;
   }
 }

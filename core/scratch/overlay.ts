@@ -117,6 +117,7 @@ function probe(lower: string, parent: string): boolean {
   try {
     t = mkdtempSync(join(parent, "pencil-overlay-probe-"));
   } catch {
+    // No room for the probe: the copy is used instead of the overlay.
     return false;
   }
   try {
@@ -131,6 +132,7 @@ function probe(lower: string, parent: string): boolean {
     if (r.status !== 0) return false;
     return isWhiteout(join(t, "u", "f")) && opaqueAt(join(t, "u", "d")) === true;
   } catch {
+    // A probe that fails means the overlay is not used: the copy works everywhere.
     return false;
   } finally {
     rmSync(t, { recursive: true, force: true });
@@ -143,6 +145,7 @@ export function isWhiteout(path: string): boolean {
     const st = lstatSync(path);
     return st.isCharacterDevice() && st.rdev === 0;
   } catch {
+    // Gone: not a whiteout.
     return false;
   }
 }
@@ -159,6 +162,7 @@ function loadXattr(): FGetXattr | null {
     });
     return lib.symbols.fgetxattr as unknown as FGetXattr;
   } catch {
+    // No libc to load: opaque marks cannot be read, so the overlay is not used (overlayWorks asks this).
     return null;
   }
 }
@@ -184,6 +188,7 @@ export function opaqueAt(path: string): boolean | undefined {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch {
+    // Not a directory one can open: unknown, which the caller treats as cannot tell.
     return undefined;
   }
   try {

@@ -34,6 +34,7 @@ export function recordTree(dir: string, into: Map<string, EntrySig>, unreadable:
       try {
         entries = readdirSync(at, { withFileTypes: true });
       } catch {
+        // Unreadable: recorded as such, so the diff stops on it instead of taking it for empty.
         unreadable.push(rel);
         return;
       }
@@ -45,6 +46,7 @@ export function recordTree(dir: string, into: Map<string, EntrySig>, unreadable:
         try {
           st = lstatSync(child);
         } catch {
+          // Gone meanwhile: not part of the baseline.
           continue;
         }
         if (st.isDirectory()) {
@@ -75,6 +77,7 @@ export function fingerprint(dir: string, into: Map<string, string>): void {
     try {
       st = lstatSync(current);
     } catch {
+      // Gone meanwhile: nothing to print.
       continue;
     }
     into.set(current, `${st.mode}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`);

@@ -18,6 +18,7 @@ export function countOver(dir: string, limit: number): boolean {
         dir: e.isDirectory(),
       }));
     } catch {
+      // Unreadable to Pencil: nothing below it is shared or listed.
       continue;
     }
     for (const e of entries) {
@@ -46,6 +47,7 @@ export function scanShared(dir: string, wsRoot: string, visible: (real: string) 
     try {
       entries = readdirSync(current, { withFileTypes: true });
     } catch {
+      // Unreadable to Pencil: nothing below it is shared or listed.
       continue;
     }
     for (const e of entries) {

@@ -19,6 +19,7 @@ function opsOf(text: string): PatchOp[] | null {
   try {
     return parseApplyPatch(text);
   } catch {
+    // Not a patch in this format: null, and the caller tries the unified diff.
     return null;
   }
 }

@@ -680,6 +680,7 @@ function parentLinked(real: string): boolean {
   try {
     return realPathLoose(dirname(real)).real !== dirname(real);
   } catch {
+    // Cannot resolve its directory: counted as linked, so the change is not staged through it (when in doubt, no).
     return true;
   }
 }

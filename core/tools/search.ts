@@ -147,6 +147,7 @@ async function retry(source: string, base: TreeSearch, oneFile: boolean): Promis
   try {
     pattern = compilePattern(source);
   } catch {
+    // Not a pattern: null, and the caller searches the text literally and says so.
     return null;
   }
   return oneFile ? searchOneFile(base.ctx, pattern, base.root, base.max) : searchTree({ ...base, pattern });
@@ -240,6 +241,7 @@ function searchStoredFile(ctx: ToolContext, pattern: SearchPattern, real: string
   try {
     bytes = ctx.fs.readBytes(real);
   } catch {
+    // Gone or unreadable since it was listed: no match in it.
     return;
   }
   const text = decodeForSearch(bytes);

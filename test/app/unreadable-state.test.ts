@@ -7,6 +7,8 @@ import { nobodyApprover } from "../../agent/approver.ts";
 import { ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
+import { sessionFor } from "../../app/checkpoints.ts";
+import { readProposals } from "../../app/mcp/config.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import { SessionStore } from "../../app/session-store.ts";
 import { ApplyError } from "../../core/apply.ts";
@@ -215,4 +217,34 @@ describe("an unreadable state directory (chmod 000) is an error said to the pers
     },
     30_000,
   );
+});
+
+describe("what else reads state says what it could not read", () => {
+  test("a workspace's .pencil/mcp.json that cannot be read is a warning naming it, not 'no proposals'", () => {
+    const ws = tempDir();
+    mkdirSync(join(ws, ".pencil/mcp.json"), { recursive: true });
+    const read = readProposals(ws);
+    expect(read.servers).toEqual([]);
+    expect(read.warning).toContain("cannot be read (EISDIR)");
+    expect(readProposals(tempDir())).toEqual({ servers: [] });
+  });
+
+  test("steps with the id of a changeset whose record is damaged names the record instead of 'no session'", async () => {
+    const { runtime } = setup();
+    const run = await AgentRun.start(
+      runtime,
+      "agent",
+      "make b",
+      { approver: nobodyApprover, emit: () => {} },
+      {
+        models: models([
+          { toolCalls: [{ name: "create_file", input: { path: "b.txt", content: "beta\n" } }] },
+          { text: "done" },
+        ]),
+      },
+    );
+    const id = run.changeset!.id;
+    writeFileSync(recordOf(runtime, id), "{");
+    expect(() => sessionFor(runtime, id)).toThrow(/not valid JSON/);
+  });
 });
