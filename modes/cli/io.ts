@@ -1,5 +1,6 @@
 import { createColors } from "picocolors";
-import { relative } from "node:path";
+import { basename, relative } from "node:path";
+import { STANDALONE } from "../../core/installation.ts";
 import { KeyInput } from "./key-input.ts";
 import type { Env } from "../../app/runtime.ts";
 
@@ -66,6 +67,11 @@ export function invocationOf(
   argv1: string = process.argv[1] ?? "index.ts",
   cwd: string = process.cwd(),
 ): string {
+  // The single executable has no launcher: its name when PATH finds it there, else its path.
+  if (STANDALONE)
+    return Bun.which(basename(process.execPath)) === process.execPath
+      ? basename(process.execPath)
+      : quoteIfNeeded(process.execPath);
   const launcher = env.PENCIL_INVOKED_AS;
   if (launcher) return launcher === "pencil" ? "pencil" : quoteIfNeeded(launcher);
   if (env.npm_lifecycle_event) return "./bin/pencil";

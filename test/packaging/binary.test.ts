@@ -60,6 +60,8 @@ describe("the single executable", () => {
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stdout).toContain("slugify");
     expect(demo.stdout).toContain("Nothing was applied");
+    // What it suggests running is the executable itself (not on PATH here: by its path).
+    expect(demo.stdout).toContain(`${binary} demo`);
     console.log("packaging: binary demo → the scripted run staged its changeset from the embedded workspace");
   });
 

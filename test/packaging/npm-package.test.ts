@@ -115,6 +115,10 @@ describe("the npm package", () => {
       expect(doctor.stdout, doctor.stderr).toContain(`✓ workspace: ${outside}`);
       expect(doctor.stdout).toContain("✗ model: No model is configured");
       expect(doctor.stdout).toContain("brain store: embedded");
+      // Keys go to ~/.pencil/.env: the package's folder is replaced on every upgrade, so doctor does not offer it.
+      const checks = JSON.parse(pencil(["doctor", "--json"]).stdout) as { name: string; fix?: string }[];
+      const modelFix = checks.find((c) => c.name === "model")?.fix ?? "";
+      expect(modelFix).toContain(`in the environment or in ${join(home, ".pencil/.env")};`);
       console.log(
         `packaging: pencil doctor → exit ${doctor.status}, ${doctor.stdout.split("\n").filter((l) => /^[✓✗!]/.test(l)).length} checks`,
       );

@@ -1,3 +1,4 @@
+import { installation } from "../../../core/installation.ts";
 import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -169,7 +170,8 @@ function checkConfigFiles(ctx: CommandContext): Check {
 
 /** Where a variable can be put so that Pencil reads it. */
 function configPlaces(ctx: CommandContext): string {
-  const own = ctx.config?.bun[0] ?? ctx.config?.bunMissing[0];
+  // An installed package's folder is replaced on every upgrade: only a clone's own .env is worth suggesting.
+  const own = installation().kind === "clone" ? (ctx.config?.bun[0] ?? ctx.config?.bunMissing[0]) : undefined;
   const user = ctx.config?.user.path;
   return [own, user].filter(Boolean).join(" or ") || ".env";
 }
