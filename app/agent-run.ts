@@ -29,7 +29,7 @@ import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import { openRunMcp } from "./mcp/run-mcp.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
-import { SessionFileError, SessionStore } from "./session-store.ts";
+import { type RunRecord, SessionFileError, SessionStore } from "./session-store.ts";
 import { PencilError, UnknownChangesetError } from "../core/errors.ts";
 import { toolsFor } from "./toolbox.ts";
 
@@ -129,8 +129,12 @@ export class AgentRun {
   private continuesPending = false;
   /** The owner's words for the work of the current changeset: the goal, or a later turn's request (with a pending one's title before it). */
   private turnGoal: string | null = null;
+  /** The owner's words for the run under way (a follow-up's text, or what a revision answers); null: the goal. */
+  private turnText: string | null = null;
   /** How the changeset this run reopened was decided elsewhere (set when it was settled on reopening). */
   settledOnOpen: { id: string; status: string; applied: string[]; rejected: string[] } | null = null;
+  /** The last finished run of this AgentRun, as its session recorded it (null before one finished). */
+  lastRun: RunRecord | null = null;
   private saveWarned = false;
   private readonly notes: string[] = [];
   /** The changeset whose review was already taken into account. */
@@ -339,6 +343,7 @@ export class AgentRun {
     const note = [...this.notes.splice(0), ...this.settleReview()];
     // A follow-up on pending work adds its words to that changeset's title; after a decided one it starts its own,
     // titled with its own words and counting only its own commands.
+    this.turnText = text;
     if (this.continuesPending && this.changeset) this.turnGoal = `${this.changeset.goal} · then: ${text}`;
     else {
       this.turnGoal = text;
@@ -367,6 +372,7 @@ export class AgentRun {
   async revise(rejections: Rejection[], hooks: RunHooks, applied?: ApplyResult): Promise<void> {
     const previous = this.changeset;
     this.rounds += 1;
+    this.turnText = `revision after the review of ${previous?.id ?? "the staged changes"}`;
     this.forgetReviewed(previous, applied);
     this.continuesPending = false;
     if (previous) this.saveReview(previous.id, applied?.applied ?? [], rejections);
@@ -409,6 +415,18 @@ export class AgentRun {
     if (!changeset) throw new Error(`${path} already holds exactly this answer; nothing to save.`);
     this.changeset = changeset;
     return changeset;
+  }
+
+  /** This run as its session keeps it: the owner's words, what it ran since `commandsBefore`, and where its staging went. */
+  private runRecord(startedAt: string, commandsBefore: number): RunRecord {
+    return {
+      goal: this.turnText ?? this.goal,
+      mode: this.mode,
+      startedAt,
+      endedAt: new Date().toISOString(),
+      changeset: this.changeset?.id ?? null,
+      commands: this.commands.slice(commandsBefore),
+    };
   }
 
   /** Everything still staged, as a fresh changeset (null when nothing is). Saved as pending. */
@@ -486,6 +504,8 @@ export class AgentRun {
     revises?: string,
   ): Promise<void> {
     // A plan run ends when the model submits its plan, parsed by the plan schema.
+    const startedAt = new Date().toISOString();
+    const commandsBefore = this.commands.length;
     const planTools = this.mode === "plan" ? [createSubmitPlanTool((plan) => (this.plan = plan))] : [];
     const repeats = new RepeatedCalls();
     const tools = guardTools([...own, ...planTools, ...(this.options.extraTools ?? []), ...mcpTools], {
@@ -559,7 +579,9 @@ export class AgentRun {
     );
     this.changeset = this.snapshot(revises);
     this.continuesPending = this.changeset !== null;
-    this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null));
+    this.lastRun = this.runRecord(startedAt, commandsBefore);
+    const record = this.lastRun;
+    this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null, record));
   }
 
   /**

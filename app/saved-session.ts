@@ -12,7 +12,10 @@ import {
   type CheckpointFile,
   type EntryRecord,
   type LogRecord,
+  COMMANDS_KEPT,
+  RUNS_KEPT,
   type RunningMark,
+  type RunRecord,
   type SessionHeader,
   type SessionStore,
 } from "./session-store.ts";
@@ -177,14 +180,16 @@ export class SavedSession {
   }
 
   /** Ends the running mark and records the session's current changeset (null: nothing staged, the last one stays named). */
-  finishRun(changeset: string | null): void {
+  finishRun(changeset: string | null, run?: RunRecord): void {
     // With nothing staged now, the last changeset stays named: how it was reviewed is still news for the next turn.
     const { running: _done, checked: _old, ...rest } = this.header;
     // What this run left in the log is exactly what it wrote: its digest spares the next load from checking it again.
     const bytes = this.store.logBytes(this.id);
+    const runs = run ? [...(rest.runs ?? []), keptRun(run)].slice(-RUNS_KEPT) : rest.runs;
     this.header = {
       ...rest,
       ...(changeset ? { changeset } : {}),
+      ...(runs ? { runs } : {}),
       checked: { bytes: bytes.length, sha256: sha256(bytes) },
     };
     this.store.writeHeader(this.header);
@@ -261,3 +266,9 @@ function readBase(entry: StagedEntry): Uint8Array | null {
 }
 
 export { SessionFileError };
+
+/** A run as the header keeps it: its first COMMANDS_KEPT commands, the rest counted. */
+function keptRun(run: RunRecord): RunRecord {
+  if (run.commands.length <= COMMANDS_KEPT) return run;
+  return { ...run, commands: run.commands.slice(0, COMMANDS_KEPT), moreCommands: run.commands.length - COMMANDS_KEPT };
+}

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statS
 import { join } from "node:path";
 import { z } from "zod";
 import type { BaseState } from "../core/changeset.ts";
+import type { CommandRecord } from "../core/command-record.ts";
 import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
@@ -37,12 +38,32 @@ export interface SessionHeader {
   /** The changeset the session's staged work was last saved as. */
   changeset?: string;
   running?: RunningMark;
+  /** The session's runs, oldest first (the last RUNS_KEPT): what each was asked, what it ran, what it left staged. */
+  runs?: RunRecord[];
   /**
    * The log's first `bytes` as this Pencil left them at the end of a run, by SHA-256:
    * a load whose prefix still has this digest need not check those messages again.
    */
   checked?: { bytes: number; sha256: string };
 }
+
+/** One run of a session (a goal, a follow-up or a revision), kept whether or not it staged anything. */
+export interface RunRecord {
+  /** The owner's words for this run. */
+  goal: string;
+  mode: string;
+  startedAt: string;
+  endedAt: string;
+  /** The changeset its staged work was saved as; null when it staged nothing. */
+  changeset: string | null;
+  /** The commands it asked to run, in order (at most COMMANDS_KEPT; `moreCommands` counts the rest). */
+  commands: CommandRecord[];
+  moreCommands?: number;
+}
+
+/** Runs kept in a session's header, and commands kept per run. */
+export const RUNS_KEPT = 50;
+export const COMMANDS_KEPT = 100;
 
 /** A staged file as the log stores it: the content is a blob named by its hash. */
 export interface EntryRecord {
@@ -144,6 +165,27 @@ const HeaderShape = z.object({
     })
     .optional(),
   checked: z.object({ bytes: z.number(), sha256: z.string() }).optional(),
+  runs: z
+    .array(
+      z.looseObject({
+        goal: z.string(),
+        mode: z.string(),
+        startedAt: z.string(),
+        endedAt: z.string(),
+        changeset: z.string().nullable(),
+        commands: z.array(
+          z.looseObject({
+            command: z.string(),
+            at: z.string(),
+            outcome: z.string(),
+            exitCode: z.number().nullable(),
+            durationMs: z.number(),
+          }),
+        ),
+        moreCommands: z.number().optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** The log of a session as read from disk; `tornTail` is true when its last line was cut by a crash (that step is lost). */

@@ -29,6 +29,8 @@ export interface CliArgs {
   continue: boolean;
   /** `--resume ID`: continue a named session. */
   resume?: string;
+  /** `log --runs`: every run, with its commands, whether or not it staged anything. */
+  runs: boolean;
   /** `telegram --pair`: make a new owner with a pairing code, replacing the one set. */
   pair: boolean;
   /** `demo --keep`: leave the demo's temporary folder in place when it ends. */
@@ -59,6 +61,7 @@ const OPTIONS = {
   resume: { type: "string" },
   pair: { type: "boolean" },
   keep: { type: "boolean" },
+  runs: { type: "boolean" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -88,7 +91,7 @@ export const COMMAND_OPTIONS: Record<string, readonly OptionName[]> = {
   review: ["workspace", "allow", "deny", "patch", "commit", "open", "web"],
   undo: ["workspace", "allow", "deny"],
   recover: ["workspace", "allow", "deny"],
-  log: ["workspace", "json"],
+  log: ["workspace", "json", "runs"],
   steps: ["workspace", "json"],
   rewind: ["workspace"],
   fork: ["workspace"],
@@ -173,6 +176,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
     web: v.web ?? false,
     continue: v.continue ?? false,
     ...(v.resume !== undefined ? { resume: v.resume } : {}),
+    runs: v.runs ?? false,
     pair: v.pair ?? false,
     keep: v.keep ?? false,
   };

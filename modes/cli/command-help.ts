@@ -75,7 +75,10 @@ file changed since (exit 4 then). With nothing to undo it says so (exit 0).`,
     usage: "pencil log [options]",
     about: `Lists this workspace's sessions and changesets, newest first: id, time, goal, model,
 status, files (a file whose approval met a conflict says conflict).`,
-    own: { json: "one JSON document: the changesets, newest first" },
+    own: {
+      json: "one JSON document: the changesets (with --runs: the runs), newest first",
+      runs: "list every run instead, with its commands and their exit status, also those that staged nothing",
+    },
   },
   steps: {
     usage: "pencil steps [ID] [options]",

@@ -1,3 +1,4 @@
+import type { CommandRecord } from "../../core/command-record.ts";
 import { nobodyApprover } from "../../agent/approver.ts";
 import type { RunMode } from "../../agent/prompts.ts";
 import { join } from "node:path";
@@ -130,7 +131,12 @@ export async function reviewAfterRun(
       text: outcome.text,
       models: outcome.models,
       ...(outcome.stopped === "error" ? { error: outcome.error } : {}),
-      changeset: cs ? { ...summarizeChangeset(cs), status: cs.status } : null,
+      session: run.session?.id ?? null,
+      // What this run ran, whether or not it staged anything (the changeset's list covers every turn it spans).
+      commands: (run.lastRun?.commands ?? []).map(commandJson),
+      changeset: cs
+        ? { ...summarizeChangeset(cs), status: cs.status, commands: (cs.commands ?? []).map(commandJson) }
+        : null,
     };
     io.out(`${JSON.stringify(doc, null, 2)}\n`);
     return outcome.stopped === "error" ? 1 : cs ? 3 : 0;
@@ -169,4 +175,14 @@ export function runLogPath(runtime: Runtime, now = new Date()): string {
     "logs",
     `${now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${process.pid}.log`,
   );
+}
+
+/** A command as --json reports it: the line, how it ended, its exit status and time. */
+function commandJson(c: CommandRecord): {
+  command: string;
+  outcome: string;
+  exitCode: number | null;
+  durationMs: number;
+} {
+  return { command: c.command, outcome: c.outcome, exitCode: c.exitCode, durationMs: c.durationMs };
 }

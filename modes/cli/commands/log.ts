@@ -6,13 +6,14 @@ import type { CommandContext } from "../main.ts";
 import { processAlive } from "../../../app/interrupted-runs.ts";
 import type { Runtime } from "../../../app/runtime.ts";
 import { SavedSession } from "../../../app/saved-session.ts";
-import { SessionStore } from "../../../app/session-store.ts";
+import { type RunRecord, SessionStore } from "../../../app/session-store.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil log [--json]`: changesets, newest first: id, time, goal, model, status, files. */
 export async function run(ctx: CommandContext): Promise<number> {
   const runtime = openRuntime(ctx);
   const { io } = ctx;
+  if (ctx.args.runs) return listRuns(ctx, runtime);
   const changesets = runtime.store.list((file, error) => io.err(`skipped ${file}: ${error.message}\n`));
   const rows = changesets.map((cs) => ({
     id: cs.id,
@@ -40,7 +41,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.out(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
-  if (rows.length === 0) {
+  const idle = sessionRuns(ctx, runtime).filter((r) => r.changeset === null);
+  if (rows.length === 0 && idle.length === 0) {
     io.out(`No changesets yet under ${runtime.store.dir}. Try: ${hint(io, "demo")}\n`);
     return 0;
   }
@@ -61,7 +63,66 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     for (const r of row.commands) io.out(`  ${c.dim(visible(commandRecordLine(r)))}\n`);
   }
+  if (idle.length > 0) {
+    io.out(`${c.bold("Runs that staged nothing")}, newest first (all runs: ${hint(io, "log --runs")}):\n`);
+    for (const r of idle.slice(0, 10)) printRun(io, r);
+    if (idle.length > 10) io.out(c.dim(`  … ${idle.length - 10} more\n`));
+  }
   return 0;
+}
+
+/** A run of one of the workspace's sessions, with the session it belongs to. */
+type SessionRun = RunRecord & { session: string };
+
+/** Every run the workspace's sessions recorded, newest first. */
+function sessionRuns(ctx: CommandContext, runtime: Runtime): SessionRun[] {
+  const store = new SessionStore(runtime.pencilHome);
+  const headers = store.listFor(runtime.ws.root, (id, error) => ctx.io.err(`session ${id}: ${error.message}\n`));
+  return headers
+    .flatMap((h) => (h.runs ?? []).map((r) => ({ ...r, session: h.id })))
+    .sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+}
+
+/** `pencil log --runs`: every run, newest first, with what it ran and where its staging went. */
+function listRuns(ctx: CommandContext, runtime: Runtime): number {
+  const { io } = ctx;
+  const runs = sessionRuns(ctx, runtime);
+  if (ctx.args.json) {
+    const rows = runs.map((r) => ({
+      session: r.session,
+      goal: r.goal,
+      mode: r.mode,
+      startedAt: r.startedAt,
+      endedAt: r.endedAt,
+      changeset: r.changeset,
+      commands: r.commands.map((c) => ({
+        command: c.command,
+        outcome: c.outcome,
+        exitCode: c.exitCode,
+        durationMs: c.durationMs,
+      })),
+      ...(r.moreCommands ? { moreCommands: r.moreCommands } : {}),
+    }));
+    io.out(`${JSON.stringify(rows, null, 2)}\n`);
+    return 0;
+  }
+  if (runs.length === 0) {
+    io.out(`No runs yet in ${runtime.ws.root}. Try: ${hint(io, "demo")}\n`);
+    return 0;
+  }
+  io.out(`${io.colors.bold("Runs")} of ${runtime.ws.root}, newest first:\n`);
+  for (const r of runs) printRun(io, r);
+  return 0;
+}
+
+function printRun(io: CommandContext["io"], r: SessionRun): void {
+  const c = io.colors;
+  const where = r.changeset ? `changeset ${r.changeset}` : "staged nothing";
+  io.out(
+    `${r.startedAt.replace("T", " ").slice(0, 19)}  ${r.mode}  ${c.dim(`session ${r.session} · ${where}`)}\n${wrapText(`  ${visible(r.goal.split("\n", 1)[0]!.slice(0, 200))}`, io.columns, "  ")}\n`,
+  );
+  for (const command of r.commands) io.out(`  ${c.dim(visible(commandRecordLine(command)))}\n`);
+  if (r.moreCommands) io.out(c.dim(`  … ${r.moreCommands} more command(s)\n`));
 }
 
 function statusColor(io: CommandContext["io"], status: string): string {
