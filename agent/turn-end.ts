@@ -5,6 +5,7 @@
 // tools, policy and review; the others get one targeted nudge and the run goes on.
 
 import { asSchema, type ModelMessage, type ToolResultPart, type ToolSet } from "ai";
+import { TEXT_CALL_PREFIX } from "../core/tools/staging-helpers.ts";
 import { compactToolResults, compactTurns } from "./compaction.ts";
 import type { EventSink } from "./events.ts";
 import { looksLikeCodeInProse, USE_TOOLS_NUDGE } from "./nudges.ts";
@@ -196,7 +197,12 @@ async function runTextCalls(
     const editor = /^(?:functions\.)?str_?replace_(?:based_edit_tool|editor)$/i.test(call.name);
     const mapped = editor ? editorCommand(input, names) : null;
     const toolName = mapped?.toolName ?? resolveToolName(call.name, names);
-    return { call, toolName, input: mapped?.input ?? call.input, id: `text_call_${Date.now().toString(36)}_${i}` };
+    return {
+      call,
+      toolName,
+      input: mapped?.input ?? call.input,
+      id: `${TEXT_CALL_PREFIX}${Date.now().toString(36)}_${i}`,
+    };
   });
   // JSON that merely has a "name" (a person, a package) is not a call unless it names a tool.
   if (!planned.some((p) => p.toolName !== null || p.call.explicit)) return null;

@@ -5,8 +5,15 @@ import { decodeText, type DecodedText } from "../text.ts";
 import { displayPath, resolveInWorkspace, type ResolvedPath } from "../workspace.ts";
 import { ToolError, type ToolContext } from "./tool.ts";
 
+/** The start of the id of a call the model wrote as text and the harness ran. */
+export const TEXT_CALL_PREFIX = "text_call_";
+
 /** The origin recorded with a staged change: this call, its model, and the reads before it. */
-export function originOf(ctx: ToolContext, tool: string, repairs: string[] = []): ChangeOrigin {
+export function originOf(ctx: ToolContext, tool: string, notes: string[] = []): ChangeOrigin {
+  // A call the model wrote as text (agent/turn-end.ts runs it under such an id) is recorded as one.
+  const repairs = ctx.call.id.startsWith(TEXT_CALL_PREFIX)
+    ? [`the model wrote this ${tool} call as text; it was run as a tool call`, ...notes]
+    : notes;
   return {
     tool,
     callId: ctx.call.id,

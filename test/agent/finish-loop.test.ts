@@ -176,9 +176,11 @@ describe("the end of a turn, neighbours", () => {
   test("a call found in text is run through the seam, and the run's record says so", async () => {
     const call =
       '<tool_call>{"name": "create_file", "arguments": {"path": "src/rate.ts", "content": "export const R = 1;\\n"}}</tool_call>';
-    const { staged, notices, events } = await play("agent", [textReply(call), textReply("Stopping here.")]);
+    const { staged, notices, events, run } = await play("agent", [textReply(call), textReply("Stopping here.")]);
     expect(staged).toEqual(["src/rate.ts"]);
     expect(notices.some((n) => /create_file call as text; it was run as a tool call/.test(n))).toBe(true);
+    // The changeset keeps it with the file, and its summary says it.
+    expect(formatSummary(run.changeset!, { color: false })).toContain("wrote this create_file call as text");
     // The same policy event a native call gets.
     expect(events.some((e) => e.type === "policy" && e.tool === "create_file" && e.decision === "allow")).toBe(true);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { RepeatedCalls } from "../../agent/nudges.ts";
 import { findTextToolCalls } from "../../agent/text-tool-calls.ts";
 import { claimsSuccess, isContextLengthError } from "../../agent/turn-end.ts";
 import { normalizeInput, resolveToolName, stripHarmony } from "../../agent/tool-call-repair.ts";
@@ -285,6 +286,33 @@ describe("text-form calls, Harmony residue, the end of a turn", () => {
     ["HTTP 400: invalid tool schema", false],
     ["HTTP 429: rate limit reached", false],
   ])("%s is a context-length refusal: %p", (message, is) => expect(isContextLengthError(message)).toBe(is));
+});
+
+describe("loops", () => {
+  test("the third identical read is 'already done' without its output while the earlier one is recent; the fifth stops the run", () => {
+    const r = new RepeatedCalls();
+    const input = { path: "a.ts" };
+    expect(r.answer("read_file", input, true, "1\tx")).toBe("1\tx");
+    expect(r.answer("read_file", input, true, "1\tx")).toBe("1\tx");
+    const third = r.answer("read_file", input, true, "1\tx");
+    expect(third).toContain("Already done; unchanged since your last call");
+    expect(third).not.toContain("1\tx");
+    expect(r.stopReason).toBeNull();
+    r.answer("read_file", input, true, "1\tx");
+    r.answer("read_file", input, true, "1\tx");
+    expect(r.stopReason).toContain("repeated the same read_file call 5 times");
+  });
+
+  test("a read whose result changed is not a repeat; an older repeat gets its output again", () => {
+    const r = new RepeatedCalls();
+    r.answer("read_file", { path: "a" }, true, "one");
+    r.answer("read_file", { path: "a" }, true, "two");
+    expect(r.answer("read_file", { path: "a" }, true, "two")).toBe("two");
+    for (let i = 0; i < 6; i++) r.answer("search", { pattern: String(i) }, true, "x");
+    const late = r.answer("read_file", { path: "a" }, true, "two");
+    expect(late).toContain("Already done");
+    expect(late).toContain("\ntwo");
+  });
 });
 
 describe("answers that fit the context", () => {
