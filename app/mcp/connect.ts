@@ -76,6 +76,8 @@ export async function openMcpSession(input: McpSessionInput): Promise<McpSession
   const env = input.env ?? process.env;
   const home = input.home ?? homedir();
   const sends = new SendJudge(input);
+  // Questions one at a time, in order; then the approved servers start side by side.
+  const starting: { server: McpServerConfig; view: ServerView | null }[] = [];
   for (const server of input.servers) {
     const view =
       server.kind === "stdio"
@@ -107,32 +109,42 @@ export async function openMcpSession(input: McpSessionInput): Promise<McpSession
       }
       approvals.approve(input.workspaceRoot, server, binding);
     }
-    if (view) for (const n of view.notices) notices.push(`MCP server "${server.name}": ${n}`);
-    let started: Started | null = null;
-    try {
-      started =
-        server.kind === "http"
-          ? await connectHttp(server, timeouts)
-          : await connectStdio(
-              server,
-              view!,
-              { ...input, env, home, network: input.network ?? false },
-              timeouts,
-              sends,
-            );
-      clients.push(started.client);
-      cleanups.push(started.cleanup);
-      const listed = await withTimeout(
-        started.client.listTools({ options: { timeout: timeouts.connectMs } }),
-        timeouts.connectMs,
-        `did not list its tools within ${timeouts.connectMs} ms`,
-      );
-      tools.push(...toolsOf(server, started, listed.tools, timeouts, notices));
-    } catch (error) {
-      notices.push(
-        `MCP server "${server.name}" is left out of this run: ${await failureOf(error, started?.transport)}`,
-      );
+    starting.push({ server, view });
+  }
+  const outcomes = await Promise.all(
+    starting.map(async ({ server, view }) => {
+      const own: string[] = view ? view.notices.map((n) => `MCP server "${server.name}": ${n}`) : [];
+      let started: Started | null = null;
+      try {
+        started =
+          server.kind === "http"
+            ? await connectHttp(server, timeouts)
+            : await connectStdio(
+                server,
+                view!,
+                { ...input, env, home, network: input.network ?? false },
+                timeouts,
+                sends,
+              );
+        const listed = await withTimeout(
+          started.client.listTools({ options: { timeout: timeouts.connectMs } }),
+          timeouts.connectMs,
+          `did not list its tools within ${timeouts.connectMs} ms`,
+        );
+        return { started, tools: toolsOf(server, started, listed.tools, timeouts, own), notices: own };
+      } catch (error) {
+        own.push(`MCP server "${server.name}" is left out of this run: ${await failureOf(error, started?.transport)}`);
+        return { started, tools: [], notices: own };
+      }
+    }),
+  );
+  for (const outcome of outcomes) {
+    if (outcome.started) {
+      clients.push(outcome.started.client);
+      cleanups.push(outcome.started.cleanup);
     }
+    tools.push(...outcome.tools);
+    notices.push(...outcome.notices);
   }
   return {
     tools,
