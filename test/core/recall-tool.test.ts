@@ -1,3 +1,4 @@
+import { DEFAULT_LIMITS } from "../../core/tools/tool.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -61,7 +62,7 @@ describe("recall", () => {
     const runtime = {
       env: {},
       pencilHome: tempDir(),
-      settings: { sandbox: { network: false } },
+      settings: { sandbox: { network: false }, limits: DEFAULT_LIMITS },
     } as unknown as Parameters<typeof toolsFor>[1];
     for (const mode of ["agent", "plan", "ask"] as const)
       expect(toolsFor(mode, runtime).map((t) => t.name)).toContain("recall");
