@@ -27,6 +27,8 @@ export interface ServiceOptions {
   allow?: string[];
   deny?: string[];
   model?: string;
+  /** Wait before a card whose delivery is unknown is sent again (the API timeouts' retry base). */
+  resendWaitSeconds?: number;
 }
 
 /**
@@ -43,7 +45,7 @@ export function createServices(
 ): BotDeps {
   const stateDir = join(runtime.pencilHome, "telegram");
   const owner = config.ownerId;
-  const outbox = new Outbox(api, log);
+  const outbox = new Outbox(api, log, options.resendWaitSeconds);
   const tokens = new ButtonTokens(join(stateDir, "tokens.json"), undefined, log);
   const cards = new ReviewCards(join(stateDir, "cards.json"), log);
   const projects = new Projects(

@@ -85,7 +85,7 @@ export function installFeatures(
   bot.use(ownerGuard(deps.config.ownerId, deps.log, deps.ignoredSenders));
   bot.use(admitOnce(new UpdateLedger(join(deps.runtime.pencilHome, "telegram", "updates.json"), deps.log), deps.log));
   bot.use(lanes.middleware());
-  bot.use(resolveButtons(deps.tokens));
+  bot.use(resolveButtons(deps.tokens, (line) => deps.log(line)));
   const features = factories.map((make) => make(deps));
   deps.commandList.splice(0, deps.commandList.length, ...features.flatMap((f) => f.commands));
   for (const feature of features) bot.errorBoundary(onError, feature.composer);

@@ -67,7 +67,18 @@ export const DEFAULT_MAX_TOKENS = 2000;
 interface SavedTokens {
   version: 1;
   tokens: [string, ButtonBinding][];
+  /** Tokens of settled cards, with what a press of one on a copy the bot never knew of answers. */
+  retired?: [string, RetiredToken][];
 }
+
+/** A token of a settled card: what a press of it on another copy answers, and the copy the bot knew (message id). */
+export interface RetiredToken {
+  answer: string;
+  messageId: number | null;
+}
+
+/** Retired tokens remembered at most; the oldest go first. */
+const MAX_RETIRED = 2000;
 
 /**
  * Short random tokens for inline buttons, mapped server-side to their bindings and
@@ -76,6 +87,7 @@ interface SavedTokens {
  */
 export class ButtonTokens {
   private readonly map = new Map<string, ButtonBinding>();
+  private readonly retired = new Map<string, RetiredToken>();
 
   constructor(
     /** Where tokens persist (`$PENCIL_HOME/telegram/tokens.json`); null keeps them in memory only. */
@@ -87,6 +99,14 @@ export class ButtonTokens {
     const saved = readState<SavedTokens>(file, { version: 1, tokens: [] }, onBad);
     for (const entry of Array.isArray(saved.tokens) ? saved.tokens : []) {
       if (Array.isArray(entry) && typeof entry[0] === "string" && isBinding(entry[1])) this.map.set(entry[0], entry[1]);
+    }
+    for (const entry of Array.isArray(saved.retired) ? saved.retired : []) {
+      const r = Array.isArray(entry) ? (entry[1] as RetiredToken) : null;
+      if (typeof entry?.[0] === "string" && r && typeof r.answer === "string")
+        this.retired.set(entry[0], {
+          answer: r.answer,
+          messageId: typeof r.messageId === "number" ? r.messageId : null,
+        });
     }
     this.trim();
   }
@@ -132,6 +152,28 @@ export class ButtonTokens {
     if (changed) this.save();
   }
 
+  /**
+   * Forgets `data`'s tokens (callback data) of a settled card whose known message is
+   * `messageId`, and remembers what a later press of one on another copy of it (a card
+   * sent again after a lost connection) answers.
+   */
+  retire(data: string[], answer: string, messageId: number | null): void {
+    for (const d of data) {
+      if (!DATA_SHAPE.test(d)) continue;
+      const token = d.slice(CALLBACK_PREFIX.length);
+      this.map.delete(token);
+      this.retired.set(token, { answer, messageId });
+    }
+    while (this.retired.size > MAX_RETIRED) this.retired.delete(this.retired.keys().next().value!);
+    this.save();
+  }
+
+  /** What a press of a retired token answers, or null for a token never issued or forgotten. Pure. */
+  retiredAnswer(data: string | undefined): RetiredToken | null {
+    if (typeof data !== "string" || !DATA_SHAPE.test(data)) return null;
+    return this.retired.get(data.slice(CALLBACK_PREFIX.length)) ?? null;
+  }
+
   /** Tokens held. */
   get size(): number {
     return this.map.size;
@@ -142,7 +184,8 @@ export class ButtonTokens {
   }
 
   private save(): void {
-    if (this.file) writeState(this.file, { version: 1, tokens: [...this.map] } satisfies SavedTokens);
+    if (this.file)
+      writeState(this.file, { version: 1, tokens: [...this.map], retired: [...this.retired] } satisfies SavedTokens);
   }
 }
 

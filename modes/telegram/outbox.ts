@@ -1,5 +1,8 @@
-import { type Api, GrammyError, InputFile } from "grammy";
+import { type Api, GrammyError, HttpError, InputFile } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
+
+/** How many times a message whose delivery is unknown is sent again (see sendAgainIfUnknown). */
+const RESENDS = 2;
 
 /** An inline keyboard: rows of buttons, each a label and its callback data. */
 export type Keyboard = InlineKeyboardMarkup;
@@ -13,7 +16,27 @@ export class Outbox {
   constructor(
     private readonly api: Api,
     private readonly log: (line: string) => void,
+    /** Wait before sending a message again whose first send's outcome is unknown (doubles each time). */
+    private readonly resendWaitSeconds = 1,
   ) {}
+
+  /**
+   * Sends like `send`, and sends again (twice more at most) when the outcome is unknown:
+   * the connection broke after the request left (a reset, a timeout), so Telegram may or
+   * may not have taken it. For a message whose second copy is harmless and whose absence
+   * is not, such as a changeset card. A refusal by Telegram (an answer) is not retried.
+   */
+  async sendAgainIfUnknown(chatId: number, html: string, keyboard?: Keyboard): Promise<Message.TextMessage> {
+    for (let tries = 0; ; tries += 1) {
+      try {
+        return await this.send(chatId, html, keyboard);
+      } catch (error) {
+        if (!(error instanceof HttpError) || tries >= RESENDS) throw error;
+        this.log(`a send's outcome is unknown (${error.message}); sending it again`);
+        await Bun.sleep(this.resendWaitSeconds * 1000 * 2 ** tries);
+      }
+    }
+  }
 
   /** Sends an HTML message (with buttons, when given) and returns it. */
   send(chatId: number, html: string, keyboard?: Keyboard): Promise<Message.TextMessage> {

@@ -23,6 +23,8 @@ import { hunkMessages, splitDigest } from "./hunk-messages.ts";
 
 /** The answer to every press that finds nothing pending for it. */
 export const NOT_PENDING = "This is no longer pending.";
+/** The answer to a button of a card already decided (an old copy: a card sent again after a lost connection). */
+export const ALREADY_DECIDED = "Already decided on another copy of this card; nothing more was done.";
 /** The answer to an Approve press on a file whose whole diff had not been shown: the diff was sent instead. */
 export const DIFF_FIRST = "Diff sent — review it, then press Approve again.";
 /** The answer to a press of an Approve button made before the diff it needed was sent: only a press on the card as it is now approves. */
@@ -128,7 +130,9 @@ export class ReviewDesk {
     const view = renderCard(card, cs);
     let msg: Awaited<ReturnType<Outbox["send"]>>;
     try {
-      msg = await this.deps.outbox.send(owner, view.html, view.keyboard);
+      // Sent again when the outcome is unknown: a second copy is harmless (its buttons are the same single-use
+      // tokens, bound to the content), no card is not.
+      msg = await this.deps.outbox.sendAgainIfUnknown(owner, view.html, view.keyboard);
     } catch (error) {
       // Telegram refused it (403: the owner blocked the bot…): no card is open, so /status offers Review.
       // A lost connection leaves it unknown: the card stays open (its buttons act if it arrived), but
@@ -629,6 +633,9 @@ export class ReviewDesk {
     card.state = state;
     card.outcome = outcome;
     for (const f of card.files) delete f.awaitingReason;
+    // Every button the card ever showed (some were spent one by one before): an old copy of it says what became of it.
+    const shown = JSON.stringify(card).match(/p1:[A-Za-z0-9_-]{16}/g) ?? [];
+    this.deps.tokens.retire(shown, state === "settled" ? ALREADY_DECIDED : NOT_PENDING, card.messageId);
     this.deps.tokens.revokeSubject(card.id);
     this.deps.cards.put(card);
   }

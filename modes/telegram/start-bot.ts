@@ -138,7 +138,10 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
   }
   hardenApi(bot, log, timeouts);
 
-  const deps = createServices(bot.api, config, runtime, log, options);
+  const deps = createServices(bot.api, config, runtime, log, {
+    ...options,
+    resendWaitSeconds: timeouts.retryBaseSeconds,
+  });
   const { outbox, review, tokens, cards, questions, plans, projects } = deps;
   const report = errorReporter(deps);
   const { lanes } = installFeatures(bot, deps);

@@ -12,8 +12,8 @@ import type { InlineKeyboardButton, Message, Update } from "grammy/types";
  * later getUpdates offset confirms it, so a poller that dies before confirming gets it
  * again (and `loseConfirmations` drops confirmations on purpose); a second concurrent
  * getUpdates ends the waiting one with 409 Conflict, as Telegram does; a call can hang
- * (never answered until the client gives up) or be handled and then have its connection
- * reset before the answer arrives.
+ * (never answered until the client gives up), be handled and then have its connection
+ * reset before the answer arrives, or have its connection reset before it is handled.
  */
 
 /** One API call the bot made, in order of arrival. */
@@ -74,6 +74,8 @@ export interface FakeTelegram {
   hangNext(method: string, target?: FaultTarget): void;
   /** The next call(s) of `method` are handled (a message is really sent), then the connection is reset before the answer. */
   resetAfterHandling(method: string, target?: FaultTarget): void;
+  /** The next call(s) of `method` are not handled (nothing is sent): the connection is reset at once, no answer. */
+  resetBeforeHandling(method: string, target?: FaultTarget): void;
   /** While true, getUpdates offsets confirm nothing: every update fetched is delivered again to the next poller that starts afresh. */
   loseConfirmations: boolean;
   /** Calls held open by hangNext right now, by method. */
@@ -189,6 +191,7 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
   const failures = new Map<string, InjectedFailure[]>();
   const hangs = new Map<string, FaultTarget[]>();
   const resets = new Map<string, FaultTarget[]>();
+  const earlyResets = new Map<string, FaultTarget[]>();
   let pollCount = 0;
   const held: string[] = [];
   let conflictCount = 0;
@@ -238,6 +241,10 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
         held.splice(held.indexOf(method), 1);
         return json(499, { ok: false, error_code: 499, description: "client went away" });
       }
+      if (take(earlyResets, method, payload)) {
+        calls.push({ method, payload, at: Date.now(), ok: false, description: "connection reset before handling" });
+        return resetConnection();
+      }
       const failure = takeFailure(method, payload);
       if (failure) return answer(method, payload, fail(failure.error_code, failure.description, failure.retry_after));
       const body = method === "getUpdates" ? await getUpdates(payload, req.signal) : handle(method, payload);
@@ -251,11 +258,10 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
     error: () => new Response(null, { status: 500 }),
   });
 
-  /** A 200 whose body breaks at once: the client sees its connection reset, though the call was handled. */
+  /** A response that breaks before its first byte: Bun destroys the socket, and the client sees its connection reset. */
   function resetConnection(): Response {
     const stream = new ReadableStream({
       start(controller) {
-        controller.enqueue(new TextEncoder().encode('{"ok":'));
         controller.error(); // no reason given: Bun would print one as if the fake had failed
       },
     });
@@ -468,6 +474,11 @@ export function startFakeTelegram(token = "123456:TEST-token_abcdefghijklmnop"):
       const list = resets.get(method) ?? [];
       list.push({ ...target });
       resets.set(method, list);
+    },
+    resetBeforeHandling(method, target = {}) {
+      const list = earlyResets.get(method) ?? [];
+      list.push({ ...target });
+      earlyResets.set(method, list);
     },
     apiRoot: `http://127.0.0.1:${server.port}`,
     token,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DIFF_FIRST, PRESS_AGAIN } from "../../../modes/telegram/review-desk.ts";
+import { ALREADY_DECIDED, DIFF_FIRST, PRESS_AGAIN } from "../../../modes/telegram/review-desk.ts";
 import {
   callbackUpdate,
   type FakeTelegram,
@@ -271,20 +271,41 @@ describe("telegram faults: cards that did not arrive, or arrived once", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
   });
 
-  test("a connection reset after Telegram delivered a card does not send it twice; the card that arrived works", async () => {
+  test("a connection reset after Telegram took the card: the card is sent again; the stale copy's buttons say it was decided", async () => {
     const w = createA();
-    await w.start();
+    await w.start({ timeouts: { retryBaseSeconds: 0.05 } });
     const { fake, root } = w;
     fake.resetAfterHandling("sendMessage", { when: isCard });
     say(fake, "/agent make a");
-    await message(fake, (t) => t.includes("Something went wrong") && t.includes("sendMessage"));
+    await until(() => fake.messagesIn(OWNER).filter((m) => isCard(m)).length === 2, "the card sent again");
     await barrier(fake);
-    const cards = fake.messagesIn(OWNER).filter((m) => isCard(m));
-    expect(cards.length).toBe(1);
-    // Not known to have arrived, so its inline diff does not count as shown: the diff comes first.
-    expect(await press(fake, "✅ Approve all", cards[0]!)).toBe("Diff sent — review it, then press Approve all again.");
-    expect(existsSync(join(root, "a.txt"))).toBe(false);
-    expect(await press(fake, "✅ Approve all", cards[0]!)).toBe("Approved 1 file.");
+    const [stale, known] = fake.messagesIn(OWNER).filter((m) => isCard(m));
+    expect(fake.messagesIn(OWNER).some((m) => m.text.includes("Something went wrong"))).toBe(false);
+    expect(w.logs.some((l) => l.includes("outcome is unknown") && l.includes("sending it again"))).toBe(true);
+    // The copy whose send came back is the one the bot knows: its inline diff counts as shown.
+    expect(await press(fake, "✅ Approve all", known!)).toBe("Approved 1 file.");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+    // The first copy, delivered unknown to the bot, still shows its buttons: a press says it was decided, and clears them.
+    expect(await press(fake, "✅ Approve all", stale!)).toBe(ALREADY_DECIDED);
+    await until(
+      () => fake.messages.get(`${OWNER}:${stale!.message_id}`)?.reply_markup?.inline_keyboard?.length === 0,
+      "the stale copy's buttons cleared",
+    );
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+
+  test("a connection reset before Telegram took the card: it is sent again, and the owner gets it once", async () => {
+    const w = createA();
+    await w.start({ timeouts: { retryBaseSeconds: 0.05 } });
+    const { fake, root } = w;
+    fake.resetBeforeHandling("sendMessage", { when: isCard });
+    say(fake, "/agent make a");
+    const card = await message(fake, (t) => t.includes("📝 Review"));
+    await barrier(fake);
+    expect(fake.messagesIn(OWNER).filter((m) => isCard(m))).toHaveLength(1);
+    expect(fake.callsOf("sendMessage").filter((c) => isCard(c.payload))).toHaveLength(2);
+    expect(fake.messagesIn(OWNER).some((m) => m.text.includes("Something went wrong"))).toBe(false);
+    expect(await press(fake, "✅ Approve all", card)).toBe("Approved 1 file.");
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
   });
 });

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { ChangesetStore } from "../../../core/changeset-store.ts";
 import { lockFileOf, startTimeOf } from "../../../core/workspace-lock.ts";
+import { ALREADY_DECIDED } from "../../../modes/telegram/review-desk.ts";
 import { startTelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { callbackUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
 import { startFakeOpenAIServer, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
@@ -102,10 +103,9 @@ describe("telegram bot: the owner's full flow", () => {
     expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("BEE\n");
     expect(textOf(fake, revised)).toContain("Applied");
 
-    // Replays of the old card's buttons and of the revised card's do nothing.
-    expect(await press(fake, "✅ Approve all", { ...card, reply_markup: revised.reply_markup })).toBe(
-      "This is no longer pending.",
-    );
+    // Replays of the old card's buttons and of the revised card's do nothing. The revised card's button pressed on
+    // another message reads as a copy of that decided card.
+    expect(await press(fake, "✅ Approve all", { ...card, reply_markup: revised.reply_markup })).toBe(ALREADY_DECIDED);
     const oldApprove = card.reply_markup.inline_keyboard
       .flat()
       .find((b: { text: string }) => b.text === "✅ Approve 2").callback_data;
