@@ -27,6 +27,7 @@ import { answerBudgetFor } from "../core/answer-budget.ts";
 import { runSession, type SessionOutcome } from "../agent/session.ts";
 import { instructionsFor, instructionsPrompt } from "./project-instructions.ts";
 import { openRunMcp } from "./mcp/run-mcp.ts";
+import { RunMeter } from "./run-cost.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
 import { type RunRecord, SessionFileError, SessionStore } from "./session-store.ts";
@@ -133,6 +134,8 @@ export class AgentRun {
   private turnText: string | null = null;
   /** How the changeset this run reopened was decided elsewhere (set when it was settled on reopening). */
   settledOnOpen: { id: string; status: string; applied: string[]; rejected: string[] } | null = null;
+  /** Tokens (and reported dollars) per model over every turn of this AgentRun, for the session's cost. */
+  readonly meter = new RunMeter();
   /** The last finished run of this AgentRun, as its session recorded it (null before one finished). */
   lastRun: RunRecord | null = null;
   private saveWarned = false;
@@ -464,6 +467,7 @@ export class AgentRun {
     const hooks: RunHooks = {
       ...given,
       emit: (event) => {
+        this.meter.sink(event);
         // What the agent reads is looked at for orders addressed to it; it only tells, in the review.
         if (event.type === "tool-call") this.findings.call(event.callId, event.input);
         if (event.type === "tool-result") this.findings.result(event.callId, event.tool, event.ok, event.output);

@@ -1,3 +1,4 @@
+import { costOf, formatDollars, type Price, RunMeter, type UsageByModel } from "../../app/run-cost.ts";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { compact, formatContext, type ContextMeter, type SessionEvent } from "../../agent/events.ts";
@@ -39,6 +40,8 @@ export class ProgressView {
   private status = "";
   private readonly started = performance.now();
   readonly totals: RunTotals = { turns: 0, calls: 0, inputTokens: 0, outputTokens: 0 };
+  /** This turn's tokens per model, for its cost. */
+  private readonly meter = new RunMeter();
   private readonly callInput = new Map<string, unknown>();
   /** Calls a rule refused: their ⊘ line said it, so their failed result adds nothing for the person. */
   private readonly refused = new Set<string>();
@@ -86,6 +89,7 @@ export class ProgressView {
   /** The event sink to hand to a run. */
   readonly sink = (event: SessionEvent): void => {
     const c = this.io.colors;
+    this.meter.sink(event);
     switch (event.type) {
       case "step-start":
         this.totals.turns += 1;
@@ -185,8 +189,11 @@ export class ProgressView {
     this.pausedAt = performance.now();
   }
 
-  /** `turns 4 · calls 9 · tokens 3.1k in / 420 out · 5.2s`, or nothing when nothing was used. */
-  closingLine(): string {
+  /**
+   * `turns 4 · calls 9 · tokens 3.1k in / 420 out · $0.0012 (session $0.0040) · 5.2s`, or nothing when nothing
+   * was used; the cost where every model has a price (the owner's table or the provider's report; local is free).
+   */
+  closingLine(session?: { usage: UsageByModel; prices: Record<string, Price> }): string {
     this.stopSpinner();
     this.flushBlocks(true);
     const t = this.totals;
@@ -198,7 +205,14 @@ export class ProgressView {
       this.logReady && this.options.logPath
         ? `${this.io.colors.dim("run's log (every output in full):")}\n${this.options.logPath}\n`
         : "";
-    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out · ${secs}s`, this.width, "  "))}\n${log}`;
+    const prices = session?.prices ?? {};
+    const turnCost = costOf(this.meter.usage, prices);
+    const sessionCost = session ? costOf(session.usage, prices) : null;
+    const cost =
+      turnCost === null
+        ? " · cost: no price set (telegram.prices in settings)"
+        : ` · ${formatDollars(turnCost)}${sessionCost !== null && sessionCost !== turnCost ? ` (session ${formatDollars(sessionCost)})` : ""}`;
+    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out${Object.keys(this.meter.usage).length ? cost : ""} · ${secs}s`, this.width, "  "))}\n${log}`;
   }
 
   /** The context line is worth a line when the model changed or the meter moved by a tenth of the window. */

@@ -1,3 +1,4 @@
+import { costOf, readPrices } from "../../app/run-cost.ts";
 import type { CommandRecord } from "../../core/command-record.ts";
 import { nobodyApprover } from "../../agent/approver.ts";
 import type { RunMode } from "../../agent/prompts.ts";
@@ -62,7 +63,9 @@ export async function runWithProgress(
     view.header(mode, run.modelLabels, runtime.ws.root, runtime.ws.home);
     if (existing) await run.followUp(goal, hooks);
     else await run.begin(hooks);
-    (io.machine ? io.err : io.out)(view.closingLine());
+    (io.machine ? io.err : io.out)(
+      view.closingLine({ usage: run.meter.usage, prices: readPrices(runtime.pencilHome) }),
+    );
     // Revisions get their own stop button; the first run's was used or is spent.
     return { run, hooks: { approver, emit: view.sink } };
   } finally {
@@ -132,6 +135,8 @@ export async function reviewAfterRun(
       models: outcome.models,
       ...(outcome.stopped === "error" ? { error: outcome.error } : {}),
       session: run.session?.id ?? null,
+      // Dollars over the session's turns where every model has a price (local models are free); null when unknown.
+      cost: costOf(run.meter.usage, readPrices(runtime.pencilHome)),
       // What this run ran, whether or not it staged anything (the changeset's list covers every turn it spans).
       commands: (run.lastRun?.commands ?? []).map(commandJson),
       changeset: cs

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { costOf, CostLedger, formatDollars, usageLine } from "../../../modes/telegram/cost-ledger.ts";
+import { costOf, formatDollars, usageLine } from "../../../app/run-cost.ts";
+import { CostLedger } from "../../../modes/telegram/cost-ledger.ts";
 import { messageUpdate } from "../../support/fake-telegram-server.ts";
 import { type FakeOpenAIServer, startFakeOpenAIServer } from "../../support/fake-openai-server.ts";
 import { message, OWNER, type TelegramWorld, telegramWorld, textOf, until } from "../../support/telegram-world.ts";
@@ -25,7 +26,9 @@ describe("cost: pure parts", () => {
       },
       0.0039,
     ],
-    [{ "local:c": { inputTokens: 10, outputTokens: 10 } }, null],
+    // A local model is free; an unpriced cloud model makes the cost unknown.
+    [{ "local:c": { inputTokens: 10, outputTokens: 10 } }, 0],
+    [{ "groq:unpriced": { inputTokens: 10, outputTokens: 10 } }, null],
     [{}, 0],
     [{ "openrouter:x": { inputTokens: 10, outputTokens: 10, steps: 2, reportedSteps: 2, reportedCost: 0.003 } }, 0.003],
     [{ "openrouter:x": { inputTokens: 10, outputTokens: 10, steps: 2, reportedSteps: 1, reportedCost: 0.001 } }, null],
@@ -42,8 +45,11 @@ describe("cost: pure parts", () => {
     [0, "$0"],
   ])("formatDollars(%p) = %p", (n, text) => expect(formatDollars(n)).toBe(text));
   test("a model without a price makes the cost unknown, never a guess; a model name that is an Object key is not a price", () => {
+    expect(usageLine({ "groq:unpriced": { inputTokens: 1200, outputTokens: 340 } }, prices)).toBe(
+      "groq:unpriced · 1.2k in / 340 out · cost: no price set",
+    );
     expect(usageLine({ "local:c": { inputTokens: 1200, outputTokens: 340 } }, prices)).toBe(
-      "local:c · 1.2k in / 340 out · cost: no price set",
+      "local:c · 1.2k in / 340 out · $0",
     );
     expect(costOf({ constructor: { inputTokens: 1, outputTokens: 1 } }, prices)).toBeNull();
   });
