@@ -49,14 +49,21 @@ export const HUNK_CONTEXT = 3;
 export function splitHunks(before: string, after: string, context = HUNK_CONTEXT, timeoutMs = 1000): Hunk[] | null {
   const oldLines = rawLines(before);
   const newLines = rawLines(after);
-  const changes = diffArrays(oldLines, newLines, { timeout: timeoutMs });
+  // Lines compared as small integers (one per distinct line): the diff then compares numbers, not strings.
+  const ids = new Map<string, number>();
+  const idOf = (line: string) => {
+    let id = ids.get(line);
+    if (id === undefined) ids.set(line, (id = ids.size));
+    return id;
+  };
+  const changes = anchoredDiff(oldLines.map(idOf), newLines.map(idOf), timeoutMs);
   if (!changes) return null;
   // Regions of change: old [oldFrom, oldTo) became new [newFrom, newTo).
   const regions: { oldFrom: number; oldTo: number; newFrom: number; newTo: number }[] = [];
   let o = 0;
   let n = 0;
   for (const change of changes) {
-    const count = change.count ?? change.value.length;
+    const count = change.count;
     if (!change.added && !change.removed) {
       o += count;
       n += count;
@@ -115,6 +122,70 @@ export function splitHunks(before: string, after: string, context = HUNK_CONTEXT
       digest: sha256(JSON.stringify([first.oldFrom, last.oldTo, removed, replacement])),
     };
   });
+}
+
+/** One run of a line diff: `count` lines equal, removed or added. */
+interface LineRun {
+  count: number;
+  added?: boolean;
+  removed?: boolean;
+}
+
+/**
+ * A line diff that first pairs the lines found exactly once on each side (as patience
+ * diff does), in order, and runs the diff package's Myers diff only on the gaps between
+ * them: a long file with edits spread through it is then many small diffs instead of one
+ * large one. Any edit script it gives is exact (equal runs are equal lines), so the
+ * hunks rebuild byte for byte. Null when a gap's diff gives up.
+ */
+function anchoredDiff(a: number[], b: number[], timeoutMs: number): LineRun[] | null {
+  const countA = new Map<number, number>();
+  const countB = new Map<number, number>();
+  const posB = new Map<number, number>();
+  for (const x of a) countA.set(x, (countA.get(x) ?? 0) + 1);
+  b.forEach((x, j) => {
+    countB.set(x, (countB.get(x) ?? 0) + 1);
+    posB.set(x, j);
+  });
+  const runs: LineRun[] = [];
+  const push = (run: LineRun) => {
+    if (run.count === 0) return;
+    const last = runs[runs.length - 1];
+    if (last && !!last.added === !!run.added && !!last.removed === !!run.removed) last.count += run.count;
+    else runs.push({ ...run });
+  };
+  const deadline = Date.now() + timeoutMs;
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      push({ count: 1 });
+      i++;
+      j++;
+      continue;
+    }
+    // The next line unique on both sides whose place in b is still ahead: the gap before it is diffed alone.
+    let ai = i;
+    let bj = b.length;
+    for (; ai < a.length; ai++) {
+      const x = a[ai]!;
+      if (countA.get(x) === 1 && countB.get(x) === 1 && posB.get(x)! >= j) {
+        bj = posB.get(x)!;
+        break;
+      }
+    }
+    const gap = diffArrays(a.slice(i, ai), b.slice(j, bj), { timeout: Math.max(1, deadline - Date.now()) });
+    if (!gap) return null;
+    for (const c of gap)
+      push({
+        count: c.count ?? c.value.length,
+        ...(c.added ? { added: true } : {}),
+        ...(c.removed ? { removed: true } : {}),
+      });
+    i = ai;
+    j = bj;
+  }
+  return runs;
 }
 
 /**

@@ -22,8 +22,18 @@ const QUOTE_CHARS = 200;
 const MAX_FINDINGS = 5;
 
 /** Unicode tag characters (U+E0000–U+E007F, as UTF-16 pairs), zero-width characters and bidi controls. */
-const HIDDEN =
-  /\udb40[\udc00-\udc7f]|[\u200b-\u200d\u2060\u2062-\u2064\u202a-\u202e\u2066-\u2069\u206a-\u206f]|(?<!^)\ufeff/g;
+const HIDDEN = /[\u200b-\u200d\u2060\u2062-\u2064\u202a-\u202e\u2066-\u206f\ufeff\udb40]/g;
+
+/** True when the character HIDDEN matched at `at` is hidden text: a BOM only past the start, U+DB40 only as the first half of a tag character. */
+function isHidden(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code === 0xfeff) return at > 0;
+  if (code === 0xdb40) {
+    const low = text.charCodeAt(at + 1);
+    return low >= 0xdc00 && low <= 0xdc7f;
+  }
+  return true;
+}
 
 /**
  * Phrases written to an AI agent rather than to a person: orders to drop earlier
@@ -44,6 +54,7 @@ export function scanForInstructions(text: string): InstructionFinding[] {
   const found: { at: number; end: number; kind: InstructionFinding["kind"] }[] = [];
   HIDDEN.lastIndex = 0;
   for (let m = HIDDEN.exec(text); m && found.length < MAX_FINDINGS; m = HIDDEN.exec(text)) {
+    if (!isHidden(text, m.index)) continue;
     found.push({ at: m.index, end: m.index + m[0].length, kind: "hidden" });
     // One finding per line is enough: skip to the next line.
     const next = text.indexOf("\n", m.index);

@@ -119,6 +119,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
     if (f.models.length) parts.push(c.cyan(f.models.map(visible).join(", ")));
     // The owner replaced the agent's content in their editor (app/edit-staged.ts records it as an origin).
     if (f.tools.includes("edited by you")) parts.push(c.magenta("edited by you"));
+    // Reviewed hunk by hunk: what stays staged is the base plus the hunks the owner kept (app/keep-hunks.ts).
+    if (f.tools.includes("hunks kept by you")) parts.push(c.magenta("hunks kept by you"));
     // A repair of the model's content is said here; the diff shows exactly what it did.
     if (f.repairs.length) parts.push(c.yellow(`repaired: ${f.repairs.map(visible).join("; ")}`));
     if (f.readsBefore.length) parts.push(c.dim("read before: ") + readsList(f.readsBefore));

@@ -30,6 +30,7 @@ export async function launchChromium(): Promise<BrowserContext> {
 
 /** `pencil review --web ID` running as a subprocess: the address it printed, and its exit. */
 export interface WebReviewProcess {
+  pid: number;
   url: string;
   origin: string;
   exited: Promise<number>;
@@ -66,6 +67,7 @@ export async function startWebReview(
     const found = text.match(/http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+/);
     if (found)
       return {
+        pid: proc.pid,
         url: found[0],
         origin: new URL(found[0]).origin,
         exited: proc.exited,
