@@ -262,13 +262,9 @@ export function checkCommandEnv(env: Env, settings: EnvSettings, network: boolea
       ([why, names]) => `not passed, ${DROP_REASONS[why as keyof typeof DROP_REASONS]}: ${names.sort().join(", ")}`,
     ),
     "no CI, NO_COLOR or TERM is added; what the model reads has colour codes removed",
+    'sandbox.env in your settings sets a variable ("NAME": "value") or removes one ("NAME": null)',
   ];
-  return {
-    name: "command environment",
-    status: "ok",
-    detail: parts.join("; "),
-    fix: 'sandbox.env in your settings sets a variable ("NAME": "value") or removes one ("NAME": null)',
-  };
+  return { name: "command environment", status: "ok", detail: parts.join("; ") };
 }
 
 function checkRipgrep(): Check {
