@@ -62,7 +62,7 @@ describe("recall", () => {
     const runtime = {
       env: {},
       pencilHome: tempDir(),
-      settings: { sandbox: { network: false }, limits: DEFAULT_LIMITS },
+      settings: { sandbox: { network: false, env: { owner: {}, workspace: {} } }, limits: DEFAULT_LIMITS },
     } as unknown as Parameters<typeof toolsFor>[1];
     for (const mode of ["agent", "plan", "ask"] as const)
       expect(toolsFor(mode, runtime).map((t) => t.name)).toContain("recall");
