@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { looksSecret, namesHostSocket } from "../sandbox/command-env.ts";
 
 /** One finished git process: its exit code (127 when git could not be started) and what it printed. */
 export interface GitOutput {
@@ -74,9 +73,10 @@ const KEPT = [
  */
 export function gitEnv(parent: Record<string, string | undefined> = process.env): Record<string, string> {
   const env: Record<string, string> = {};
+  // A fixed list of names chosen here (identity, config location, locale): none holds a key or leads to a socket.
   for (const name of KEPT) {
     const value = parent[name];
-    if (value !== undefined && value !== "" && !looksSecret(name) && !namesHostSocket(name)) env[name] = value;
+    if (value !== undefined && value !== "") env[name] = value;
   }
   env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
   return {

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { entryKey, formatGitConfig, parseGitConfig } from "../../core/git/config-file.ts";
+import { gitEnv } from "../../core/git/run-git.ts";
 import { sandboxRepositoryEntries, withoutCredentials } from "../../core/git/sandbox-config.ts";
 import { tempDir } from "../support/temp.ts";
 
@@ -124,5 +125,37 @@ describe("the repository config a command sees", () => {
       "submodule.lib.url=https://git.example/lib.git",
       "user.name=Repo Person",
     ]);
+  });
+});
+
+describe("the environment of Pencil's own git", () => {
+  test("the owner's identity and config location, no key, no variable that redirects git or names a program", () => {
+    const env = gitEnv({
+      PATH: "/usr/bin",
+      HOME: "/home/o",
+      GIT_AUTHOR_NAME: "Owner Person",
+      GIT_COMMITTER_EMAIL: "o@example.com",
+      GROQ_API_KEY: "gsk_x",
+      TELEGRAM_BOT_TOKEN: "1:AA",
+      AWS_SECRET_ACCESS_KEY: "s",
+      GIT_DIR: "/elsewhere/.git",
+      GIT_SSH_COMMAND: "ssh -i key",
+      GIT_EXTERNAL_DIFF: "./diff.sh",
+      GIT_CONFIG_PARAMETERS: "'core.fsmonitor=./x'",
+      SSH_AUTH_SOCK: "/tmp/agent",
+    });
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/o",
+      GIT_AUTHOR_NAME: "Owner Person",
+      GIT_COMMITTER_EMAIL: "o@example.com",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_ATTR_NOSYSTEM: "1",
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_OPTIONAL_LOCKS: "0",
+      GIT_PROTOCOL_FROM_USER: "0",
+      GIT_PAGER: "cat",
+      GIT_EDITOR: "false",
+    });
   });
 });
