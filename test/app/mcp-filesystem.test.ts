@@ -70,7 +70,12 @@ describe("the real filesystem MCP server", () => {
         // Nothing staged: the model is told so once, and answers again.
         textReply("done: nothing to stage"),
       );
-      const result = await runCli(["agent", "read the files", "-w", workspace], { cwd: workspace, env });
+      // A real server started in the sandbox: room for a loaded machine.
+      const result = await runCli(["agent", "read the files", "-w", workspace], {
+        cwd: workspace,
+        env,
+        timeoutMs: 50_000,
+      });
       expect(result.stdout + result.stderr).not.toContain("left out of this run");
       expect(result.code).toBe(0);
       const results = toolResults(groq.requests[1]!.body);
@@ -236,6 +241,8 @@ describe("MCP servers installed the usual ways start in the sandbox", () => {
         },
         approver: nobodyApprover,
         network: false,
+        // Three real servers starting side by side: room for a loaded machine.
+        timeouts: { connectMs: 30_000 },
       });
       sessions.push(session);
       expect(session.notices).toEqual([]);
@@ -381,7 +388,7 @@ describe("fork and hard links", () => {
       toolCallReply([{ name: "create_file", arguments: { path: "c.txt", content: "gamma\n" } }]),
       textReply("Made c."),
     );
-    const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env });
+    const cli = (args: string[]) => runCli([...args, "-w", workspace], { cwd: workspace, env, timeoutMs: 50_000 });
     expect((await cli(["agent", "make c"])).code).toBe(3);
     const target = join(tempDir("pencil-fork-"), "try");
     const forked = await cli(["fork", "1", target]);
