@@ -152,6 +152,16 @@ export class AgentRun {
   ) {}
 
   /** The models, built on first use so reopening a changeset needs no key until the agent really runs. */
+  /**
+   * Switches the model for the rest of this session (`/model NAME`): NAME as `--model` takes it. Throws
+   * the model configuration's own error (a missing key, a malformed name) and changes nothing then.
+   */
+  switchModel(name: string): string[] {
+    const chosen = chooseModels({ ...this.runtime, model: name }, this.sink);
+    this.chosen = chosen;
+    return chosen.labels;
+  }
+
   private get models(): ModelChoice {
     this.chosen ??= this.options.models ?? chooseModels(this.runtime, this.sink);
     return this.chosen;

@@ -91,6 +91,7 @@ export async function runAndReview(
   const { run, hooks } = await runWithProgress(io, runtime, "agent", goal, options, undefined, existing);
   const code = await reviewAfterRun(io, runtime, run, hooks, review);
   return followUps(io, code, async (text) => {
+    if (/^\/model(\s|$)/.test(text)) return modelCommand(io, runtime, run, text.slice("/model".length).trim());
     const next = await runWithProgress(io, runtime, "agent", text, options, undefined, run);
     return reviewAfterRun(io, runtime, next.run, next.hooks, review);
   });
@@ -190,4 +191,25 @@ function commandJson(c: CommandRecord): {
   durationMs: number;
 } {
   return { command: c.command, outcome: c.outcome, exitCode: c.exitCode, durationMs: c.durationMs };
+}
+
+/**
+ * `/model` at the follow-up prompt: with a name, the rest of the session uses that model (as `--model`
+ * takes it); without one, or when it cannot be used, says which models are in use and which are known.
+ * Returns 0, so the conversation goes on.
+ */
+function modelCommand(io: CliIO, runtime: Runtime, run: AgentRun, name: string): number {
+  const known = [...new Set([...run.modelLabels, ...Object.keys(readPrices(runtime.pencilHome))])];
+  const list = `Known here: ${known.join(", ")}. Any model your provider serves works as NAME, groq:NAME, openrouter:NAME or local:NAME.`;
+  if (!name) {
+    io.out(`Using ${run.modelLabels.join(" → ")}. Switch with /model NAME. ${list}\n`);
+    return 0;
+  }
+  try {
+    const labels = run.switchModel(name);
+    io.out(io.colors.cyan(`Switched: the rest of this session uses ${labels.join(" → ")}.\n`));
+  } catch (error) {
+    io.out(io.colors.yellow(`Cannot use ${name}: ${error instanceof Error ? error.message : String(error)} ${list}\n`));
+  }
+  return 0;
 }
