@@ -634,7 +634,9 @@ export class ReviewDesk {
     card.outcome = outcome;
     for (const f of card.files) delete f.awaitingReason;
     // Every button the card ever showed (some were spent one by one before): an old copy of it says what became of it.
-    const shown = JSON.stringify(card).match(/p1:[A-Za-z0-9_-]{16}/g) ?? [];
+    // The card message's own buttons only: a hunk's buttons live on messages of their own.
+    const onCard = { buttons: card.buttons, files: card.files.map((f) => f.buttons) };
+    const shown = JSON.stringify(onCard).match(/p1:[A-Za-z0-9_-]{16}/g) ?? [];
     this.deps.tokens.retire(shown, state === "settled" ? ALREADY_DECIDED : NOT_PENDING, card.messageId);
     this.deps.tokens.revokeSubject(card.id);
     this.deps.cards.put(card);
