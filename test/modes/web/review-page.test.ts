@@ -6,6 +6,7 @@ import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { modelWorld } from "../../support/cli-world.ts";
 import { runCli } from "../../support/cli.ts";
 import { HAVE_CHROMIUM, launchChromium, startWebReview } from "../../support/review-page.ts";
+import { tempDir } from "../../support/temp.ts";
 
 // `pencil review --web` driven in a real headless Chromium: the token, per-hunk decisions, a
 // reason reaching the agent, Apply through the shared settle, a binary change, a reload mid-review.
@@ -118,11 +119,13 @@ describe.skipIf(!HAVE_CHROMIUM)("review --web in headless Chromium (needs /usr/b
       await g.locator(".controls button.reject").click();
       await page.locator("nav li.rejected").waitFor();
 
-      // The page as the docs show it, light and dark, taken by this browser.
+      // The page as the docs show it, light and dark, taken by this browser. They land in docs/ only when
+      // asked (PENCIL_SCREENSHOTS=1), so a test run leaves the checkout as it was.
       await page.evaluate("window.scrollTo(0, 0)");
+      const shots = process.env.PENCIL_SCREENSHOTS ? join(import.meta.dir, "../../../docs") : tempDir("pencil-shots-");
       for (const scheme of ["light", "dark"] as const) {
         await page.emulateMedia({ colorScheme: scheme });
-        await page.screenshot({ path: join(import.meta.dir, `../../../docs/review-page-${scheme}.png`) });
+        await page.screenshot({ path: join(shots, `review-page-${scheme}.png`) });
       }
       await page.emulateMedia({ colorScheme: "light" });
       // Side by side shows the same hunks in two columns, the marks included.
