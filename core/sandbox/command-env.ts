@@ -5,6 +5,8 @@ import type { Scratch } from "../scratch/types.ts";
 export function looksSecret(name: string): boolean {
   const upper = name.toUpperCase();
   if (upper === "PWD" || upper === "OLDPWD") return false;
+  // git's identity: AUTHOR holds "AUTH" but names a person, so `git commit` in a command keeps the owner's name.
+  if (/^GIT_AUTHOR_(NAME|EMAIL|DATE)$/.test(upper)) return false;
   if (upper.startsWith("TELEGRAM_") || upper.startsWith("INSFORGE_") || upper.endsWith("_API_KEY")) return true;
   return /KEY|TOKEN|SECRET|PASSW|PWD|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE/.test(upper);
 }
