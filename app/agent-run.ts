@@ -132,8 +132,8 @@ export class AgentRun {
   private turnGoal: string | null = null;
   /** The owner's words for the run under way (a follow-up's text, or what a revision answers); null: the goal. */
   private turnText: string | null = null;
-  /** How the changeset this run reopened was decided elsewhere (set when it was settled on reopening). */
-  settledOnOpen: { id: string; status: string; applied: string[]; rejected: string[] } | null = null;
+  /** How the last changeset settled from its stored record was decided (set by settleReview; on reopening: elsewhere). */
+  lastSettled: { id: string; status: string; applied: string[]; rejected: string[] } | null = null;
   /** Tokens (and reported dollars) per model over every turn of this AgentRun, for the session's cost. */
   readonly meter = new RunMeter();
   /** The last finished run of this AgentRun, as its session recorded it (null before one finished). */
@@ -239,25 +239,8 @@ export class AgentRun {
     }
     // A changeset decided elsewhere since (pencil review, the phone) leaves the staging now: its files are not
     // "changed on disk" because they were applied, and the next turn starts a changeset of its own.
-    const previous = run.changeset;
     const settled = run.settleReview();
-    if (previous && run.settledId === previous.id) {
-      run.notes.push(...settled);
-      let stored = previous;
-      try {
-        stored = runtime.store.load(previous.id);
-      } catch {
-        // Unreadable now: what the session knew of it is all there is to tell (settleReview named the damage).
-      }
-      run.settledOnOpen = {
-        id: previous.id,
-        status: stored.status,
-        applied: stored.applied ?? [],
-        rejected: Object.entries(stored.decisions ?? {})
-          .filter(([, d]) => d === "rejected")
-          .map(([path]) => path),
-      };
-    }
+    if (run.lastSettled) run.notes.push(...settled);
     return run;
   }
 
@@ -644,6 +627,7 @@ export class AgentRun {
       stored.status = applied.length ? "partial" : "rejected";
       this.runtime.store.save(stored);
     }
+    this.lastSettled = { id: previous.id, status: stored?.status ?? "pending", applied, rejected };
     this.continuesPending = false;
     this.saveReview(
       previous.id,

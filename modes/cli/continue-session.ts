@@ -70,7 +70,7 @@ export function continueSession(
     io.err(c.dim(`  (to start afresh instead: pencil review, or pencil discard ${run.changeset?.id ?? ""})\n`));
   if (interrupted)
     io.err(c.yellow(`  Its last run was interrupted (the process ended mid-run); the steps it finished are kept.\n`));
-  const settled = run.settledOnOpen;
+  const settled = run.lastSettled;
   if (settled) {
     const parts = [
       settled.applied.length ? `applied ${settled.applied.map(visible).join(", ")}` : "",

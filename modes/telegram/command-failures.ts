@@ -1,5 +1,5 @@
 import type { SessionEvent } from "../../agent/events.ts";
-import { formatCommandReport, parseCommandReport } from "../../render/command-result.ts";
+import { type CommandReport, formatCommandReport, parseCommandReport } from "../../render/command-result.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { escapeHtml } from "./html.ts";
 import type { Outbox } from "./outbox.ts";
@@ -37,12 +37,12 @@ export class CommandFailures {
       if (!report || (report.end === "exit" && report.exitCode === 0)) return;
       if (sent >= NOTICES_PER_RUN) return;
       sent += 1;
-      void this.notify(report.command, event.output).catch((error) => this.report("a failed command's notice", error));
+      void this.notify(report, event.output).catch((error) => this.report("a failed command's notice", error));
     };
   }
 
-  private async notify(command: string, output: string): Promise<void> {
-    const report = parseCommandReport(output)!;
+  private async notify(report: CommandReport, output: string): Promise<void> {
+    const command = report.command;
     const id = `out-${Date.now().toString(36)}-${(this.next++).toString(36)}`;
     this.outputs.set(id, { command, output });
     while (this.outputs.size > OUTPUTS_KEPT) this.outputs.delete(this.outputs.keys().next().value!);
