@@ -135,6 +135,14 @@ function proxyEnv(trust: { ca: string; bundle: string } | null): Record<string, 
 export const DEFAULT_WRITE_CAP = 1024 * 1024 * 1024;
 /** Milliseconds between two looks at a running command's written bytes. */
 const WRITE_WATCH_MS = 100;
+/**
+ * What the total watcher lets pass over the cap: the kernel's write_bytes counts whole pages and the
+ * writer's own small writes, so one file held to the cap by the per-file limit reads a little over it.
+ * The per-file limit answers that writer ("File too large"); the watcher is for many files in all.
+ */
+export function writeWatchLimit(writeCap: number): number {
+  return writeCap + Math.max(64 * 1024, Math.ceil(writeCap / 16));
+}
 
 /** Milliseconds before a command is killed when no timeout is given. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -462,10 +470,11 @@ export function runIn(
     }, timeoutMs);
     let overCap = false;
     let written: number | null = null;
+    const watchLimit = writeWatchLimit(writeCap);
     const watch = setInterval(() => {
       if (!child.pid) return;
       written = treeWrittenBytes(child.pid);
-      if (written !== null && written > writeCap) {
+      if (written !== null && written > watchLimit) {
         overCap = true;
         killGroup();
       }

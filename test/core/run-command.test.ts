@@ -129,11 +129,10 @@ describe.each(modes)("run_command (%s)", (sandbox) => {
     const out = await t.run(tool, { command: "head -c 3000000 /dev/zero > big.bin; echo rc=$?; wc -c < big.bin" });
     expect(out).toMatch(/File too large|File size limit exceeded/);
     expect(out).toContain("\n1048576\n");
-    // Either guard may speak first: the per-file limit, or the watcher that saw 1 MB written
-    // (it counts what the write asked for); both name the cap and the setting.
-    expect(out).toMatch(
-      /(may exceed|wrote more than) 1\.0 MB[^\n]*\(limits\.scratchWriteBytes in the user's settings\)/,
-    );
+    // The per-file limit answers one big file; the watcher of the total, which reads a little over the
+    // cap for that writer (whole pages), leaves it be and the command runs to its end.
+    expect(out).toMatch(/may exceed 1\.0 MB[^\n]*\(limits\.scratchWriteBytes in the user's settings\)/);
+    expect(out).not.toContain("wrote more than");
   });
 
   test("the write cap: many files past it in all, and the command is killed with nothing staged", async () => {
