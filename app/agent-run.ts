@@ -53,6 +53,8 @@ export interface ModelChoice {
 /** Extra knobs for a run; tests and the demo pass their own model. */
 export interface RunOptions {
   models?: ModelChoice;
+  /** A model as `--model` takes it, used instead of the runtime's (the phone's `/model` choice); `models` wins over it. */
+  model?: string;
   /** Tools added to the mode's own (plan's fetch_url, submit_plan…). */
   extraTools?: PencilTool[];
   maxSteps?: number;
@@ -151,7 +153,6 @@ export class AgentRun {
     private readonly options: RunOptions,
   ) {}
 
-  /** The models, built on first use so reopening a changeset needs no key until the agent really runs. */
   /**
    * Switches the model for the rest of this session (`/model NAME`): NAME as `--model` takes it. Throws
    * the model configuration's own error (a missing key, a malformed name) and changes nothing then.
@@ -162,8 +163,11 @@ export class AgentRun {
     return chosen.labels;
   }
 
+  /** The models, built on first use so reopening a changeset needs no key until the agent really runs. */
   private get models(): ModelChoice {
-    this.chosen ??= this.options.models ?? chooseModels(this.runtime, this.sink);
+    this.chosen ??=
+      this.options.models ??
+      chooseModels(this.options.model ? { ...this.runtime, model: this.options.model } : this.runtime, this.sink);
     return this.chosen;
   }
 

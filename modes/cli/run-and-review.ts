@@ -1,4 +1,5 @@
 import { costOf, readPrices } from "../../app/run-cost.ts";
+import { answerModelCommand } from "../../app/model-switch.ts";
 import type { CommandRecord } from "../../core/command-record.ts";
 import { nobodyApprover } from "../../agent/approver.ts";
 import type { RunMode } from "../../agent/prompts.ts";
@@ -194,22 +195,13 @@ function commandJson(c: CommandRecord): {
 }
 
 /**
- * `/model` at the follow-up prompt: with a name, the rest of the session uses that model (as `--model`
- * takes it); without one, or when it cannot be used, says which models are in use and which are known.
- * Returns 0, so the conversation goes on.
+ * `/model` at the follow-up prompt: with a name, the rest of the session uses that model (see
+ * app/model-switch.ts for the names it takes); without one, or when it cannot be used, says which
+ * models are in use and which are known. Returns 0, so the conversation goes on.
  */
 function modelCommand(io: CliIO, runtime: Runtime, run: AgentRun, name: string): number {
-  const known = [...new Set([...run.modelLabels, ...Object.keys(readPrices(runtime.pencilHome))])];
-  const list = `Known here: ${known.join(", ")}. Any model your provider serves works as NAME, groq:NAME, openrouter:NAME or local:NAME.`;
-  if (!name) {
-    io.out(`Using ${run.modelLabels.join(" → ")}. Switch with /model NAME. ${list}\n`);
-    return 0;
-  }
-  try {
-    const labels = run.switchModel(name);
-    io.out(io.colors.cyan(`Switched: the rest of this session uses ${labels.join(" → ")}.\n`));
-  } catch (error) {
-    io.out(io.colors.yellow(`Cannot use ${name}: ${error instanceof Error ? error.message : String(error)} ${list}\n`));
-  }
+  const answer = answerModelCommand(runtime, run.modelLabels, name, (model) => run.switchModel(model));
+  const paint = answer.switched ? io.colors.cyan : answer.ok ? (t: string) => t : io.colors.yellow;
+  io.out(paint(`${answer.text}\n`));
   return 0;
 }

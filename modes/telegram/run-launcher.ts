@@ -80,13 +80,46 @@ export class RunLauncher {
     this.saveSessionState(this.deps.runtime.ws.root, { session: null, fresh: true });
   }
 
-  private savedSessions(): Record<string, { session?: unknown; fresh?: unknown }> {
-    const saved = readState<Record<string, { session?: unknown; fresh?: unknown }>>(this.sessionFile, {});
+  /** The model `/model` chose for the runs of the current workspace (as `--model` takes it), or null: the configured one. */
+  chosenModel(root = this.deps.runtime.ws.root): string | null {
+    const model = this.savedSessions()[root]?.model;
+    return typeof model === "string" && model ? model : null;
+  }
+
+  /** `/model NAME`: every run the bot starts in the current workspace from now on uses `model` (null: the configured one again). */
+  chooseModel(model: string | null): void {
+    const root = this.deps.runtime.ws.root;
+    writeState(this.sessionFile, { ...this.savedSessions(), [root]: { ...this.savedSessions()[root], model } });
+  }
+
+  /** The labels of the chain a run in the current workspace would use now (empty when none is configured). */
+  modelsInUse(): string[] {
+    const given = this.deps.runOptions?.("agent").models;
+    if (given) return given.labels;
+    try {
+      return modelSpecs(this.deps.runtime.env, this.chosenModel() ?? this.deps.runtime.model).map((s) => s.label);
+    } catch {
+      return [];
+    }
+  }
+
+  private savedSessions(): Record<string, { session?: unknown; fresh?: unknown; model?: unknown }> {
+    const saved = readState<Record<string, { session?: unknown; fresh?: unknown; model?: unknown }>>(
+      this.sessionFile,
+      {},
+    );
     return saved && typeof saved === "object" ? saved : {};
   }
 
   private saveSessionState(root: string, state: { session: string | null; fresh: boolean }): void {
-    writeState(this.sessionFile, { ...this.savedSessions(), [root]: state });
+    // The model chosen with /model outlives sessions: it is the workspace's until changed.
+    writeState(this.sessionFile, { ...this.savedSessions(), [root]: { ...this.savedSessions()[root], ...state } });
+  }
+
+  /** A run's options in workspace `root`: the model /model chose there, then the bot's own (tests and the demo pass a model). */
+  private optionsFor(mode: RunMode, root: string): RunOptions {
+    const model = this.chosenModel(root);
+    return { ...(model ? { model } : {}), ...this.deps.runOptions?.(mode) };
   }
 
   /**
@@ -116,7 +149,7 @@ export class RunLauncher {
     let run: AgentRun;
     try {
       // Reloaded from disk every turn: the terminal may have reviewed, rewound or continued the session meanwhile.
-      run = AgentRun.continueSession(runtime, id, { ...this.deps.runOptions?.("agent") });
+      run = AgentRun.continueSession(runtime, id, this.optionsFor("agent", runtime.ws.root));
     } catch (error) {
       await this.deps.outbox.send(
         this.deps.ownerId,
@@ -217,7 +250,7 @@ export class RunLauncher {
     const runtime = this.deps.runtime;
     const gate = this.gateOf(runtime.ws.root);
     const active = gate.tryBegin(mode, goal)!;
-    const options: RunOptions = { ...this.deps.runOptions?.(mode), ...extra.options };
+    const options: RunOptions = { ...this.optionsFor(mode, runtime.ws.root), ...extra.options };
     this.detach(
       active,
       gate,
@@ -244,7 +277,7 @@ export class RunLauncher {
     const given = this.deps.runOptions?.(mode).models;
     if (given) return given.current();
     try {
-      return modelSpecs(this.deps.runtime.env, this.deps.runtime.model)[0]?.label ?? "";
+      return modelSpecs(this.deps.runtime.env, this.chosenModel() ?? this.deps.runtime.model)[0]?.label ?? "";
     } catch {
       return "";
     }

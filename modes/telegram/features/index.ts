@@ -7,6 +7,7 @@ import { forwardedFeature } from "./forwarded.ts";
 import { helpFeature } from "./help.ts";
 import { historyFeature } from "./history.ts";
 import { mediaFeature } from "./media.ts";
+import { modelFeature } from "./model.ts";
 import { planFeature } from "./plan.ts";
 import { projectsFeature } from "./projects.ts";
 import { questionsFeature } from "./questions.ts";
@@ -37,5 +38,6 @@ export const FEATURES: FeatureFactory[] = [
   voiceFeature,
   mediaFeature,
   sessionsFeature,
+  modelFeature,
   commandOutputFeature,
 ];

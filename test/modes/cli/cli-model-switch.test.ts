@@ -15,6 +15,8 @@ test("/model at the follow-up prompt switches the model for the next turns", asy
     endFollowUps: false,
     steps: [
       { expect: "[s]teps ", send: "y\r" },
+      { expect: "› ", send: "/model openai/gpt-oss-12b\r" },
+      { expect: "Did you mean", send: "" },
       { expect: "› ", send: "/model local:qwen\r" },
       { expect: "Cannot use local:qwen", send: "" },
       { expect: "› ", send: "/model groq:moonshotai/kimi-k2\r" },
@@ -26,6 +28,10 @@ test("/model at the follow-up prompt switches the model for the next turns", asy
   });
   expect(code).toBe(0);
   expect(output).toContain("LOCAL_LLM_BASE_URL");
+  // A bare name nobody configured is a typo until shown otherwise: refused, with the guess.
+  expect(output).toMatch(
+    /Cannot use openai\/gpt-oss-12b: no model of that name is known here\. Did you mean (groq:)?openai\/gpt-oss-120b\?/,
+  );
   expect(output).toContain("Known here: groq:openai/gpt-oss-120b");
   const models = groq.requests.map((r) => JSON.parse(r.raw).model);
   expect(models.slice(0, 2)).toEqual(["openai/gpt-oss-120b", "openai/gpt-oss-120b"]);

@@ -200,6 +200,7 @@ describe("telegram bot: reliability", () => {
       "new",
       "steps",
       "rewind",
+      "model",
     ]);
   });
 });
