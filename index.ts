@@ -1,10 +1,8 @@
 #!/usr/bin/env bun
 // Entry point: only argv inspection happens here; every command is imported lazily
 // so that --help and --version stay instant.
-import { realpathSync } from "node:fs";
-import { isatty } from "node:tty";
-import { STANDALONE, versionLine } from "./core/installation.ts";
 import { SETUP_MODE } from "./core/sandbox/setup-contract.ts";
+import { STANDALONE } from "./core/standalone.ts";
 import pkg from "./package.json" with { type: "json" };
 
 const argv = process.argv.slice(2);
@@ -22,7 +20,10 @@ if (STANDALONE && argv[0] === SETUP_MODE) {
 const startDir = STANDALONE ? null : process.cwd(); // where Bun read its .env files
 const callerCwd = process.env.PENCIL_CALLER_CWD;
 delete process.env.PENCIL_CALLER_CWD;
-if (!STANDALONE && callerCwd && realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
+if (!STANDALONE && callerCwd) {
+  const { realpathSync } = await import("node:fs");
+  if (realpathSync(process.cwd()) === realpathSync(import.meta.dir)) process.chdir(callerCwd);
+}
 
 /** Writes to stdout; a reader that went away (`pencil --help | head -1`) ends the program quietly, exit 0. */
 async function print(text: string): Promise<void> {
@@ -34,12 +35,20 @@ async function print(text: string): Promise<void> {
 }
 const first = argv[0];
 
+/** Whether stdin and stdout are both a terminal. node:tty is loaded only here: importing it costs about 4 ms, as much
+ * as the rest of `--help` together, and only bare `pencil` needs it. */
+async function inTerminal(): Promise<boolean> {
+  const { isatty } = await import("node:tty");
+  return isatty(0) && isatty(1);
+}
+
 // Bun.write, not process.stdout: touching process.stdout sets up Node's stream machinery,
 // which costs more than the rest of --help together.
 if (first === "--version" || first === "-V" || first === "-v") {
+  const { versionLine } = await import("./core/installation.ts");
   await print(versionLine(pkg.version));
 } else if (
-  (first === undefined && !(isatty(0) && isatty(1))) ||
+  (first === undefined && !(await inTerminal())) ||
   first === "-h" ||
   first === "--help" ||
   (first === "help" && argv.length === 1)

@@ -1,5 +1,5 @@
-// The single executable beside the same commands from source, in one run: `pencil --help` (target ≤ 10 ms),
-// `pencil agent` from start to the first model request (≤ 80 ms, seen by a fake model server on 127.0.0.1), and
+// The single executable beside the same commands from source, in one run: `pencil --help` and `--version` (target
+// ≤ 10 ms), `pencil agent` from start to the first model request (≤ 80 ms, seen by a fake model server on 127.0.0.1), and
 // `pencil brain list` on a 1,000-note brain (reported); then the sizes of the executable and of the installed npm
 // package. Wall time is given with the CPU time the process used (user + system), which a loaded machine inflates less.
 import { spawnSync } from "node:child_process";
@@ -45,31 +45,45 @@ interface Timing {
   cpu: number[];
 }
 
-/** Runs `argv` `runs` times (after two warm-ups) and collects wall and CPU milliseconds. */
-function measure(argv: string[], runs: number, extra: Record<string, string> = {}): Timing {
-  const t: Timing = { wall: [], cpu: [] };
+/**
+ * Runs each of `argvs` `runs` times, taking turns (after two warm-ups of each), so a change in the machine's load
+ * falls on all of them alike; collects wall and CPU milliseconds per command.
+ */
+function measure(argvs: string[][], runs: number, extra: Record<string, string> = {}): Timing[] {
+  const timings: Timing[] = argvs.map(() => ({ wall: [], cpu: [] }));
   for (let i = 0; i < runs + 2; i++) {
-    const t0 = performance.now();
-    const r = Bun.spawnSync(argv, { cwd: empty, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
-    const wall = performance.now() - t0;
-    if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
-    if (i < 2) continue;
-    t.wall.push(wall);
-    const u = r.resourceUsage;
-    if (u) t.cpu.push(Number(u.cpuTime.user + u.cpuTime.system) / 1000);
+    for (const [j, argv] of argvs.entries()) {
+      const t0 = performance.now();
+      const r = Bun.spawnSync(argv, { cwd: empty, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+      const wall = performance.now() - t0;
+      if (r.exitCode !== 0) throw new Error(`${argv.join(" ")} exited ${r.exitCode}: ${r.stderr.toString()}`);
+      if (i < 2) continue;
+      timings[j]!.wall.push(wall);
+      const u = r.resourceUsage;
+      if (u) timings[j]!.cpu.push(Number(u.cpuTime.user + u.cpuTime.system) / 1000);
+    }
   }
-  return t;
+  return timings;
 }
 const fmt = (t: Timing) => `median ${ms(median(t.wall))} (CPU ${ms(median(t.cpu))})`;
 
-// (1) --help.
-const helpBinary = measure([...BINARY, "--help"], RUNS);
-const helpSource = measure([...SOURCE, "--help"], RUNS);
-const helpLauncher = measure([...LAUNCHER, "--help"], RUNS);
-const floor = measure([floorBinary], RUNS);
-const bare = measure([process.execPath, "-e", ""], RUNS);
+// (1) --help and --version.
+const [helpBinary, versionBinary, floor, helpSource, helpLauncher, bare] = measure(
+  [
+    [...BINARY, "--help"],
+    [...BINARY, "--version"],
+    [floorBinary],
+    [...SOURCE, "--help"],
+    [...LAUNCHER, "--help"],
+    [process.execPath, "-e", ""],
+  ],
+  RUNS,
+) as [Timing, Timing, Timing, Timing, Timing, Timing];
 const h = median(helpBinary.wall);
-console.log(`binary --help: ${fmt(helpBinary)} — target ≤ 10 ms: ${verdict(h <= 10)}`);
+const v = median(versionBinary.wall);
+const overFloor = (t: number) => `${ms(t - median(floor.wall))} over the floor`;
+console.log(`binary --help: ${fmt(helpBinary)}, ${overFloor(h)} — target ≤ 10 ms: ${verdict(h <= 10)}`);
+console.log(`binary --version: ${fmt(versionBinary)}, ${overFloor(v)} — target ≤ 10 ms: ${verdict(v <= 10)}`);
 console.log(
   `  from source, bun index.ts --help: ${fmt(helpSource)} (${(median(helpSource.wall) / h).toFixed(2)}× the binary)`,
 );
@@ -128,8 +142,13 @@ await store.database.query(
   [ids.map((i) => `Note ${i}: something worth keeping, number ${i}.`), ids.map((i) => `Note ${i}`)],
 );
 await store.close();
-const listBinary = measure([...BINARY, "brain", "list"], BRAIN_RUNS);
-const listSource = measure([...SOURCE, "brain", "list"], BRAIN_RUNS);
+const [listBinary, listSource] = measure(
+  [
+    [...BINARY, "brain", "list"],
+    [...SOURCE, "brain", "list"],
+  ],
+  BRAIN_RUNS,
+) as [Timing, Timing];
 console.log(`binary brain list, 1,000 notes: ${fmt(listBinary)} (reported, no target)`);
 console.log(
   `  from source: ${fmt(listSource)} (${(median(listSource.wall) / median(listBinary.wall)).toFixed(2)}× the binary)`,

@@ -1,10 +1,10 @@
 import { resolve, sep } from "node:path";
+import { STANDALONE } from "./standalone.ts";
+
+export { STANDALONE };
 
 /** How this copy of Pencil came to the machine: a git clone, the npm package, a bunx run, or the single executable. */
 export type InstallKind = "clone" | "npm package" | "bunx" | "binary";
-
-/** True inside the single executable (`bun build --compile`): Pencil's files are embedded, not on disk. */
-export const STANDALONE: boolean = Bun.isStandaloneExecutable === true;
 
 /**
  * Pencil's install directory (the repository root, or the installed package's folder), whose `.env` files hold keys
