@@ -1,7 +1,9 @@
 import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { looksLikeCredential } from "../flags.ts";
+import { stagedInside } from "../scratch/make.ts";
 import type { Scratch } from "../scratch/types.ts";
+import { isInside } from "../workspace.ts";
 import { looksSecret } from "./command-env.ts";
 
 /**
@@ -16,6 +18,7 @@ export const HOME_SETTINGS: readonly string[] = [
   ".config/pnpm/rc",
   ".config/pip/pip.conf",
   ".pip/pip.conf",
+  ".pypirc",
   ".config/uv/uv.toml",
   ".tool-versions",
   ".config/mise/config.toml",
@@ -26,25 +29,40 @@ export const HOME_SETTINGS: readonly string[] = [
 ];
 
 /**
- * The workspace's settings files the policy hides because they hold credentials as often as not, shown to a command
- * with those lines removed: read-only, at their own path, never part of the command's changes.
+ * Names of the package managers' settings files that hold credentials as often as not (npm's, yarn's, pip's, twine's):
+ * wherever one is in the workspace (a virtualenv's own pip.conf included), a command sees it with those lines removed,
+ * read-only, at its own path, never as one of its changes. The policy hides .npmrc and .pypirc from the model as well.
  */
-export const WORKSPACE_SETTINGS: readonly string[] = [".npmrc"];
+export const WORKSPACE_SETTINGS: readonly string[] = [
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  "pip.conf",
+  "pip.ini",
+  ".pypirc",
+];
+
+/** True for a file name (one path component) of WORKSPACE_SETTINGS: never copied into a command's scratch as it is. */
+export function isFilteredSettingsName(name: string): boolean {
+  return WORKSPACE_SETTINGS.includes(name);
+}
 
 /** Largest settings file copied: anything bigger is not a hand-written settings file. */
 const MAX_SETTINGS_BYTES = 256 * 1024;
 
-/** A URL with a user name or password in it (https://user:pass@host, https://TOKEN@host). */
-const URL_USERINFO = /[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/?#@"']+@/i;
+/** A URL with a user name or password in it (https://user:pass@host, https://TOKEN@host): the scheme, then the rest. */
+const URL_USERINFO = /([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@"']+@/gi;
 
 /**
- * `text` (an .npmrc, .yarnrc(.yml), pip.conf, pnpm rc, uv.toml) without the lines that carry a credential: a key
- * that names one (`_authToken`, `//host/:_authToken`, `_auth`, `_password`, `npmAuthToken`, `npmAuthIdent`,
- * `password`, `token`), a URL with a user or password in it, or anything shaped like a token.
+ * `text` (an .npmrc, .yarnrc(.yml), pip.conf, .pypirc, pnpm rc, uv.toml) without its credentials: a line whose key
+ * names one (`_authToken`, `//host/:_authToken`, `_auth`, `_password`, `npmAuthToken`, `npmAuthIdent`, `password`,
+ * `username`, `token`) or that holds anything shaped like a token goes; a URL keeps its host and path but loses the
+ * user and password in it, so an index or registry setting still points where the owner's does.
  */
 export function withoutCredentials(text: string): string {
   const kept: string[] = [];
-  for (const line of text.split("\n")) {
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(URL_USERINFO, "$1");
     const key = /^\s*["']?([^=:\s"']+(?::[^=:\s"']+)*)["']?\s*[=:]/.exec(line)?.[1] ?? "";
     // `//registry.example.com/:_authToken`: the setting's own name is after the last colon or slash.
     const name = key.split(/[:/]/).pop() ?? "";
@@ -52,7 +70,6 @@ export function withoutCredentials(text: string): string {
       (name !== "" &&
         !/^(always-auth|npmAlwaysAuth)$/i.test(name) &&
         (looksSecret(name) || /^_?(auth|password|username)$/i.test(name))) ||
-      URL_USERINFO.test(line) ||
       looksLikeCredential(line)
     )
       continue;
@@ -73,6 +90,18 @@ function readSettings(path: string): string | null {
   }
 }
 
+/** Reads a workspace settings file as the staged view has it (the model's staged edit of a .yarnrc.yml included), else null. */
+function readStaged(s: Scratch, real: string): string | null {
+  try {
+    const st = s.fs.stat(real);
+    if (st === null || st.kind !== "file" || st.size > MAX_SETTINGS_BYTES) return null;
+    return new TextDecoder().decode(s.fs.readBytes(real));
+  } catch {
+    // Unreadable: no settings from it reach the command.
+    return null;
+  }
+}
+
 /** What placeSettings placed: home files copied, workspace files shown (relative paths). */
 export interface PlacedSettings {
   home: string[];
@@ -80,27 +109,60 @@ export interface PlacedSettings {
 }
 
 /**
- * Places the owner's settings (HOME_SETTINGS below `realHome`, filtered) in the command's HOME, and, in the
- * namespace sandbox, a filtered copy of each WORKSPACE_SETTINGS file the policy hid, bound read-only over its path:
- * in a copy-on-write scratch the hidden file is then not removed from the command's view but covered; in a copy an
- * empty file is made for the bind and recorded as it is, so the command's changes never include it.
+ * The directories of XDG_CONFIG_HOME, relative to home, where the owner's environment puts it inside home: the
+ * command's copy goes to the same place below its own HOME (planCommandEnv moves the variable with HOME).
  */
-export function placeSettings(s: Scratch, realHome: string): PlacedSettings {
+function configHomes(realHome: string, env: Record<string, string | undefined>): string[] {
+  const given = env.XDG_CONFIG_HOME;
+  if (!given || !given.startsWith("/")) return [".config"];
+  const rel = relative(realHome, given);
+  return isInside(realHome, given) && rel !== "" ? [rel] : [".config"];
+}
+
+/**
+ * Places the owner's settings (HOME_SETTINGS below `realHome`, filtered; those of `.config` read from XDG_CONFIG_HOME
+ * where `env` moves it inside home) in the command's HOME, and, in the namespace sandbox, a filtered copy of each
+ * WORKSPACE_SETTINGS file the command's visibility left out, bound read-only over its path (a shared directory's is
+ * bound in place of its mask): in a copy-on-write scratch the hidden file is then not removed from the command's view
+ * but covered; in a copy an empty file is made for the bind and recorded as it is, so the command's changes never
+ * include it.
+ */
+export function placeSettings(
+  s: Scratch,
+  realHome: string,
+  env: Record<string, string | undefined> = {},
+): PlacedSettings {
   const placed: PlacedSettings = { home: [], workspace: [] };
+  const [config] = configHomes(realHome, env);
   for (const rel of HOME_SETTINGS) {
-    const text = readSettings(join(realHome, rel));
+    const at = rel.startsWith(".config/") ? join(config!, rel.slice(".config/".length)) : rel;
+    const text = readSettings(join(realHome, at));
     if (text === null) continue;
-    const to = join(s.home, rel);
+    const to = join(s.home, at);
     mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
     writeFileSync(to, withoutCredentials(text), { mode: 0o600 });
-    placed.home.push(rel);
+    placed.home.push(at);
   }
   if (s.share !== "namespace") return placed;
-  for (const rel of WORKSPACE_SETTINGS) {
-    const text = readSettings(join(s.ws.root, rel));
+  const ov = s.overlay;
+  const found = new Set<string>();
+  if (ov) for (const rel of ov.hidden) if (isFilteredSettingsName(basename(rel))) found.add(rel);
+  for (const rel of s.hiddenFiles ?? []) found.add(rel);
+  for (const { rel, entry } of stagedInside(s.ws, s.fs))
+    if (entry.after && isFilteredSettingsName(basename(rel))) found.add(rel);
+  let n = 0;
+  const bindFiltered = (text: string, target: string) => {
+    const source = join(s.root, "settings", String(n++));
+    mkdirSync(dirname(source), { recursive: true, mode: 0o755 });
+    writeFileSync(source, withoutCredentials(text), { mode: 0o444 });
+    s.mounts.push({ source, target });
+    s.hidden = Math.max(0, s.hidden - 1);
+  };
+  for (const rel of [...found].sort()) {
+    const text = readStaged(s, join(s.ws.root, rel));
     if (text === null) continue;
-    const ov = s.overlay;
     if (ov) {
+      // Only over a file the overlay shows from the workspace (one staged and nowhere on disk has no path to bind on).
       if (!ov.hidden.includes(rel) || ov.baseline?.get(rel)?.kind === "whiteout") continue;
       ov.hidden = ov.hidden.filter((h) => h !== rel);
     } else {
@@ -108,7 +170,7 @@ export function placeSettings(s: Scratch, realHome: string): PlacedSettings {
       try {
         writeFileSync(at, "", { mode: 0o644, flag: "wx" });
       } catch {
-        continue; // something is there already (the policy did not hide it): left as it is
+        continue; // something is there already (the policy did not hide it), or its directory is not: left as it is
       }
       // Recorded as made: unchanged after the run (the bind is gone with the namespace), it is no change of the command's.
       const st = lstatSync(at);
@@ -122,12 +184,21 @@ export function placeSettings(s: Scratch, realHome: string): PlacedSettings {
         ctimeMs: st.ctimeMs,
       });
     }
-    const source = join(s.root, "settings", rel);
-    mkdirSync(dirname(source), { recursive: true, mode: 0o755 });
-    writeFileSync(source, withoutCredentials(text), { mode: 0o444 });
-    s.mounts.push({ source, target: join(s.dir, rel) });
-    s.hidden = Math.max(0, s.hidden - 1);
+    bindFiltered(text, join(s.dir, rel));
     placed.workspace.push(rel);
+  }
+  // A shared directory (a copy's node_modules, .venv) is bound whole, its hidden entries masked: a settings file's
+  // mask (a virtualenv's pip.conf) becomes its filtered copy.
+  for (const sd of s.shared) {
+    const at = join(s.dir, sd.rel);
+    sd.masks = sd.masks.filter((m) => {
+      if (m.dir || !isFilteredSettingsName(basename(m.path))) return true;
+      const text = readSettings(join(sd.real, relative(at, m.path)));
+      if (text === null) return true;
+      bindFiltered(text, m.path);
+      placed.workspace.push(relative(s.dir, m.path));
+      return false;
+    });
   }
   return placed;
 }

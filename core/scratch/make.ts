@@ -44,6 +44,8 @@ export interface ScratchOptions {
   shareNames?: readonly string[];
   /** A .gitignored directory with more entries than this is shared instead of copied (default 1000). */
   shareOver?: number;
+  /** Names of hidden files to list in Scratch.hiddenFiles (the package managers' settings, shown filtered). */
+  listHidden?: (name: string) => boolean;
 }
 
 const CLONE = constants.COPYFILE_FICLONE;
@@ -144,6 +146,7 @@ class Setup {
       }
       if (!this.options.visible(real)) {
         this.s.hidden += 1;
+        if (d.isFile() && this.options.listHidden?.(d.name)) (this.s.hiddenFiles ??= []).push(childRel);
         continue;
       }
       if (d.isDirectory()) {
@@ -232,7 +235,7 @@ class Setup {
   }
 
   private shareDir(real: string, dest: string, rel: string): void {
-    const found = scanShared(real, this.s.ws.root, this.options.visible);
+    const found = scanShared(real, this.s.ws.root, this.options.visible, this.options.linkVisible);
     const sd: SharedDir = { rel, real, masks: [] };
     this.s.shared.push(sd);
     this.s.hidden += found.hidden.length;

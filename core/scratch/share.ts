@@ -37,8 +37,17 @@ export interface SharedScan {
   inward: { path: string; target: string }[];
 }
 
-/** Finds, below the shared directory `dir`, the entries the policy hides and the links that lead back into the workspace. */
-export function scanShared(dir: string, wsRoot: string, visible: (real: string) => boolean): SharedScan {
+/**
+ * Finds, below the shared directory `dir`, the entries the policy hides and the links that lead back into the
+ * workspace. A link that leads out of it is judged by `linkVisible` (default `visible`), as in a copy: a virtualenv's
+ * bin/python into /usr stays.
+ */
+export function scanShared(
+  dir: string,
+  wsRoot: string,
+  visible: (real: string) => boolean,
+  linkVisible: (real: string) => boolean = visible,
+): SharedScan {
   const found: SharedScan = { hidden: [], inward: [] };
   const stack = [dir];
   while (stack.length > 0) {
@@ -63,7 +72,7 @@ export function scanShared(dir: string, wsRoot: string, visible: (real: string) 
       } catch {
         continue; // a link loop: nothing can be read through it
       }
-      if (!visible(target)) found.hidden.push({ path, dir: false });
+      if (!(isInside(wsRoot, target) ? visible : linkVisible)(target)) found.hidden.push({ path, dir: false });
       else if (isInside(wsRoot, target) && !isInside(dir, target)) found.inward.push({ path, target });
     }
   }

@@ -54,6 +54,8 @@ export interface Scratch {
   mounts: { source: string; target: string }[];
   /** Entries left out because the policy hides them (their names are not reported). */
   hidden: number;
+  /** A copy's hidden files (workspace-relative) whose names ScratchOptions.listHidden accepts: the settings files shown filtered. */
+  hiddenFiles?: string[];
   /** Things the model should know about the copy (e.g. git metadata not available). */
   notes: string[];
   /** Every entry of the copy (no directories) as placed, by workspace-relative path. */

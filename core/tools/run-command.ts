@@ -1,12 +1,12 @@
 import { failureWindow } from "../failure-window.ts";
 import { homedir, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../command-record.ts";
 import { compilePolicy, decide, type Policy } from "../policy.ts";
 import { stripVTControlCharacters } from "node:util";
 import { planCommandEnv } from "../sandbox/command-env.ts";
-import { placeSettings } from "../sandbox/package-config.ts";
+import { isFilteredSettingsName, placeSettings } from "../sandbox/package-config.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../sandbox/hiding.ts";
 import { runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../sandbox/namespace.ts";
 import { DIFF_CAPS, diffScratch, sharedLeaks, type ScratchChange } from "../scratch/diff.ts";
@@ -204,8 +204,11 @@ export async function runCommand(
   // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
   // home directory itself): never in the copy, masked where the sandbox would show them.
   const { hidden: denied, key: deniedKey } = commandDenies(builtins, secrets);
-  // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept toolchains).
-  const visible = (real: string) => ctx.visible(real) && !denied(real);
+  // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept
+  // toolchains). In the sandbox the package managers' settings files are left out too: they are shown filtered instead.
+  const filtered = mode === "namespace";
+  const visible = (real: string) =>
+    ctx.visible(real) && !denied(real) && !(filtered && isFilteredSettingsName(basename(real)));
   const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
   // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
   // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.
@@ -244,6 +247,7 @@ export async function runCommand(
       visible,
       ...(linkVisible ? { linkVisible } : {}),
       share: mode,
+      listHidden: isFilteredSettingsName,
       ...(options.scratchParent ? { parent: options.scratchParent } : {}),
       ...(options.shareNames ? { shareNames: options.shareNames } : {}),
       ...(options.shareOver !== undefined ? { shareOver: options.shareOver } : {}),
@@ -320,7 +324,7 @@ async function runPrepared(
   let proxy: ProxyHandle | null = null;
   try {
     // The owner's package-manager and version settings, and the workspace's hidden .npmrc, without their credentials.
-    placeSettings(s, setting.realHome);
+    placeSettings(s, setting.realHome, options.parentEnv ?? process.env);
     const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;

@@ -73,8 +73,16 @@ describe("withoutCredentials", () => {
       "    https://pypi.org/simple",
       "timeout = 60",
     ].join("\n");
+    // A URL keeps its host and path (pip still uses the owner's index), never its user or password.
     expect(withoutCredentials(pip)).toBe(
-      ["[global]", "extra-index-url =", "    https://pypi.org/simple", "timeout = 60"].join("\n"),
+      [
+        "[global]",
+        "index-url = https://pypi.acme.example/simple",
+        "extra-index-url =",
+        "    https://other.example/simple",
+        "    https://pypi.org/simple",
+        "timeout = 60",
+      ].join("\n"),
     );
   });
 });

@@ -1,0 +1,157 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { CommandRecord } from "../../core/command-record.ts";
+import { compilePolicy, decide } from "../../core/policy.ts";
+import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import type { ScratchKind } from "../../core/scratch/overlay.ts";
+import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { toolContext } from "../support/tool-context.ts";
+
+// yarn's .yarnrc.yml, pip's pip.conf (a virtualenv's own, or PIP_CONFIG_FILE's) and .pypirc in the workspace reach a
+// command filtered like .npmrc: their settings kept, every credential gone, read-only, never a change in the review.
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix?: string): string {
+  const dir = realpathSync(sharedTempDir(prefix));
+  made.push(dir);
+  return dir;
+}
+
+const YARN_TOKEN = "yarn-t0ken-abcdef0123456789";
+const SCOPE_TOKEN = "sc0pe-t0ken-abcdef0123456789";
+const IDENT = "me:hunter2hunter2";
+const PIP_PASSWORD = "pip-pa55word-0123456789";
+const PYPIRC_PASSWORD = "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAAC";
+const SECRETS = [YARN_TOKEN, SCOPE_TOKEN, IDENT, "hunter2", PIP_PASSWORD, PYPIRC_PASSWORD];
+
+const YARNRC = [
+  'npmRegistryServer: "http://127.0.0.1:4873"',
+  `npmAuthToken: ${YARN_TOKEN}`,
+  "npmScopes:",
+  "  acme:",
+  "    npmRegistryServer: https://npm.acme.example",
+  `    npmAuthIdent: "${IDENT}"`,
+  "npmRegistries:",
+  '  "//npm.acme.example":',
+  `    npmAuthToken: ${SCOPE_TOKEN}`,
+  "    npmAlwaysAuth: true",
+  "nodeLinker: node-modules",
+  "",
+].join("\n");
+
+const SYSTEM_PYTHON = "/usr/bin/python3";
+const hasNamespace = sandboxAvailable();
+const hasVenv = existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, ["-c", "import ensurepip, venv"]).status === 0;
+
+function session(root: string, home: string) {
+  const t = toolContext(root);
+  const policy = compilePolicy({ workspaceRoot: t.ws.root, home, pencilHome: tempDir(), rules: [] });
+  t.ctx.visible = (real) => decide(policy, { tool: "run_command", access: "read", real }).decision === "allow";
+  const records: CommandRecord[] = [];
+  t.ctx.recordCommand = (r) => records.push(r);
+  return { ...t, records };
+}
+
+describe.each(["overlay", "copy"] as ScratchKind[])(
+  "yarn and pip settings without their credentials (%s)",
+  (scratch) => {
+    test.skipIf(!hasNamespace || !hasVenv)(
+      "a .yarnrc.yml (top and nested), a virtualenv's pip.conf, PIP_CONFIG_FILE's and a .pypirc: settings kept, no token readable, nothing staged",
+      async () => {
+        const home = tempDir("pencil-pmf-home-");
+        writeTree(home, {
+          ".yarnrc.yml": `npmRegistryServer: "http://127.0.0.1:4875"\nnpmAuthToken: ${YARN_TOKEN}\n`,
+          ".pypirc": `[pypi]\nrepository = https://home.acme.example/legacy/\npassword = ${PYPIRC_PASSWORD}\n`,
+        });
+        const root = tempDir("pencil-pmf-ws-");
+        writeTree(root, {
+          "package.json": '{ "name": "p", "version": "1.0.0" }\n',
+          ".yarnrc.yml": YARNRC,
+          "packages/a/.yarnrc.yml": `npmRegistryServer: "http://127.0.0.1:4874"\nnpmAuthToken: ${YARN_TOKEN}\n`,
+          "pip.conf": `[global]\nindex-url = https://me:${PIP_PASSWORD}@pypi.acme.example/simple\ntimeout = 61\n`,
+          ".pypirc": `[distutils]\nindex-servers = acme\n[acme]\nrepository = https://upload.acme.example/legacy/\nusername = __token__\npassword = ${PYPIRC_PASSWORD}\n`,
+        });
+        const env = {
+          PATH: "/usr/local/bin:/usr/bin:/bin",
+          HOME: home,
+          LANG: "C.UTF-8",
+          PIP_CONFIG_FILE: join(root, "pip.conf"),
+        };
+        expect(spawnSync(SYSTEM_PYTHON, ["-m", "venv", ".venv"], { cwd: root, env }).status).toBe(0);
+        writeTree(root, {
+          ".venv/pip.conf": `[global]\nextra-index-url = https://__token__:${PIP_PASSWORD}@extra.acme.example/simple\n[install]\npassword = ${PIP_PASSWORD}\n`,
+        });
+        // What pip makes of the files bare, as the owner's shell runs it: the same settings, with the credentials.
+        const bare = spawnSync("bash", ["-c", ".venv/bin/pip config list"], { cwd: root, env, encoding: "utf8" });
+        expect(bare.stdout).toContain(PIP_PASSWORD);
+        const t = session(root, home);
+        const scratchParent = tempDir();
+        const tool = createRunCommandTool({
+          sandbox: "namespace",
+          scratch,
+          scratchParent,
+          realHome: home,
+          parentEnv: env,
+        });
+        try {
+          const out = await t.run(tool, {
+            command: [
+              ".venv/bin/pip config list",
+              "echo ---",
+              "cat .yarnrc.yml packages/a/.yarnrc.yml .pypirc .venv/pip.conf ~/.yarnrc.yml ~/.pypirc",
+              "echo ---",
+              "(echo x >> .yarnrc.yml) 2>/dev/null || echo yarnrc-read-only",
+              "(echo x >> .venv/pip.conf) 2>/dev/null || echo pipconf-read-only",
+            ].join("; "),
+          });
+          expect(out).toContain("Exit code 0");
+          // pip applies every file: the site (virtualenv) one, and the one PIP_CONFIG_FILE names, their URLs without the user.
+          expect(out).toContain("global.index-url='https://pypi.acme.example/simple'");
+          expect(out).toContain("global.timeout='61'");
+          expect(out).toContain("global.extra-index-url='https://extra.acme.example/simple'");
+          // yarn's registries and scopes stay, each token and ident goes.
+          expect(out).toContain('npmRegistryServer: "http://127.0.0.1:4873"');
+          expect(out).toContain("    npmRegistryServer: https://npm.acme.example");
+          expect(out).toContain('  "//npm.acme.example":\n    npmAlwaysAuth: true\nnodeLinker: node-modules');
+          expect(out).toContain('npmRegistryServer: "http://127.0.0.1:4874"');
+          expect(out).toContain("repository = https://upload.acme.example/legacy/");
+          // The owner's own, in the command's HOME, the same way.
+          expect(out).toContain('npmRegistryServer: "http://127.0.0.1:4875"');
+          expect(out).toContain("repository = https://home.acme.example/legacy/");
+          expect(out).not.toMatch(/npmAuthToken|npmAuthIdent|username|password/);
+          expect(out).toContain("yarnrc-read-only");
+          expect(out).toContain("pipconf-read-only");
+          expect(out).toContain("No file changes.");
+          for (const text of [out, JSON.stringify(records(t))]) for (const s of SECRETS) expect(text).not.toContain(s);
+          expect(t.overlay.list()).toEqual([]);
+          expect(readFileSync(join(root, ".yarnrc.yml"), "utf8")).toBe(YARNRC);
+          expect(readFileSync(join(root, ".venv/pip.conf"), "utf8")).toContain(PIP_PASSWORD);
+
+          // A staged edit of .yarnrc.yml is what the next command sees, filtered the same way.
+          t.ctx.fs.writeBytes(
+            join(root, ".yarnrc.yml"),
+            new TextEncoder().encode(`npmRegistryServer: "http://127.0.0.1:4999"\nnpmAuthToken: ${YARN_TOKEN}\n`),
+          );
+          const second = await t.run(tool, { command: "cat .yarnrc.yml" });
+          expect(second).toContain('npmRegistryServer: "http://127.0.0.1:4999"');
+          expect(second).not.toContain(YARN_TOKEN);
+          expect(t.overlay.list().map((e) => e.real)).toEqual([join(root, ".yarnrc.yml")]);
+        } finally {
+          await tool.close?.();
+        }
+        expect(readdirSync(scratchParent)).toEqual([]);
+      },
+      60_000,
+    );
+  },
+);
+
+function records(t: ReturnType<typeof session>): CommandRecord[] {
+  return t.records;
+}
