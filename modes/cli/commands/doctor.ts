@@ -17,6 +17,7 @@ import { useOverlay } from "../../../core/tools/run-command.ts";
 import { readBotAccess } from "../../telegram/config.ts";
 import { readIgnoredSenders } from "../../telegram/ignored-senders.ts";
 import { wrapText } from "../../../render/wrap.ts";
+import { describeModel, type ModelEntry, modelOverview } from "../model-overview.ts";
 import type { CommandContext } from "../main.ts";
 
 /** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
@@ -25,6 +26,8 @@ interface Check {
   status: "ok" | "warn" | "fail";
   detail: string;
   fix?: string;
+  /** The models check's models, each with where it was chosen and its price (in `--json`). */
+  models?: ModelEntry[];
 }
 
 const DEFAULT_BASE: Record<string, string> = {
@@ -38,6 +41,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   checks.push(checkConfigFiles(ctx));
   checks.push(...checkWorkspace(ctx));
   checks.push(...(await checkModels(ctx.env, ctx.args.model, configPlaces(ctx))));
+  checks.push(...checkModelChoice(ctx));
   checks.push(checkRipgrep());
   checks.push(checkSandbox(ctx));
   checks.push(...checkStore(ctx.env));
@@ -203,6 +207,20 @@ async function checkModels(env: Env, override: string | undefined, places: strin
     return [{ name: "model", status: "fail", detail, fix: `${todo} (in the environment, or in ${places})` }];
   }
   return Promise.all(specs.map((spec, i) => reachModel(spec, i === 0 ? "primary model" : "fallback model")));
+}
+
+/** Which models a run would use (chat chain, embeddings, vision), where each was chosen, and whether it has a price. */
+function checkModelChoice(ctx: CommandContext): Check[] {
+  const models = modelOverview(ctx.env, ctx.args.model, pencilHomeOf(ctx.env), ctx.config);
+  if (models.length === 0) return [];
+  return [
+    {
+      name: "models",
+      status: "ok",
+      detail: `what a run would use (telegram.prices gives a model its price):\n${models.map((m) => `  ${describeModel(m)}`).join("\n")}`,
+      models,
+    },
+  ];
 }
 
 /** Asks the provider's /models endpoint, briefly: reachable and accepting the key, or not and why. */
