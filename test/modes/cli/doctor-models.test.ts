@@ -28,7 +28,7 @@ async function configured() {
 
 test("doctor --json names each model a run would use, where it was chosen, and whether it has a price", async () => {
   const { env, home } = await configured();
-  const result = await runCli(["doctor", "--json"], { cwd: env.HOME, env });
+  const result = await runCli(["doctor", "--json"], { cwd: env.HOME!, env });
   const checks = JSON.parse(result.stdout) as { name: string; models?: ModelEntry[] }[];
   const models = checks.find((c) => c.name === "models")?.models;
   expect(models).toBeDefined();
@@ -55,7 +55,7 @@ test("doctor's text names the models, their origin and price, and --model as the
   const { env } = await configured();
   // Read as words: the report wraps to the terminal's width.
   const words = async (args: string[], e = env) =>
-    (await runCli(args, { cwd: e.HOME, env: e })).stdout.replace(/\s+/g, " ");
+    (await runCli(args, { cwd: e.HOME!, env: e })).stdout.replace(/\s+/g, " ");
   const text = await words(["doctor"]);
   expect(text).toMatch(
     /models:[\s\S]*primary groq:moonshotai\/kimi-k2 — GROQ_API_KEY, GROQ_DEFAULT_MODEL \(\S+\.env\); price \$1\.00 in \/ \$3\.00 out per million tokens/,
