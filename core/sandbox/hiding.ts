@@ -58,7 +58,33 @@ export interface Cover {
   keeps: string[];
   /** Where mounts land inside the cover (its keeps and the covers right inside it): directories to make in it first. */
   mountPoints: string[];
+  /**
+   * Version files (VERSION_FILES) of the workspace's ancestors that lie in the cover and not in what it keeps
+   * (~/code/.python-version for a workspace in ~/code/proj), real paths: copied into the cover, read-only, so a version
+   * manager looking up from the workspace picks the version it picks outside.
+   */
+  files?: string[];
 }
+
+/**
+ * The files version managers look for in the working directory and each of its parents, naming a version and
+ * nothing else: pyenv, nodenv, nvm, fnm, volta-less node managers, rbenv, goenv, jenv, tfenv, asdf and mise (its
+ * `.tool-versions`), sdkman, bun, rustup.
+ */
+export const VERSION_FILES: readonly string[] = [
+  ".python-version",
+  ".node-version",
+  ".nvmrc",
+  ".ruby-version",
+  ".go-version",
+  ".java-version",
+  ".terraform-version",
+  ".bun-version",
+  ".tool-versions",
+  ".sdkmanrc",
+  "rust-toolchain",
+  "rust-toolchain.toml",
+];
 
 /** How the namespace sandbox hides the host from a command. */
 export interface Hiding {
@@ -332,6 +358,18 @@ export function planHiding(input: HidingInput): Hiding {
       }
     }
   }
+  // The version files of the workspace's ancestors that a cover hides (between home and the workspace, say).
+  for (let a = dirname(ws); ; a = dirname(a)) {
+    let c: Cover | undefined;
+    for (const o of covers) if (isInside(o.path, a) && (!c || o.path.length > c.path.length)) c = o;
+    if (c && c.with === "dir" && !c.keeps.some((k) => isInside(k, a))) {
+      for (const name of VERSION_FILES) {
+        const p = join(a, name);
+        if (isFile(p) && !secretList.some((x) => isInside(x, p))) (c.files ??= []).push(p);
+      }
+    }
+    if (a === "/" || a === dirname(a)) break;
+  }
   for (const c of covers) {
     // A home that is not a directory gets no mount point: its cover then fails, as it must.
     const inner = covers
@@ -537,6 +575,15 @@ function isDir(p: string): boolean {
     return statSync(p).isDirectory();
   } catch {
     // Missing or unreadable: not a directory to keep.
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return lstatSync(p).isFile();
+  } catch {
+    // Missing or unreadable: nothing to show.
     return false;
   }
 }

@@ -1,5 +1,5 @@
-import { chmodSync, mkdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
 import type { Hiding } from "./hiding.ts";
 
@@ -31,7 +31,12 @@ export interface CoverDir {
   mode: number;
   /** Directories to make inside it (relative), where keeps and inner covers land. */
   mountPoints: string[];
+  /** Files copied into it, read-only (Cover.files): where (relative) and from (the host's real path). */
+  files?: { rel: string; from: string }[];
 }
+
+/** Largest version file copied into a cover: anything bigger is not one. */
+const MAX_VERSION_FILE_BYTES = 64 * 1024;
 
 /** The namespace sandbox as data: the steps the runner takes and the directories it needs prepared. */
 export interface MountPlan {
@@ -68,6 +73,7 @@ export function planMounts(
         dir: source,
         mode: c.writable ? 0o1777 : 0o755,
         mountPoints: c.mountPoints.map((p) => relative(c.path, p)),
+        ...(c.files?.length ? { files: c.files.map((from) => ({ rel: relative(c.path, from), from })) } : {}),
       });
     } else {
       for (const p of c.mountPoints) steps.push({ op: "mount-point", path: p, cover: index });
@@ -85,6 +91,44 @@ export function prepareCoverDirs(plan: MountPlan): void {
     mkdirSync(c.dir);
     chmodSync(c.dir, c.mode);
     for (const p of c.mountPoints) mkdirSync(join(c.dir, p), { recursive: true, mode: 0o755 });
+    for (const f of c.files ?? []) {
+      const bytes = readSmallFile(f.from, MAX_VERSION_FILE_BYTES);
+      if (bytes === null) continue;
+      try {
+        mkdirSync(join(c.dir, dirname(f.rel)), { recursive: true, mode: 0o755 });
+        writeFileSync(join(c.dir, f.rel), bytes, { mode: 0o444, flag: "wx" });
+      } catch {
+        // Something of the plan's own is at that path (a mount point): the version file is not shown, nothing else changes.
+      }
+    }
+  }
+}
+
+/** A regular file's bytes (not following a link), when it holds at most `max`; else null. */
+function readSmallFile(path: string, max: number): Uint8Array | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    // Gone or unreadable since the plan: not shown.
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > max) return null;
+    const buf = new Uint8Array(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n);
+  } catch {
+    // Unreadable: not shown.
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
