@@ -117,7 +117,7 @@ describe("telegram: screenshots and files as context", () => {
   test("a caption command picks the mode (/ask here) and still carries the image; a bare photo is not a goal", async () => {
     const w = telegramWorld(answer("Answered with the image."), undefined, "vision");
     worlds.push(w);
-    await w.start();
+    await w.start({}, { INSFORGE_BASE_URL: "http://127.0.0.1:9" }); // a hosted brain without its key: refused
     const id = w.fake.addFile(PNG, { path: "photos/p.jpg" });
     w.fake.pushUpdate(
       mediaUpdate(OWNER, {
@@ -133,6 +133,11 @@ describe("telegram: screenshots and files as context", () => {
     // A bare photo is a brain note (the brain feature reads it), never a goal.
     sendPhoto(w, undefined);
     await message(w.fake, (t) => t.includes("Reading the photo"));
+    // The brain's own answer ends its background work inside this test: left running, the embedded database's
+    // start (seconds of synchronous work on the one JS thread under load) held the next tests' bots until their
+    // waits ran out. Storing a photo is brain-telegram.test.ts's; here the store is one that refuses at once.
+    const brainSaid = await message(w.fake, (t) => t.includes("the photo failed"));
+    expect(brainSaid.visible).toContain("INSFORGE_ANON_KEY");
     expect(w.model.calls).toHaveLength(1);
   });
 
