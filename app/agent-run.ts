@@ -62,6 +62,11 @@ export interface RunOptions {
   system?: string;
   /** The first user message's content when it is more than the goal (a photo, an attached log). */
   firstMessage?: UserContent;
+  /**
+   * Documents the owner attached, whose text is in `firstMessage`: scanned like what the agent reads, so a change
+   * staged after one that holds text addressed to an AI is flagged `after-instructions`, the document named.
+   */
+  documents?: { name: string; text: string }[];
   /** What a front end wants kept with the running mark, to close its traces after a crash (the bot's progress message). */
   runTag?: Record<string, string | number>;
 }
@@ -265,6 +270,7 @@ export class AgentRun {
   static open(runtime: Runtime, mode: RunMode, goal: string, options: RunOptions = {}): AgentRun {
     const run = new AgentRun(runtime, mode, goal, options);
     run.messages = [{ role: "user", content: options.firstMessage ?? goal }];
+    for (const doc of options.documents ?? []) run.findings.document(doc.name, doc.text);
     run.session = SavedSession.create(sessionStore(runtime), { workspace: runtime.ws.root, mode, goal });
     run.session.saveTurn(run.messages);
     return run;

@@ -6,7 +6,7 @@ import type { StagedEntry } from "../core/overlay.ts";
 export interface InstructionSource extends InstructionFinding {
   /** Where it was read: `docs/a.md:12`, `https://…`, `MCP server/tool`, `note 42`, `web search "…"`. */
   source: string;
-  /** The tool whose answer held it. */
+  /** The tool whose answer held it; `document` for a document the owner attached to the goal. */
   tool: string;
   /** Milliseconds since the epoch when the agent got it; changes staged from then on are flagged. */
   at: number;
@@ -27,6 +27,18 @@ export class ReadFindings {
 
   call(callId: string, input: unknown): void {
     this.inputs.set(callId, input);
+  }
+
+  /**
+   * A document the owner attached to the goal (a file sent from the phone): the model reads it in its first message,
+   * so text in it addressed to an AI flags what is staged after, like a file the agent read. `name` is the file's
+   * name as sent; the source is `document NAME:LINE`.
+   */
+  document(name: string, text: string, now = Date.now()): void {
+    for (const f of scanForInstructions(text)) {
+      if (this.sources.length >= MAX_SOURCES) return;
+      this.sources.push({ ...f, tool: "document", at: now, source: `document ${name}:${f.line}` });
+    }
   }
 
   result(callId: string, tool: string, ok: boolean, output: string, now = Date.now()): void {

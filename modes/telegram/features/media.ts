@@ -17,7 +17,8 @@ export const MAX_DOCUMENT_BYTES = 256 * 1024;
  * image (a model that cannot see gets the vision model's description, and the
  * progress message says so); a document with a goal caption is read-only context
  * of that run, in the prompt only: it reaches the workspace only if the agent
- * stages it and the owner approves it. Bare photos pass on (the brain takes them).
+ * stages it and the owner approves it, and it is scanned for text addressed to an AI
+ * as what the agent reads is (flag after-instructions). Bare photos pass on (the brain takes them).
  * A forwarded photo or document carries someone else's caption: it is never a goal.
  */
 export const mediaFeature: FeatureFactory = (deps) => {
@@ -109,7 +110,7 @@ export const mediaFeature: FeatureFactory = (deps) => {
         },
       ];
       await deps.launcher.launch(intent.mode, intent.goal, {
-        options: { firstMessage },
+        options: { firstMessage, documents: [{ name: nameOf(doc), text }] },
         note: `📎 with ${nameOf(doc)} (${formatBytes(bytes.length)}) as context`,
       });
     });
