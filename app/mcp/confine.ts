@@ -85,7 +85,7 @@ export function inspectServer(command: string, args: readonly string[], input: V
   const policy =
     input.policy ??
     compilePolicy({ workspaceRoot: input.workspaceRoot, home: realHome, pencilHome: input.pencilHome, rules: [] });
-  const denies = commandDenies(policy, secretPaths(realHome, input.pencilHome)).hidden;
+  const denies = commandDenies(policy, secretPaths(realHome, input.pencilHome, env)).hidden;
   const notices: string[] = [];
   const npx = npxFromCache(command, args, npmCacheDir(env, realHome));
   const files = npx ? [npx.bin] : programFiles(command, args, path);

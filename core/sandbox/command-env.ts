@@ -1,5 +1,7 @@
+import { join, relative, resolve } from "node:path";
 import { looksLikeCredential } from "../flags.ts";
 import type { Scratch } from "../scratch/types.ts";
+import { isInside, realPathLoose } from "../workspace.ts";
 
 /** True for environment variable names that may hold credentials: never passed to commands. */
 export function looksSecret(name: string): boolean {
@@ -127,6 +129,33 @@ export interface CommandEnvInput {
   settings?: EnvSettings;
   /** More layers set by Pencil (the network proxy's variables, git's identity…), applied last, in order. */
   layers?: EnvLayer[];
+  /** The owner's real home: XDG base directories the owner's environment puts inside it move with HOME (XDG_MOVED). */
+  realHome?: string;
+}
+
+/** The XDG base directories that, set inside the owner's home, lead a command to the same place below its own HOME. */
+export const XDG_MOVED: readonly string[] = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"];
+
+/**
+ * Where `value` (an XDG directory of the owner's) lies in `realHome`, as a path relative to it (as given, or both
+ * resolved through links); null when it is not an absolute path inside home. "" for home itself.
+ */
+export function relativeToHome(realHome: string, value: string): string | null {
+  if (!value.startsWith("/")) return null;
+  for (const [h, v] of [
+    [resolve(realHome), resolve(value)],
+    [realLoose(realHome), realLoose(value)],
+  ] as const)
+    if (isInside(h, v)) return relative(h, v);
+  return null;
+}
+
+function realLoose(p: string): string {
+  try {
+    return realPathLoose(resolve(p)).real;
+  } catch {
+    return resolve(p); // a link loop: judged as written
+  }
 }
 
 /**
@@ -191,6 +220,16 @@ export function planCommandEnv(
     env[name] = value;
     set.set(name, "Pencil");
   }
+  // The command's HOME is its own, and the owner's home is covered: an XDG directory set inside it (XDG_CONFIG_HOME=~/.xdg)
+  // would lead nowhere, so it leads to the same place below the command's HOME, where the owner's settings are copied.
+  if (input.realHome)
+    for (const name of XDG_MOVED) {
+      const value = env[name];
+      const rel = value === undefined ? null : relativeToHome(input.realHome, value);
+      if (rel === null) continue;
+      env[name] = rel === "" ? s.home : join(s.home, rel);
+      set.set(name, "Pencil (your XDG directory, moved with HOME)");
+    }
   for (const layer of input.layers ?? [])
     for (const [name, value] of Object.entries(layer.vars)) {
       env[name] = value;

@@ -12,6 +12,7 @@ import {
   managerEnv,
   managerRootOf,
   managerRoots,
+  xdgPlace,
 } from "./version-managers.ts";
 
 /**
@@ -231,7 +232,7 @@ export function planHiding(input: HidingInput): Hiding {
     cache !== null && denies.key !== null
       ? cache.below(dir, denies.key, hidden, limit, input.indexDir ?? null)
       : scanBelow(dir, hidden, limit);
-  const secrets = new Set(secretPaths(input.realHome, input.pencilHome));
+  const secrets = new Set(secretPaths(input.realHome, input.pencilHome, input.env ?? process.env));
   const ws = input.wsRoot;
   const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;
   const home = realOrNull(input.realHome);
@@ -494,11 +495,23 @@ export function projectAncestor(root: string, ws: string): string | null {
   return null;
 }
 
-/** HOME_CREDENTIALS below `realHome`, and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it really is). */
-export function secretPaths(realHome: string, pencilHome: string): string[] {
+/**
+ * HOME_CREDENTIALS below `realHome` (and, for those of ~/.config and ~/.local/share, where `env`'s XDG_CONFIG_HOME and
+ * XDG_DATA_HOME move them), and `pencilHome`: each as given and as its real path (a linked ~/.ssh is masked where it
+ * really is).
+ */
+export function secretPaths(
+  realHome: string,
+  pencilHome: string,
+  env: Record<string, string | undefined> = {},
+): string[] {
   const out = new Set<string>();
   const homes = new Set([resolve(realHome), realLoose(realHome)]);
-  const given = [...[...homes].flatMap((h) => HOME_CREDENTIALS.map((rel) => join(h, rel))), resolve(pencilHome)];
+  const given = [
+    ...[...homes].flatMap((h) => HOME_CREDENTIALS.map((rel) => join(h, rel))),
+    ...HOME_CREDENTIALS.flatMap((rel) => xdgPlace(rel, env) ?? []),
+    resolve(pencilHome),
+  ];
   for (const p of given) {
     out.add(p);
     out.add(realLoose(p));

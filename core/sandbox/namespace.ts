@@ -10,7 +10,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../tools/tool.ts";
@@ -33,6 +33,8 @@ export interface CommandRunOptions {
   extraEnv?: Record<string, string>;
   /** sandbox.env of the settings: variables set or removed on top of the owner's environment. */
   envSettings?: EnvSettings;
+  /** The user's real home directory, hidden from the command in the namespace sandbox (default os.homedir()); XDG directories set inside it move with the command's HOME. */
+  realHome?: string;
   /**
    * Bytes the command may write to files (its scratch copy and temporary
    * space), all its processes together: no single file may grow past it
@@ -380,6 +382,7 @@ export function runIn(
   const env = planCommandEnv(options.parentEnv ?? process.env, s, {
     ...(options.extraEnv ? { extra: options.extraEnv } : {}),
     ...(options.envSettings ? { settings: options.envSettings } : {}),
+    realHome: options.realHome ?? homedir(),
     // The version managers whose roots the sandbox shows, named for shims that would look for them under HOME.
     layers: [{ by: "Pencil (version managers shown)", vars: (s.share === "namespace" && hiding?.managerEnv) || {} }],
   }).env;

@@ -3,8 +3,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { looksLikeCredential } from "../flags.ts";
 import { stagedInside } from "../scratch/make.ts";
 import type { Scratch } from "../scratch/types.ts";
-import { isInside } from "../workspace.ts";
-import { looksSecret } from "./command-env.ts";
+import { looksSecret, relativeToHome } from "./command-env.ts";
 
 /**
  * The owner's settings files (relative to home) a command's programs read from their HOME, which is the scratch's:
@@ -109,14 +108,12 @@ export interface PlacedSettings {
 }
 
 /**
- * The directories of XDG_CONFIG_HOME, relative to home, where the owner's environment puts it inside home: the
+ * Where XDG_CONFIG_HOME is, relative to home, when the owner's environment puts it inside home (else `.config`): the
  * command's copy goes to the same place below its own HOME (planCommandEnv moves the variable with HOME).
  */
-function configHomes(realHome: string, env: Record<string, string | undefined>): string[] {
-  const given = env.XDG_CONFIG_HOME;
-  if (!given || !given.startsWith("/")) return [".config"];
-  const rel = relative(realHome, given);
-  return isInside(realHome, given) && rel !== "" ? [rel] : [".config"];
+function configHome(realHome: string, env: Record<string, string | undefined>): string {
+  const rel = env.XDG_CONFIG_HOME ? relativeToHome(realHome, env.XDG_CONFIG_HOME) : null;
+  return rel === null ? ".config" : rel;
 }
 
 /**
@@ -133,9 +130,9 @@ export function placeSettings(
   env: Record<string, string | undefined> = {},
 ): PlacedSettings {
   const placed: PlacedSettings = { home: [], workspace: [] };
-  const [config] = configHomes(realHome, env);
+  const config = configHome(realHome, env);
   for (const rel of HOME_SETTINGS) {
-    const at = rel.startsWith(".config/") ? join(config!, rel.slice(".config/".length)) : rel;
+    const at = rel.startsWith(".config/") ? join(config, rel.slice(".config/".length)) : rel;
     const text = readSettings(join(realHome, at));
     if (text === null) continue;
     const to = join(s.home, at);

@@ -53,12 +53,36 @@ export function managerRoots(home: string, env: Record<string, string | undefine
   const out: ManagerRoot[] = [];
   for (const manager of VERSION_MANAGERS) {
     const given = manager.variable ? env[manager.variable] : undefined;
-    for (const p of [given && isAbsolute(given) ? given : null, join(home, manager.home)]) {
+    for (const p of [
+      given && isAbsolute(given) ? given : null,
+      xdgPlace(manager.home, env),
+      join(home, manager.home),
+    ]) {
       const root = p ? realDir(p) : null;
       if (root && !out.some((o) => o.root === root)) out.push({ manager, root });
     }
   }
   return out;
+}
+
+/** The XDG base directories and the default place below home each stands for. */
+const XDG_DEFAULTS: readonly [variable: string, below: string][] = [
+  ["XDG_DATA_HOME", ".local/share/"],
+  ["XDG_STATE_HOME", ".local/state/"],
+  ["XDG_CACHE_HOME", ".cache/"],
+  ["XDG_CONFIG_HOME", ".config/"],
+];
+
+/**
+ * Where `rel` (a place below home such as `.local/share/mise`) is when the owner's environment moves its XDG base
+ * directory (XDG_DATA_HOME=/data/share: /data/share/mise); null when it does not.
+ */
+export function xdgPlace(rel: string, env: Record<string, string | undefined>): string | null {
+  for (const [variable, below] of XDG_DEFAULTS) {
+    const base = env[variable];
+    if (rel.startsWith(below) && base && isAbsolute(base)) return join(base, rel.slice(below.length));
+  }
+  return null;
 }
 
 /** The root of a known manager that `dir` (a real path) lies in, the innermost; null when none. */

@@ -64,8 +64,6 @@ export interface RunCommandOptions extends CommandRunOptions {
   indexDir?: string;
   /** Entries a kept toolchain directory may hold to be searched whole for secrets and shown to the command (default SCAN_LIMIT, 1,000,000). */
   scanLimit?: number;
-  /** The user's real home directory, hidden from the command in the namespace sandbox (default os.homedir()). */
-  realHome?: string;
   /** Pencil's state directory, never visible to the command (default $PENCIL_HOME, else ~/.pencil). */
   pencilHome?: string;
   /**
@@ -200,7 +198,7 @@ export async function runCommand(
   const realHome = options.realHome ?? homedir();
   const pencilHome = pencilHomeOf(options);
   const builtins = builtinPolicy(ctx, pencilHome);
-  const secrets = secretPaths(realHome, pencilHome);
+  const secrets = secretPaths(realHome, pencilHome, options.parentEnv ?? process.env);
   // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
   // home directory itself): never in the copy, masked where the sandbox would show them.
   const { hidden: denied, key: deniedKey } = commandDenies(builtins, secrets);

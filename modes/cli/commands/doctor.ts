@@ -261,7 +261,11 @@ async function reachModel(spec: ModelSpec, role: string): Promise<Check> {
  * passed, those Pencil or sandbox.env set, and those left out with the reason.
  */
 export function checkCommandEnv(env: Env, settings: EnvSettings, network: boolean): Check {
-  const plan = planCommandEnv(env, { home: "<scratch>/home", tmp: "<scratch>/tmp" }, { settings });
+  const plan = planCommandEnv(
+    env,
+    { home: "<scratch>/home", tmp: "<scratch>/tmp" },
+    { settings, ...(env.HOME ? { realHome: env.HOME } : {}) },
+  );
   const setBy = new Map(plan.set.map((x) => [x.name, x.by]));
   const passed = Object.keys(plan.env)
     .filter((n) => !setBy.has(n))
