@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { pencilHomeOf } from "../../../app/runtime.ts";
+import { type StopSignal, stopNow } from "../../../app/stop-on-signal.ts";
 import { UsageError } from "../args.ts";
 import { hint } from "../io.ts";
 import type { CommandContext } from "../main.ts";
@@ -59,18 +60,54 @@ export async function run(ctx: CommandContext): Promise<number> {
     },
   });
   io.out(`Pencil's Telegram bot is running. Ctrl-C stops it. (${hint(io, "doctor")} checks the bot's settings.)\n`);
-  const signalled = new Promise<null>((resolve) => {
-    process.once("SIGINT", () => resolve(null));
-    process.once("SIGTERM", () => resolve(null));
-  });
+  const stop = stopSignals();
   // A bot that no longer polls must not stay alive looking healthy: exit 1, so a supervisor restarts it.
-  const died = await Promise.race([signalled, bot.done]);
-  if (died) {
+  const died = await Promise.race([stop.signalled, bot.done]);
+  if (died instanceof Error) {
+    stop.remove();
     io.err(`${died.message} Exiting; start it again (a supervisor such as systemd can do that).\n`);
     return 1;
   }
-  await bot.stop();
+  if (died === null) {
+    stop.remove();
+    return 0;
+  }
+  // Asked to stop: the runs are cancelled (their commands and their namespaces ended, their scratch removed, their
+  // sessions saved) and polling ends; exit 0, a clean stop for a supervisor. A second signal, or a stop that takes
+  // longer than STOP_GRACE_MS, stops at once as the terminal's Pencil does (commands ended, sessions saved, 128 + N).
+  const force = () => stopNow(died, io.err);
+  stop.remove();
+  for (const signal of STOP_SIGNALS) process.on(signal, force);
+  const grace = setTimeout(force, STOP_GRACE_MS);
+  try {
+    await bot.stop();
+  } finally {
+    clearTimeout(grace);
+    for (const signal of STOP_SIGNALS) process.off(signal, force);
+  }
   return 0;
+}
+
+/** The signals that stop the bot: Ctrl-C, what `timeout`, systemd and a CI cancel send, a closed terminal. */
+const STOP_SIGNALS: readonly StopSignal[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/** Longest a requested stop may take (a run's model call or command ending) before everything is ended at once. */
+const STOP_GRACE_MS = 10_000;
+
+/** Waits for the first of STOP_SIGNALS (resolves to it); `remove` takes the handlers away again. */
+function stopSignals(): { signalled: Promise<StopSignal>; remove: () => void } {
+  let resolve: (signal: StopSignal) => void = () => {};
+  const signalled = new Promise<StopSignal>((r) => {
+    resolve = r;
+  });
+  const handlers = STOP_SIGNALS.map((signal) => [signal, () => resolve(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  return {
+    signalled,
+    remove: () => {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+    },
+  };
 }
 
 /** Where the owner being replaced came from, when that is not `$PENCIL_HOME/.env` (which pairing writes). */
