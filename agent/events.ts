@@ -1,4 +1,4 @@
-import type { Decision } from "../core/policy.ts";
+import type { Decision } from "../core/policy/policy.ts";
 
 /** Token counts of one model call or a whole run. */
 export interface TokenUsage {

@@ -1,20 +1,22 @@
 import { tool, type ToolSet } from "ai";
-import type { CommandRecord } from "../core/command-record.ts";
+import type { CommandRecord } from "../core/staging/command-record.ts";
 import type { FileOps } from "../core/file-ops.ts";
-import { LinkGuard, stricter } from "../core/hard-links.ts";
-import { decide, type Decision, type Policy } from "../core/policy.ts";
-import type { ReadLedger } from "../core/read-ledger.ts";
-import { loadShellParser, ShellParserNotLoaded } from "../core/shell-parse.ts";
-import { ToolError, type NetRequest, type PencilTool, type ToolContext, type ToolLimits } from "../core/tools/tool.ts";
+import { LinkGuard, stricter } from "../core/policy/hard-links.ts";
+import { decide, type Decision, type Policy } from "../core/policy/policy.ts";
+import type { ReadLedger } from "../core/staging/read-ledger.ts";
+import { loadShellParser, ShellParserNotLoaded } from "../core/policy/shell-parse.ts";
+import { type NetRequest, type PencilTool, type ToolContext } from "../tools/tool.ts";
+import { ToolError } from "../core/errors.ts";
+import { type ToolLimits } from "../core/tool-limits.ts";
 import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
-import { workspaceRelativeHint } from "../core/path-near-miss.ts";
+import { workspaceRelativeHint } from "../tools/path-near-miss.ts";
 import { fitAnswer } from "../core/answer-budget.ts";
 import { RepeatedCalls } from "./nudges.ts";
 import { invalidReason, lenientSchema, spreadInputs } from "./tool-call-repair.ts";
-import type { Approver, PermissionAnswer, PermissionQuestion } from "./approver.ts";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "../core/policy/approver.ts";
 import type { EventSink } from "./events.ts";
 import { toModelOutput, toolFailure, toolSuccess, type ToolOutcome } from "./tool-outcome.ts";
-import { decideMcp, type McpPolicy } from "../core/mcp-rules.ts";
+import { decideMcp, type McpPolicy } from "../core/policy/mcp-rules.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
 const NO_SANDBOX =

@@ -7,7 +7,7 @@
 import { jsonSchema, zodSchema, type Schema, type ToolCallRepairFunction, type ToolSet } from "ai";
 import { jsonrepair } from "jsonrepair";
 import { z } from "zod";
-import type { PencilTool } from "../core/tools/tool.ts";
+import type { PencilTool } from "../tools/tool.ts";
 
 // Other names models use for Pencil's tools, compared after lower-casing and dropping `_`, `-` and spaces.
 const ALIASES: Record<string, string> = {

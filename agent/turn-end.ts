@@ -5,7 +5,7 @@
 // tools, policy and review; the others get one targeted nudge and the run goes on.
 
 import { asSchema, type ModelMessage, type ToolResultPart, type ToolSet } from "ai";
-import { TEXT_CALL_PREFIX } from "../core/tools/staging-helpers.ts";
+import { TEXT_CALL_PREFIX } from "../tools/staging-helpers.ts";
 import { compactToolResults, compactTurns } from "./compaction.ts";
 import type { EventSink } from "./events.ts";
 import { looksLikeCodeInProse, USE_TOOLS_NUDGE } from "./nudges.ts";

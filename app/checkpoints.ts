@@ -1,10 +1,10 @@
 import { UnknownChangesetError } from "../core/errors.ts";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import type { Changeset } from "../core/changeset.ts";
-import { decide } from "../core/policy.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
+import { decide } from "../core/policy/policy.ts";
 import { isInside, realPathLoose } from "../core/workspace.ts";
-import { LinkGuard, stricter } from "../core/hard-links.ts";
+import { LinkGuard, stricter } from "../core/policy/hard-links.ts";
 import { AgentRun } from "./agent-run.ts";
 import { CheckpointError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";

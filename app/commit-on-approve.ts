@@ -1,5 +1,5 @@
-import type { ApplyResult } from "../core/apply.ts";
-import type { Changeset } from "../core/changeset.ts";
+import type { ApplyResult } from "../core/apply/apply.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
 import { approvedFiles, commitApplied, commitMessage, recordCommit } from "./git-commit.ts";
 import type { Runtime } from "./runtime.ts";
 

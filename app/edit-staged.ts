@@ -2,11 +2,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { buildChangeset, type Changeset, type FileChange } from "../core/changeset.ts";
-import type { StagedEntry } from "../core/overlay.ts";
+import { buildChangeset, type Changeset, type FileChange } from "../core/staging/changeset.ts";
+import type { StagedEntry } from "../core/staging/overlay.ts";
 import { decodeText } from "../core/text.ts";
 import type { AgentRun } from "./agent-run.ts";
-import type { Env, Runtime } from "./runtime.ts";
+import type { Runtime } from "./runtime.ts";
+import type { Env } from "../core/pencil-home.ts";
 
 /** What came back from the owner's editor: new content, the same content, or why it could not be edited. */
 export type EditorOutcome =

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
-import type { Changeset, FileChange } from "../core/changeset.ts";
+import type { Changeset, FileChange } from "../core/staging/changeset.ts";
 import { type Git, openGit } from "../core/git/run-git.ts";
 import { isInside } from "../core/workspace.ts";
 

@@ -1,4 +1,4 @@
-import type { Changeset } from "../core/changeset.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
 import { AgentRun } from "./agent-run.ts";
 import type { Runtime } from "./runtime.ts";
 import { SessionStore, type SessionHeader } from "./session-store.ts";

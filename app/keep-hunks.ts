@@ -1,6 +1,6 @@
-import type { Changeset } from "../core/changeset.ts";
-import { fileHunks, keptBytes } from "../core/file-hunks.ts";
-import { hunkLabel } from "../core/hunks.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
+import { fileHunks, keptBytes } from "../core/staging/file-hunks.ts";
+import { hunkLabel } from "../core/staging/hunks.ts";
 import type { Rejection } from "./agent-run.ts";
 import { replaceStagedContent } from "./edit-staged.ts";
 import type { Runtime } from "./runtime.ts";

@@ -1,7 +1,7 @@
 import ignore from "ignore";
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { decide, type Policy } from "../core/policy.ts";
+import { decide, type Policy } from "../core/policy/policy.ts";
 import { isInside, realPathLoose, type Workspace } from "../core/workspace.ts";
 
 /** One instruction file given to the model: where it is, who wrote it, and how much of it was cut. */

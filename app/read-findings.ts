@@ -1,6 +1,6 @@
-import type { Changeset } from "../core/changeset.ts";
-import { type InstructionFinding, scanForInstructions } from "../core/instruction-scan.ts";
-import type { StagedEntry } from "../core/overlay.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
+import { type InstructionFinding, scanForInstructions } from "../core/staging/instruction-scan.ts";
+import type { StagedEntry } from "../core/staging/overlay.ts";
 
 /** A finding in content the agent read, with where it was read from: `path:line`, a URL, an MCP tool, a note. */
 export interface InstructionSource extends InstructionFinding {

@@ -1,5 +1,5 @@
-import { readEntry } from "../core/journal.ts";
-import { finishInterrupted, rollbackInterrupted, type RecoveryResult } from "../core/recovery.ts";
+import { readEntry } from "../core/apply/journal.ts";
+import { finishInterrupted, rollbackInterrupted, type RecoveryResult } from "../core/apply/recovery.ts";
 import { statusFromDecisions } from "./apply-reviewed.ts";
 import { withWorkspaceLock } from "../core/workspace-lock.ts";
 import { WorkspaceMismatchError } from "./errors.ts";

@@ -1,16 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { ChangesetStore } from "../core/changeset-store.ts";
-import { compilePolicy, ConfigError, type Policy } from "../core/policy.ts";
-import { loadSettings, type Settings } from "../core/settings.ts";
-import { compileMcpPolicy, type McpPolicy } from "../core/mcp-rules.ts";
-import { parseServers, type McpServerConfig } from "./mcp/config.ts";
-import type { ToolLimits } from "../core/tools/tool.ts";
+import { join } from "node:path";
+import { type Env, pencilHomeOf } from "../core/pencil-home.ts";
+import { ChangesetStore } from "../core/staging/changeset-store.ts";
+import { compilePolicy, ConfigError, type Policy } from "../core/policy/policy.ts";
+import { loadSettings, type Settings } from "./settings.ts";
+import { compileMcpPolicy, type McpPolicy } from "../core/policy/mcp-rules.ts";
+import { parseServers, type McpServerConfig } from "../tools/mcp/config.ts";
+import type { ToolLimits } from "../core/tool-limits.ts";
 import { isInside, openWorkspace, PathError, realPathLoose, type Workspace } from "../core/workspace.ts";
-
-/** The environment as Pencil reads it (process.env, or a test's own). */
-export type Env = Readonly<Record<string, string | undefined>>;
 
 /** How a front end asks for a runtime: the options every command takes (README "Commands"). */
 export interface RuntimeOptions {
@@ -44,11 +42,6 @@ export interface Runtime {
   mcpPolicy: McpPolicy;
   /** Whether AGENTS.md / CLAUDE.md instructions are given to the model (off with `--no-project-doc`). */
   projectDoc: boolean;
-}
-
-/** Where Pencil keeps its state for this environment. */
-export function pencilHomeOf(env: Env): string {
-  return resolve(env.PENCIL_HOME && env.PENCIL_HOME.trim() !== "" ? env.PENCIL_HOME : join(homedir(), ".pencil"));
 }
 
 /**

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { newChangesetId } from "../core/changeset.ts";
+import { newChangesetId } from "../core/staging/changeset.ts";
 import { sha256 } from "../core/hash.ts";
-import { lineDelta } from "../core/line-diff.ts";
-import type { Overlay, StagedEntry } from "../core/overlay.ts";
+import { lineDelta } from "../core/staging/line-diff.ts";
+import type { Overlay, StagedEntry } from "../core/staging/overlay.ts";
 import { decodeText } from "../core/text.ts";
 import { displayPath, type Workspace } from "../core/workspace.ts";
 import { replay, type Checkpoint, type Replayed } from "./session-replay.ts";

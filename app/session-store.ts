@@ -1,12 +1,12 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { BaseState } from "../core/changeset.ts";
-import type { CommandRecord } from "../core/command-record.ts";
+import type { BaseState } from "../core/staging/overlay.ts";
+import type { CommandRecord } from "../core/staging/command-record.ts";
 import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
-import type { StagedEntry } from "../core/overlay.ts";
+import type { StagedEntry } from "../core/staging/overlay.ts";
 import { errorCause, isMissing } from "../core/errors.ts";
 import { SessionFileError, UnknownSessionError } from "./errors.ts";
 

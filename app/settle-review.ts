@@ -1,4 +1,4 @@
-import type { Changeset } from "../core/changeset.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
 import { MAX_REVISION_ROUNDS, type Rejection } from "./agent-run.ts";
 import { applyReviewed, type ReviewedApply } from "./apply-reviewed.ts";
 import { type HunkVerdict, narrowToKeptHunks } from "./keep-hunks.ts";

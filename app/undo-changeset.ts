@@ -1,5 +1,5 @@
-import { findEntry } from "../core/journal.ts";
-import { undoApply, type UndoResult } from "../core/undo.ts";
+import { findEntry } from "../core/apply/journal.ts";
+import { undoApply, type UndoResult } from "../core/apply/undo.ts";
 import { withWorkspaceLock } from "../core/workspace-lock.ts";
 import type { Runtime } from "./runtime.ts";
 

@@ -4,9 +4,9 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyChangeset } from "../core/apply.ts";
-import type { Changeset } from "../core/changeset.ts";
-import { undoApply } from "../core/undo.ts";
+import { applyChangeset } from "../core/apply/apply.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
+import { undoApply } from "../core/apply/undo.ts";
 import { makeChangeset } from "../test/fixtures/apply-changeset.ts";
 import { median, time } from "./stats.ts";
 

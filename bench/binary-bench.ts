@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { PgliteStore } from "../modes/brain/pglite-store.ts";
+import { PgliteStore } from "../brain/pglite-store.ts";
 import pkg from "../package.json" with { type: "json" };
 import { startFakeOpenAIServer, textReply } from "../test/support/fake-openai-server.ts";
 import { median, ms, verdict } from "./stats.ts";

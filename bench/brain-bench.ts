@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { vectorText } from "../modes/brain/note-rows.ts";
-import { PgliteStore } from "../modes/brain/pglite-store.ts";
+import { vectorText } from "../brain/note-rows.ts";
+import { PgliteStore } from "../brain/pglite-store.ts";
 import { median, ms, timeRuns, verdict } from "./stats.ts";
 
 const N = Number(process.env.BRAIN_BENCH_N ?? 20_000);

@@ -8,9 +8,9 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy, decide } from "../core/policy.ts";
+import { compilePolicy, decide } from "../core/policy/policy.ts";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../core/tools/run-command.ts";
+import { createRunCommandTool } from "../tools/run-command.ts";
 import { toolContext } from "../test/support/tool-context.ts";
 import { median, ms, verdict } from "./stats.ts";
 

@@ -2,8 +2,8 @@
 // 50 Run rules, on distinct command lines, against a baseline measured in the same run
 // that only splits the line on whitespace and tests the same 50 regular expressions.
 // The mix is 7 plain lines (parsed without tree-sitter, same result) to 1 that needs it.
-import { compilePolicy, decide, parseRule, type Effect, type Rule } from "../core/policy.ts";
-import { loadShellParser } from "../core/shell-parse.ts";
+import { compilePolicy, decide, parseRule, type Effect, type Rule } from "../core/policy/policy.ts";
+import { loadShellParser } from "../core/policy/shell-parse.ts";
 
 const COMMANDS = 100_000;
 const RUNS = 5;

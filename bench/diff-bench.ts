@@ -5,7 +5,7 @@
 // bounded by the time limit and come back with `fallback: true` where the diff gives up.
 import { randomBytes } from "node:crypto";
 import { diffLines, structuredPatch } from "diff";
-import type { FileChange } from "../core/changeset.ts";
+import type { FileChange } from "../core/staging/changeset.ts";
 import { sha256 } from "../core/hash.ts";
 import { renderFileDiff } from "../render/diff-view.ts";
 import { median, time } from "./stats.ts";

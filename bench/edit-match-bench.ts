@@ -5,12 +5,13 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { planEdit } from "../core/edit-match.ts";
-import { createEditFileTool } from "../core/tools/edit-file.ts";
-import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
+import { planEdit } from "../tools/edit/edit-match.ts";
+import { createEditFileTool } from "../tools/edit-file.ts";
+import { type ToolContext } from "../tools/tool.ts";
+import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
-import { ReadLedger } from "../core/read-ledger.ts";
+import { Overlay } from "../core/staging/overlay.ts";
+import { ReadLedger } from "../core/staging/read-ledger.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { sha256 } from "../core/hash.ts";
 import { median, ms, verdict } from "./stats.ts";

@@ -5,7 +5,7 @@
 // change as a unified diff.
 import { applyPatch, createPatch } from "diff";
 import { answerBudgetFor, fitAnswer } from "../core/answer-budget.ts";
-import { applyHunks, parseApplyPatch, type PatchHunk, type PatchOp } from "../core/patch-format.ts";
+import { applyHunks, parseApplyPatch, type PatchHunk, type PatchOp } from "../tools/edit/patch-format.ts";
 import { median, ms, timeRuns, verdict } from "./stats.ts";
 
 const RUNS = 50;

@@ -783,7 +783,7 @@ export const FINISH_MODES: FinishMode[] = [
 export async function replayFinish(root: string, modes: FinishMode[] = FINISH_MODES): Promise<FinishResult[]> {
   const { AgentRun, chooseModels } = await import(join(root, "app/agent-run.ts"));
   const { createRuntime } = await import(join(root, "app/runtime.ts"));
-  const { nobodyApprover } = await import(join(root, "agent/approver.ts"));
+  const { nobodyApprover } = await import(join(root, "core/policy/approver.ts"));
   const server = await startFakeOpenAIServer();
   const out: FinishResult[] = [];
   try {

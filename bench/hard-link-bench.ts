@@ -6,8 +6,8 @@
 import { linkSync, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LinkGuard } from "../core/hard-links.ts";
-import { compilePolicy, decide } from "../core/policy.ts";
+import { LinkGuard } from "../core/policy/hard-links.ts";
+import { compilePolicy, decide } from "../core/policy/policy.ts";
 import { median, ms, timeRuns, verdict } from "./stats.ts";
 
 const DIRS = 200;

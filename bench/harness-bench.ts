@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nobodyApprover } from "../agent/approver.ts";
+import { nobodyApprover } from "../core/policy/approver.ts";
 import { ScriptedModel } from "../ai/scripted-model.ts";
 import { AgentRun, chooseModels } from "../app/agent-run.ts";
 import { createRuntime } from "../app/runtime.ts";

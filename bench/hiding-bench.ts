@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy } from "../core/policy.ts";
+import { compilePolicy } from "../core/policy/policy.ts";
 import { commandDenies, type HidingInput, planHiding, secretPaths } from "../core/sandbox/hiding.ts";
 import { dirWatcher } from "../core/sandbox/dir-watch.ts";
 import { ScanCache } from "../core/sandbox/scan-cache.ts";

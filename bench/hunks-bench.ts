@@ -2,7 +2,7 @@
 // base with every other hunk kept; against the diff package's own structuredPatch of the
 // same pair, measured in the same run. Target: splitting ≤ 20 ms (median).
 import { structuredPatch } from "diff";
-import { rebuildWithHunks, splitHunks } from "../core/hunks.ts";
+import { rebuildWithHunks, splitHunks } from "../core/staging/hunks.ts";
 import { median, ms, time, verdict } from "./stats.ts";
 
 const RUNS = 9;

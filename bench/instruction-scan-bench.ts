@@ -1,7 +1,7 @@
 // The after-instructions detector over read content: 16 MB of ordinary source and prose
 // (no finding) and the same with an injection every 64 KB, against a bare scan of the same
 // text for one fixed string (indexOf) measured in the same run. Target: ≥ 50 MB/s.
-import { scanForInstructions } from "../core/instruction-scan.ts";
+import { scanForInstructions } from "../core/staging/instruction-scan.ts";
 import { median, time, verdict } from "./stats.ts";
 
 const RUNS = 5;

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
+import { Overlay } from "../core/staging/overlay.ts";
 import { median, ms, timeRuns, verdict } from "./stats.ts";
 
 const FILES = 1000;

@@ -190,7 +190,7 @@ function seed(home: string): string[] {
 
 /** Runs in a child: saves the pending changesets, starts the bot, waits for "measure", prints its RSS. */
 async function memoryChild(apiRoot: string, home: string): Promise<void> {
-  const { ChangesetStore } = await import("../core/changeset-store.ts");
+  const { ChangesetStore } = await import("../core/staging/changeset-store.ts");
   const { makeChangeset } = await import("../test/fixtures/apply-changeset.ts");
   const { startTelegramBot } = await import("../modes/telegram/start-bot.ts");
   const { ScriptedModel } = await import("../ai/scripted-model.ts");

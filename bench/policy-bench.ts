@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy, decide, parseRule, type AccessRequest, type Effect, type Rule } from "../core/policy.ts";
+import { compilePolicy, decide, parseRule, type AccessRequest, type Effect, type Rule } from "../core/policy/policy.ts";
 
 const DECISIONS = 1_000_000;
 const RUNS = 5;

@@ -603,7 +603,7 @@ export async function replay(root: string, modes: RecoveryMode[] = MODES): Promi
   const { AgentRun } = await import(join(root, "app/agent-run.ts"));
   const { createRuntime } = await import(join(root, "app/runtime.ts"));
   const { ScriptedModel, lastToolResults } = await import(join(root, "ai/scripted-model.ts"));
-  const { nobodyApprover } = await import(join(root, "agent/approver.ts"));
+  const { nobodyApprover } = await import(join(root, "core/policy/approver.ts"));
   const out: ModeResult[] = [];
   for (const mode of modes) {
     const workspace = mkdtempSync(join(tmpdir(), "pencil-recovery-ws-"));

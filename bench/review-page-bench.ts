@@ -4,10 +4,10 @@
 // in the same run. Target: first paint ≤ 500 ms. Needs /usr/bin/chromium.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildChangeset, newChangesetId } from "../core/changeset.ts";
-import { ChangesetStore } from "../core/changeset-store.ts";
+import { buildChangeset, newChangesetId } from "../core/staging/changeset.ts";
+import { ChangesetStore } from "../core/staging/changeset-store.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
+import { Overlay } from "../core/staging/overlay.ts";
 import { openWorkspace } from "../core/workspace.ts";
 import { HAVE_CHROMIUM, launchChromium, startWebReview } from "../test/support/review-page.ts";
 import { tempDir } from "../test/support/temp.ts";

@@ -9,8 +9,8 @@ import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync,
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
-import { ReadLedger } from "../core/read-ledger.ts";
+import { Overlay } from "../core/staging/overlay.ts";
+import { ReadLedger } from "../core/staging/read-ledger.ts";
 import { diffScratch } from "../core/scratch/diff.ts";
 import { disposeScratch } from "../core/scratch/dispose.ts";
 import { KeptScratch } from "../core/scratch/kept.ts";
@@ -18,8 +18,9 @@ import { makeScratch } from "../core/scratch/make.ts";
 import type { ShareMode } from "../core/scratch/types.ts";
 import { planHiding } from "../core/sandbox/hiding.ts";
 import { runIn, sandboxAvailable } from "../core/sandbox/namespace.ts";
-import { createRunCommandTool, useOverlay } from "../core/tools/run-command.ts";
-import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
+import { createRunCommandTool, useOverlay } from "../tools/run-command.ts";
+import { type ToolContext } from "../tools/tool.ts";
+import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { openWorkspace } from "../core/workspace.ts";
 
 const FILES = 2000;

@@ -5,11 +5,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
-import { ReadLedger } from "../core/read-ledger.ts";
-import { findRipgrep } from "../core/ripgrep.ts";
-import { createSearchTool } from "../core/tools/search.ts";
-import { DEFAULT_LIMITS, type ToolContext } from "../core/tools/tool.ts";
+import { Overlay } from "../core/staging/overlay.ts";
+import { ReadLedger } from "../core/staging/read-ledger.ts";
+import { findRipgrep } from "../tools/search/ripgrep.ts";
+import { createSearchTool } from "../tools/search.ts";
+import { type ToolContext } from "../tools/tool.ts";
+import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { openWorkspace } from "../core/workspace.ts";
 
 const FILES = 20_000;

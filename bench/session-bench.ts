@@ -11,7 +11,7 @@ import { createRuntime } from "../app/runtime.ts";
 import { SavedSession } from "../app/saved-session.ts";
 import { SessionStore } from "../app/session-store.ts";
 import { DiskFileOps, writeFileAtomic } from "../core/file-ops.ts";
-import { Overlay } from "../core/overlay.ts";
+import { Overlay } from "../core/staging/overlay.ts";
 import { INDEX } from "../test/support/cli.ts";
 import { startFakeOpenAIServer, textReply } from "../test/support/fake-openai-server.ts";
 import { median, ms, verdict } from "./stats.ts";

@@ -1,7 +1,7 @@
 // A guess at what a mistyped name meant, for messages that say "did you mean …?".
 
 /** The candidate within two edits of `word` (a typo), or null. */
-export function closest(word: string, candidates: string[]): string | null {
+export function closest(word: string, candidates: readonly string[]): string | null {
   let best: string | null = null;
   let bestDistance = 3;
   for (const candidate of candidates) {

@@ -56,3 +56,8 @@ export function errorCause(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : error instanceof Error ? error.message : String(error);
 }
+
+/** A failure the model reads as the tool result; the message says what to do next. */
+export class ToolError extends PencilError {
+  override name = "ToolError";
+}

@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import type { Changeset } from "../core/changeset.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
 import { decodeText } from "../core/text.ts";
 
 /** One file of a changeset that needs another of the same changeset: `from` imports `to`. */

@@ -1,7 +1,7 @@
 import { structuredPatch, type StructuredPatchHunk } from "diff";
 import pc from "picocolors";
-import type { FileChange } from "../core/changeset.ts";
-import { splitLines } from "../core/line-diff.ts";
+import type { FileChange } from "../core/staging/changeset.ts";
+import { splitLines } from "../core/staging/line-diff.ts";
 import { decodeText, revealText, unreadableBytes, type DecodedText } from "../core/text.ts";
 import { escapeChar, UNSAFE, visible } from "./visible-text.ts";
 import { hunkWordMarks, type WordMarks } from "./word-marks.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { deflateSync } from "node:zlib";
 import { structuredPatch, type StructuredPatchHunk } from "diff";
-import type { Changeset, FileChange } from "../core/changeset.ts";
+import type { Changeset, FileChange } from "../core/staging/changeset.ts";
 import { isBinary } from "../core/text.ts";
 import { hunkHeader } from "./diff-view.ts";
 import { visible } from "./visible-text.ts";

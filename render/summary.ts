@@ -1,6 +1,7 @@
 import pc from "picocolors";
-import type { ChangeFlag, Changeset, FileChange } from "../core/changeset.ts";
-import { commandRecordLine } from "../core/command-record.ts";
+import type { Changeset, FileChange } from "../core/staging/changeset.ts";
+import type { ChangeFlag } from "../core/staging/flags.ts";
+import { commandRecordLine } from "../core/staging/command-record.ts";
 import { visible } from "./visible-text.ts";
 import { wrapText } from "./wrap.ts";
 

@@ -1,5 +1,5 @@
 import { join, relative, resolve } from "node:path";
-import { looksLikeCredential } from "../flags.ts";
+import { looksLikeCredential } from "../staging/flags.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 

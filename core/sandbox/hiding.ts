@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { PathPolicy } from "../path-decisions.ts";
-import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy.ts";
+import type { PathPolicy } from "../policy/path-decisions.ts";
+import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy/policy.ts";
 import { INSTALL_DIR } from "../installation.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";

@@ -13,7 +13,7 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
-import { ToolError } from "../tools/tool.ts";
+import { ToolError } from "../errors.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
 import { trackProcess } from "./live-processes.ts";

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { looksLikeCredential } from "../flags.ts";
+import { looksLikeCredential } from "../staging/flags.ts";
 import { stagedInside } from "../scratch/make.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { looksSecret, relativeToHome } from "./command-env.ts";

@@ -12,14 +12,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import { rm } from "node:fs/promises";
-import { bytesFree, formatBytes } from "../free-space.ts";
+import { bytesFree, formatBytes } from "../apply/free-space.ts";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";
 import { sandboxGlobalConfig, sandboxRepositoryConfig } from "../git/sandbox-config.ts";
-import { WalkRules } from "../walk.ts";
+import { WalkRules } from "../policy/walk.ts";
 import { isInside, realPathLoose, type Workspace } from "../workspace.ts";
-import type { ScratchChange } from "./diff.ts";
+import type { ScratchChange } from "./read-change.ts";
 import { disposeScratch } from "./dispose.ts";
 import { HiddenScan } from "./hidden-scan.ts";
 import { scratchPrefix, sweepStaleScratches, trackScratch } from "./live.ts";

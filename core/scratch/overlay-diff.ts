@@ -1,6 +1,13 @@
 import { fstatSync, lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { readChange, sameAsView, unreadableDirectory, type Budget, type DiffCaps, type ScratchChange } from "./diff.ts";
+import {
+  readChange,
+  sameAsView,
+  unreadableDirectory,
+  type Budget,
+  type DiffCaps,
+  type ScratchChange,
+} from "./read-change.ts";
 import { inDir } from "./in-dir.ts";
 import { readOpaque, sameUpper, upperEntry, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";

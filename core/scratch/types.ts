@@ -1,6 +1,6 @@
 import type { FileOps } from "../file-ops.ts";
 import type { OverlayLayers } from "./overlay.ts";
-import type { WalkRules } from "../walk.ts";
+import type { WalkRules } from "../policy/walk.ts";
 import type { Workspace } from "../workspace.ts";
 import { PencilError } from "../errors.ts";
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
-import { pencilHomeOf, type Env } from "../../app/runtime.ts";
+import { pencilHomeOf, type Env } from "../../core/pencil-home.ts";
 import { notePencilConfig } from "../../core/sandbox/command-env.ts";
 
 /** The configuration files this process read, for doctor to name: Bun's `.env` files where it started, and the user's `$PENCIL_HOME/.env`. */

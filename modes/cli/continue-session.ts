@@ -5,7 +5,7 @@ import type { Runtime } from "../../app/runtime.ts";
 import { SessionFileError, SessionStore, UnknownSessionError } from "../../app/session-store.ts";
 import { visible } from "../../render/visible-text.ts";
 import { UsageError } from "./args.ts";
-import type { CommandContext } from "./main.ts";
+import type { CommandContext } from "./command-context.ts";
 
 /**
  * The session a new goal goes into: `--resume ID`, `-c` (the workspace's latest),

@@ -1,7 +1,7 @@
 import type { AgentRun } from "../../app/agent-run.ts";
 import { openStagedInEditor, replaceStagedContent } from "../../app/edit-staged.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import type { Changeset, FileChange } from "../../core/changeset.ts";
+import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
 import { visible } from "../../render/visible-text.ts";
 import type { CliIO } from "./io.ts";
 

@@ -1,7 +1,7 @@
 import type { AgentRun } from "../../app/agent-run.ts";
 import { type ApprovedFile, commitApplied, commitMessage, gitState, recordCommit } from "../../app/git-commit.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import type { Changeset } from "../../core/changeset.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
 import { visible } from "../../render/visible-text.ts";
 import { UsageError } from "./args.ts";
 import type { CliIO } from "./io.ts";

@@ -1,9 +1,9 @@
 import type { HunkVerdict } from "../../app/keep-hunks.ts";
-import type { FileChange } from "../../core/changeset.ts";
-import { fileHunks, keptBytes } from "../../core/file-hunks.ts";
-import { hunkLabel } from "../../core/hunks.ts";
+import type { FileChange } from "../../core/staging/changeset.ts";
+import { fileHunks, keptBytes } from "../../core/staging/file-hunks.ts";
+import { hunkLabel } from "../../core/staging/hunks.ts";
 import { sha256 } from "../../core/hash.ts";
-import { lineDelta } from "../../core/line-diff.ts";
+import { lineDelta } from "../../core/staging/line-diff.ts";
 import { decodeText } from "../../core/text.ts";
 import { renderFileDiff, renderHunkView } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";

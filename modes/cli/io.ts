@@ -2,7 +2,7 @@ import { createColors } from "picocolors";
 import { basename, relative } from "node:path";
 import { STANDALONE } from "../../core/installation.ts";
 import { KeyInput } from "./key-input.ts";
-import type { Env } from "../../app/runtime.ts";
+import type { Env } from "../../core/pencil-home.ts";
 
 /** The terminal as a command sees it: where to write, whether a human can answer, and whether to colour. */
 export interface CliIO {

@@ -1,30 +1,18 @@
 import { versionLine } from "../../core/installation.ts";
 import { PencilError } from "../../core/errors.ts";
 import { closest } from "../../core/did-you-mean.ts";
-import { parseCli, UsageError, type CliArgs } from "./args.ts";
-import { loadConfig, type ConfigSources } from "./config-files.ts";
+import { parseCli, UsageError } from "./args.ts";
+import { loadConfig } from "./config-files.ts";
 import { commandHelp } from "./command-help.ts";
 import { HELP } from "./help.ts";
 import { machineIO, processIO, type CliIO } from "./io.ts";
-import type { Env } from "../../app/runtime.ts";
+import type { Env } from "../../core/pencil-home.ts";
 import { installStopHandlers } from "../../app/stop-on-signal.ts";
-
-/** What every command receives. */
-export interface CommandContext {
-  args: CliArgs;
-  env: Env;
-  io: CliIO;
-  /** The configuration files read at start (doctor names them). */
-  config?: ConfigSources;
-}
-
-/** A command module: runs and returns the process exit code (README "Commands", exit codes). */
-export interface Command {
-  run(ctx: CommandContext): Promise<number>;
-}
+import type { Command } from "./command-context.ts";
+import { COMMAND_NAMES, type CommandName, type HiddenCommandName } from "./command-names.ts";
 
 // Lazy: a command's dependencies (AI SDK, grammY, figlet…) load only when it runs.
-const COMMANDS: Record<string, () => Promise<Command>> = {
+const COMMANDS: Record<CommandName | HiddenCommandName, () => Promise<Command>> = {
   agent: () => import("./commands/agent.ts"),
   plan: () => import("./commands/plan.ts"),
   ask: () => import("./commands/ask.ts"),
@@ -45,9 +33,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   // Hidden: what a completion script asks at completion time (changeset ids).
   __complete: () => import("./commands/complete-words.ts"),
 };
-
-/** The commands a person types (the hidden ones start with `__`). */
-export const COMMAND_NAMES = Object.keys(COMMANDS).filter((name) => !name.startsWith("__"));
 
 /** Parses argv, runs the command, and maps failures to exit codes; never throws. */
 export async function main(
@@ -96,7 +81,7 @@ export async function main(
       );
     }
     jsonOwed = args.json;
-    const command = await COMMANDS[args.command]!();
+    const command = await COMMANDS[args.command as CommandName]();
     const commandIO = args.json ? machineIO(io) : io;
     if (args.json) {
       const out = commandIO.out;

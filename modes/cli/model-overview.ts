@@ -3,8 +3,8 @@ import { parseEnv } from "node:util";
 import { modelSpecs, type ModelSpec } from "../../ai/model-specs.ts";
 import { visionFromEnv, DEFAULT_GROQ_VISION_MODEL } from "../../ai/vision.ts";
 import { formatDollars, type Price, readPrices } from "../../app/run-cost.ts";
-import type { Env } from "../../app/runtime.ts";
-import { embedderFromEnv } from "../brain/embedder.ts";
+import type { Env } from "../../core/pencil-home.ts";
+import { embedderFromEnv } from "../../brain/embedder.ts";
 import type { ConfigSources } from "./config-files.ts";
 
 // Which models Pencil would use, for `pencil doctor`: each chat model of the chain, the

@@ -1,7 +1,7 @@
-import { findInterruptedApplies } from "../../core/recovery.ts";
+import { findInterruptedApplies } from "../../core/apply/recovery.ts";
 import { lockHeld } from "../../core/workspace-lock.ts";
 import { createRuntime, type Runtime } from "../../app/runtime.ts";
-import type { CommandContext } from "./main.ts";
+import type { CommandContext } from "./command-context.ts";
 
 /** Builds the runtime from the common options, shows settings warnings, and warns about an interrupted apply. */
 export function openRuntime(ctx: CommandContext): Runtime {

@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ReviewedApply } from "../../app/apply-reviewed.ts";
-import type { Changeset, FileChange } from "../../core/changeset.ts";
+import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import type { HunkVerdict } from "../../app/keep-hunks.ts";
-import { fileHunks } from "../../core/file-hunks.ts";
+import { fileHunks } from "../../core/staging/file-hunks.ts";
 import { reviewHunks } from "./hunk-review.ts";
 import { visible } from "../../render/visible-text.ts";
 import { findDependencies, splitDependencies } from "../../render/dependencies.ts";

@@ -1,7 +1,7 @@
 import { costOf, readPrices } from "../../app/run-cost.ts";
 import { answerModelCommand } from "../../app/model-switch.ts";
-import type { CommandRecord } from "../../core/command-record.ts";
-import { nobodyApprover } from "../../agent/approver.ts";
+import type { CommandRecord } from "../../core/staging/command-record.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import type { RunMode } from "../../agent/prompts.ts";
 import { join } from "node:path";
 import { AgentRun, chooseModels, type RunHooks, type RunOptions } from "../../app/agent-run.ts";

@@ -1,4 +1,4 @@
-import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "../../core/policy/approver.ts";
 import { forPerson } from "../../render/person-text.ts";
 import { visible } from "../../render/visible-text.ts";
 import { wordMeaning } from "./answer-words.ts";

@@ -1,4 +1,4 @@
-import type { ApplyResult } from "../../core/apply.ts";
+import type { ApplyResult } from "../../core/apply/apply.ts";
 import { shortPath } from "./diff-delivery.ts";
 import { escapeHtml } from "./html.ts";
 

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import type { Changeset } from "../../core/changeset.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { summarizeChangeset, type FileSummary } from "../../render/summary.ts";
 import { shortPath } from "./diff-delivery.ts";

@@ -1,4 +1,4 @@
-import { ConfigError } from "../../core/policy.ts";
+import { ConfigError } from "../../core/policy/policy.ts";
 
 /** The bot's settings, read from the environment (README "Configuration"). */
 export interface TelegramConfig {

@@ -1,4 +1,4 @@
-import type { Changeset, FileChange } from "../../core/changeset.ts";
+import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
 import { exportPatch } from "../../render/patch-export.ts";
 import { escapeHtml, htmlToPlain } from "./html.ts";
 import { splitAtLines } from "./split-text.ts";

@@ -1,4 +1,4 @@
-import type { Hunk } from "../../core/hunks.ts";
+import type { Hunk } from "../../core/staging/hunks.ts";
 import { sha256 } from "../../core/hash.ts";
 import { renderHunkView } from "../../render/diff-view.ts";
 import { MESSAGE_LIMIT, shortPath } from "./diff-delivery.ts";

@@ -1,6 +1,6 @@
 import { forPerson } from "../../render/person-text.ts";
 import { randomBytes } from "node:crypto";
-import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "../../core/policy/approver.ts";
 import { sha256 } from "../../core/hash.ts";
 import type { ButtonTokens, ResolvedButton } from "./button-tokens.ts";
 import { escapeHtml } from "./html.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { GrammyError } from "grammy";
-import type { ApplyResult } from "../../core/apply.ts";
-import type { Changeset } from "../../core/changeset.ts";
+import type { ApplyResult } from "../../core/apply/apply.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
 import { sha256 } from "../../core/hash.ts";
 import type { AgentRun, Rejection } from "../../app/agent-run.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
@@ -18,7 +18,7 @@ import { binaryDocument, diffDelivery, packDiffMessages, shortPath } from "./dif
 import { escapeHtml } from "./html.ts";
 import type { Keyboard, Outbox } from "./outbox.ts";
 import type { CardFile, HunkSplit, ReviewCard, ReviewCards } from "./review-cards.ts";
-import { fileHunks } from "../../core/file-hunks.ts";
+import { fileHunks } from "../../core/staging/file-hunks.ts";
 import { hunkMessages, splitDigest } from "./hunk-messages.ts";
 
 /** The answer to every press that finds nothing pending for it. */

@@ -1,7 +1,7 @@
 import type { CommandFailures } from "./command-failures.ts";
 import type { Plan } from "../../core/plan-schema.ts";
 import type { RunMode } from "../../agent/prompts.ts";
-import type { ApplyResult } from "../../core/apply.ts";
+import type { ApplyResult } from "../../core/apply/apply.ts";
 import { modelSpecs } from "../../ai/model-specs.ts";
 import { AgentRun, type Rejection, type RunHooks, type RunOptions } from "../../app/agent-run.ts";
 import type { Runtime } from "../../app/runtime.ts";
@@ -20,7 +20,7 @@ import { summaryLine } from "./run-summary.ts";
 import { readState, writeState } from "./state-file.ts";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { Changeset } from "../../core/changeset.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
 
 /** What the launcher needs from the bot. */
 export interface LauncherDeps {

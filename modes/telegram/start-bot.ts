@@ -1,8 +1,9 @@
 import { GrammyError } from "grammy";
 import type { RunMode } from "../../agent/prompts.ts";
 import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
-import { createRuntime, type Env } from "../../app/runtime.ts";
-import { findInterruptedApplies } from "../../core/recovery.ts";
+import { createRuntime } from "../../app/runtime.ts";
+import { type Env } from "../../core/pencil-home.ts";
+import { findInterruptedApplies } from "../../core/apply/recovery.ts";
 import { createServices } from "./bot-services.ts";
 import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";

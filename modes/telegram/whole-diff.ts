@@ -1,5 +1,5 @@
-import type { FileChange } from "../../core/changeset.ts";
-import { splitLines } from "../../core/line-diff.ts";
+import type { FileChange } from "../../core/staging/changeset.ts";
+import { splitLines } from "../../core/staging/line-diff.ts";
 import { decodeText } from "../../core/text.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";

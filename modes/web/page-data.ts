@@ -1,8 +1,8 @@
 import { createRequire } from "node:module";
-import type { Changeset, FileChange } from "../../core/changeset.ts";
-import { fileHunks } from "../../core/file-hunks.ts";
-import { hunkLabel } from "../../core/hunks.ts";
-import { splitLines } from "../../core/line-diff.ts";
+import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
+import { fileHunks } from "../../core/staging/file-hunks.ts";
+import { hunkLabel } from "../../core/staging/hunks.ts";
+import { splitLines } from "../../core/staging/line-diff.ts";
 import { decodeText, revealText } from "../../core/text.ts";
 import { summarizeChangeset } from "../../render/summary.ts";
 import { escapeChar, UNSAFE } from "../../render/visible-text.ts";

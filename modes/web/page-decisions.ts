@@ -1,8 +1,8 @@
 import type { HunkVerdict } from "../../app/keep-hunks.ts";
 import type { Rejection } from "../../app/agent-run.ts";
 import type { ReviewVerdict } from "../../app/settle-review.ts";
-import type { Changeset } from "../../core/changeset.ts";
-import { fileHunks } from "../../core/file-hunks.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
+import { fileHunks } from "../../core/staging/file-hunks.ts";
 
 /** The page's say on one file, bound to the content it was shown: the file's digest, and each hunk's digest when split. */
 export interface PageDecision {

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Rejection } from "../../app/agent-run.ts";
 import type { ReviewNext } from "../../app/settle-review.ts";
-import type { Changeset } from "../../core/changeset.ts";
+import type { Changeset } from "../../core/staging/changeset.ts";
 import { type PageDecision, PageDecisions } from "./page-decisions.ts";
 import { pageFile, pageSummary } from "./page-data.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { nobodyApprover } from "../../agent/approver.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import type { SessionEvent } from "../../agent/events.ts";
 import { AgentRun, chooseModels } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";

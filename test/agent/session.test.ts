@@ -2,13 +2,13 @@ import { expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { nobodyApprover } from "../../agent/approver.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import type { SessionEvent } from "../../agent/events.ts";
 import { lastToolResults, ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import type { PencilTool } from "../../core/tools/tool.ts";
+import type { PencilTool } from "../../tools/tool.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
 function setup(files: Record<string, string>) {
@@ -230,7 +230,7 @@ test("a link swapped while the owner is being asked does not redirect the approv
 });
 
 test("fetch_url is the owner's call every time: nobody there means nothing leaves; 'always' covers one host", async () => {
-  const { createFetchUrlTool } = await import("../../net/fetch-url.ts");
+  const { createFetchUrlTool } = await import("../../tools/web/fetch-url.ts");
   const { runtime } = setup({ "a.txt": "a\n" });
   const fetched: string[] = [];
   const fetchUrl = createFetchUrlTool({

@@ -1,16 +1,16 @@
 import { expect, test } from "bun:test";
 import { stepCountIs, streamText } from "ai";
 import { join } from "node:path";
-import { nobodyApprover } from "../../agent/approver.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import { guardTools } from "../../agent/policy-seam.ts";
 import { toModelOutput, toolFailure, toolSuccess } from "../../agent/tool-outcome.ts";
 import { lastToolResults, ScriptedModel } from "../../ai/scripted-model.ts";
 import { DiskFileOps } from "../../core/file-ops.ts";
-import { Overlay } from "../../core/overlay.ts";
-import { compilePolicy } from "../../core/policy.ts";
-import { ReadLedger } from "../../core/read-ledger.ts";
-import { createReadFileTool } from "../../core/tools/read-file.ts";
-import { DEFAULT_LIMITS } from "../../core/tools/tool.ts";
+import { Overlay } from "../../core/staging/overlay.ts";
+import { compilePolicy } from "../../core/policy/policy.ts";
+import { ReadLedger } from "../../core/staging/read-ledger.ts";
+import { createReadFileTool } from "../../tools/read-file.ts";
+import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
 import { openWorkspace } from "../../core/workspace.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

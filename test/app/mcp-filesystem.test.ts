@@ -11,14 +11,14 @@ import {
   symlinkSync,
 } from "node:fs";
 import { join, relative } from "node:path";
-import { type Approver, nobodyApprover, type PermissionQuestion } from "../../agent/approver.ts";
-import { programDirs } from "../../app/mcp/program.ts";
+import { type Approver, nobodyApprover, type PermissionQuestion } from "../../core/policy/approver.ts";
+import { programDirs } from "../../tools/mcp/program.ts";
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import { startCommandProxy } from "../../net/command-proxy.ts";
-import type { McpServerConfig } from "../../app/mcp/config.ts";
-import { openMcpSession, type McpSession } from "../../app/mcp/connect.ts";
+import type { McpServerConfig } from "../../tools/mcp/config.ts";
+import { openMcpSession, type McpSession } from "../../tools/mcp/connect.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { modelWorld } from "../support/cli-world.ts";
 import { textReply, toolCallReply } from "../support/fake-openai-server.ts";

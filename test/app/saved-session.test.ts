@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { nobodyApprover } from "../../agent/approver.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import { ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { listJournal } from "../../core/journal.ts";
-import { findInterruptedApplies, finishInterrupted, rollbackInterrupted } from "../../core/recovery.ts";
+import { listJournal } from "../../core/apply/journal.ts";
+import { findInterruptedApplies, finishInterrupted, rollbackInterrupted } from "../../core/apply/recovery.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
 /** A temporary directory by its real path (removed after the run), as the journal records real paths. */

@@ -14,8 +14,8 @@ import {
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { ApplyError, applyChangeset } from "../../core/apply.ts";
-import { listEntries, listJournal, readEntry } from "../../core/journal.ts";
+import { ApplyError, applyChangeset } from "../../core/apply/apply.ts";
+import { listEntries, listJournal, readEntry } from "../../core/apply/journal.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { planCommandEnv } from "../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { checkCommandEnv } from "../../modes/cli/commands/doctor.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool, type RunCommandOptions } from "../../core/tools/run-command.ts";
-import type { ToolLimits } from "../../core/tools/tool.ts";
+import { createRunCommandTool, type RunCommandOptions } from "../../tools/run-command.ts";
+import type { ToolLimits } from "../../core/tool-limits.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

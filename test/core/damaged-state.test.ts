@@ -3,7 +3,7 @@ import { readFileSync, realpathSync, truncateSync, statSync, writeFileSync } fro
 import { join } from "node:path";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { createRuntime } from "../../app/runtime.ts";
-import { readEntry } from "../../core/journal.ts";
+import { readEntry } from "../../core/apply/journal.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

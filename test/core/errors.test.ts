@@ -1,10 +1,10 @@
 import { expect, test } from "bun:test";
 import { MissingModelKeyError, ModelCallError } from "../../ai/errors.ts";
 import { WorkspaceMismatchError } from "../../app/errors.ts";
-import { ApplyError } from "../../core/apply.ts";
+import { ApplyError } from "../../core/apply/apply.ts";
 import { PencilError, UnknownChangesetError } from "../../core/errors.ts";
-import { ConfigError } from "../../core/policy.ts";
-import { ToolError } from "../../core/tools/tool.ts";
+import { ConfigError } from "../../core/policy/policy.ts";
+import { ToolError } from "../../core/errors.ts";
 import { UsageError } from "../../modes/cli/args.ts";
 
 test.each([

@@ -5,12 +5,12 @@ import { claimsSuccess, isContextLengthError } from "../../agent/turn-end.ts";
 import { normalizeInput, resolveToolName, stripHarmony } from "../../agent/tool-call-repair.ts";
 import { contextWindowOf } from "../../ai/model-specs.ts";
 import { answerBudgetFor, fitAnswer } from "../../core/answer-budget.ts";
-import { applyHunks, parseApplyPatch, PatchError, type PatchOp } from "../../core/patch-format.ts";
-import { createApplyPatchTool } from "../../core/tools/apply-patch.ts";
-import { createCreateFileTool } from "../../core/tools/create-file.ts";
-import { createEditFileTool } from "../../core/tools/edit-file.ts";
-import { createReadFileTool } from "../../core/tools/read-file.ts";
-import { createWriteFileTool } from "../../core/tools/write-file.ts";
+import { applyHunks, parseApplyPatch, PatchError, type PatchOp } from "../../tools/edit/patch-format.ts";
+import { createApplyPatchTool } from "../../tools/apply-patch.ts";
+import { createCreateFileTool } from "../../tools/create-file.ts";
+import { createEditFileTool } from "../../tools/edit-file.ts";
+import { createReadFileTool } from "../../tools/read-file.ts";
+import { createWriteFileTool } from "../../tools/write-file.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

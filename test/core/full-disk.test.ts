@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ApplyError, applyChangeset } from "../../core/apply.ts";
+import { ApplyError, applyChangeset } from "../../core/apply/apply.ts";
 import { setFaultHandler } from "../../core/fault-point.ts";
-import { listJournal } from "../../core/journal.ts";
-import { undoApply } from "../../core/undo.ts";
+import { listJournal } from "../../core/apply/journal.ts";
+import { undoApply } from "../../core/apply/undo.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy } from "../../core/policy.ts";
+import { compilePolicy } from "../../core/policy/policy.ts";
 import { commandDenies, type HidingInput, planHiding } from "../../core/sandbox/hiding.ts";
 import { ScanCache } from "../../core/sandbox/scan-cache.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

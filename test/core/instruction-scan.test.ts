@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ReadFindings } from "../../app/read-findings.ts";
-import { scanForInstructions } from "../../core/instruction-scan.ts";
+import { scanForInstructions } from "../../core/staging/instruction-scan.ts";
 
 // The after-instructions detector on injection samples of the kinds seen in the wild, and on
 // ordinary files that must not be flagged.

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from "
 import { join } from "node:path";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { createRuntime } from "../../app/runtime.ts";
-import { listJournal } from "../../core/journal.ts";
+import { listJournal } from "../../core/apply/journal.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

@@ -2,12 +2,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { compilePolicy, decide, parseRule } from "../../core/policy.ts";
+import { compilePolicy, decide, parseRule } from "../../core/policy/policy.ts";
 import { HiddenScan } from "../../core/scratch/hidden-scan.ts";
 import { scratchPrefix, sweepStaleScratches } from "../../core/scratch/live.ts";
 import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 

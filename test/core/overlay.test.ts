@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DiskFileOps } from "../../core/file-ops.ts";
 import { sha256 } from "../../core/hash.ts";
-import { Overlay } from "../../core/overlay.ts";
+import { Overlay } from "../../core/staging/overlay.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);

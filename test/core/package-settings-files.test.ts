@@ -2,11 +2,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { CommandRecord } from "../../core/command-record.ts";
-import { compilePolicy, decide } from "../../core/policy.ts";
+import type { CommandRecord } from "../../core/staging/command-record.ts";
+import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import type { ScratchKind } from "../../core/scratch/overlay.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { zodSchema } from "ai";
 import { planSchema, planToGoal, type Plan } from "../../core/plan-schema.ts";
 import { formatPlanMarkdown } from "../../render/plan-markdown.ts";
-import { createSubmitPlanTool } from "../../core/tools/submit-plan.ts";
+import { createSubmitPlanTool } from "../../tools/submit-plan.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

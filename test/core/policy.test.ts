@@ -11,9 +11,9 @@ import {
   type AccessRequest,
   type Effect,
   type Rule,
-} from "../../core/policy.ts";
+} from "../../core/policy/policy.ts";
 import { openWorkspace, resolveInWorkspace } from "../../core/workspace.ts";
-import { loadShellParser } from "../../core/shell-parse.ts";
+import { loadShellParser } from "../../core/policy/shell-parse.ts";
 
 // Run(...) rules are judged on the parsed command line.
 beforeAll(loadShellParser);

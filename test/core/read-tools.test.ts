@@ -3,8 +3,8 @@ import { statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { DiskFileOps } from "../../core/file-ops.ts";
 import { sha256 } from "../../core/hash.ts";
-import { createListFilesTool } from "../../core/tools/list-files.ts";
-import { createReadFileTool } from "../../core/tools/read-file.ts";
+import { createListFilesTool } from "../../tools/list-files.ts";
+import { createReadFileTool } from "../../tools/read-file.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 

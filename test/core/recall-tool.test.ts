@@ -1,13 +1,13 @@
-import { DEFAULT_LIMITS } from "../../core/tools/tool.ts";
+import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createRecallTool } from "../../core/tools/recall.ts";
+import { createRecallTool } from "../../tools/recall.ts";
 import { toolsFor } from "../../app/toolbox.ts";
-import { Brain } from "../../modes/brain/brain.ts";
-import { PgliteStore } from "../../modes/brain/pglite-store.ts";
-import { brainRecall } from "../../modes/brain/recall-search.ts";
-import { retrieve } from "../../modes/brain/retrieve.ts";
+import { Brain } from "../../brain/brain.ts";
+import { PgliteStore } from "../../brain/pglite-store.ts";
+import { brainRecall } from "../../brain/recall-search.ts";
+import { retrieve } from "../../brain/retrieve.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 import { tempDir } from "../support/temp.ts";
 

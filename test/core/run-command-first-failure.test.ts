@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { createRunCommandTool, type SandboxChoice } from "../../core/tools/run-command.ts";
+import { createRunCommandTool, type SandboxChoice } from "../../tools/run-command.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { formatCommandReport, parseCommandReport } from "../../render/command-result.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

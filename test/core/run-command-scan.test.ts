@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

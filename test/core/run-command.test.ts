@@ -18,15 +18,15 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { z } from "zod";
-import type { Approver, PermissionAnswer, PermissionQuestion } from "../../agent/approver.ts";
-import { nobodyApprover } from "../../agent/approver.ts";
+import type { Approver, PermissionAnswer, PermissionQuestion } from "../../core/policy/approver.ts";
+import { nobodyApprover } from "../../core/policy/approver.ts";
 import type { SessionEvent } from "../../agent/events.ts";
 import { guardTools } from "../../agent/policy-seam.ts";
 import type { ToolOutcome } from "../../agent/tool-outcome.ts";
 import { DiskFileOps } from "../../core/file-ops.ts";
-import { Overlay } from "../../core/overlay.ts";
-import { compilePolicy, decide, parseRule, type Rule } from "../../core/policy.ts";
-import { ReadLedger } from "../../core/read-ledger.ts";
+import { Overlay } from "../../core/staging/overlay.ts";
+import { compilePolicy, decide, parseRule, type Rule } from "../../core/policy/policy.ts";
+import { ReadLedger } from "../../core/staging/read-ledger.ts";
 import { diffScratch } from "../../core/scratch/diff.ts";
 import { disposeScratch } from "../../core/scratch/dispose.ts";
 import { makeScratch } from "../../core/scratch/make.ts";
@@ -42,9 +42,11 @@ import {
   type RunCommandOptions,
   type SandboxChoice,
   type StartProxy,
-} from "../../core/tools/run-command.ts";
-import { DEFAULT_LIMITS, ToolError, type NetRequest, type PencilTool } from "../../core/tools/tool.ts";
-import type { CommandRecord } from "../../core/command-record.ts";
+} from "../../tools/run-command.ts";
+import { type NetRequest, type PencilTool } from "../../tools/tool.ts";
+import { ToolError } from "../../core/errors.ts";
+import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
+import type { CommandRecord } from "../../core/staging/command-record.ts";
 import { openWorkspace } from "../../core/workspace.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
@@ -786,7 +788,7 @@ describe("namespace sandbox: the command cannot undo it", () => {
       "-c",
       'test -r "$1" && test -x "$2"',
       "probe",
-      join(join(import.meta.dir, ".."), "../core/tools/run-command.ts"),
+      join(join(import.meta.dir, ".."), "../tools/run-command.ts"),
       process.execPath,
     ]).status === 0;
   if (asRoot && !nobodyReads)
@@ -805,7 +807,7 @@ describe("namespace sandbox: the command cannot undo it", () => {
       `import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandboxAvailable } from ${JSON.stringify(join(join(import.meta.dir, ".."), "../core/sandbox/namespace.ts"))};
-import { createRunCommandTool } from ${JSON.stringify(join(join(import.meta.dir, ".."), "../core/tools/run-command.ts"))};
+import { createRunCommandTool } from ${JSON.stringify(join(join(import.meta.dir, ".."), "../tools/run-command.ts"))};
 import { toolContext } from ${JSON.stringify(join(join(import.meta.dir, ".."), "support/tool-context.ts"))};
 const dir = process.argv[2]!;
 const ws = join(dir, "ws");

@@ -17,7 +17,7 @@ import { dirname, join } from "node:path";
 import { overlayWorks } from "../../core/scratch/overlay.ts";
 import { planHiding } from "../../core/sandbox/hiding.ts";
 import { sandboxAvailable, sandboxedLaunch } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
@@ -199,7 +199,7 @@ const nobodyRuns =
     "--clear-groups",
     "test",
     "-r",
-    join(CHECKOUT, "core/tools/run-command.ts"),
+    join(CHECKOUT, "tools/run-command.ts"),
   ]).status === 0;
 
 describe("a directory the command made unreadable (as an unprivileged user)", () => {
@@ -214,7 +214,7 @@ describe("a directory the command made unreadable (as an unprivileged user)", ()
           child,
           `import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "core/tools/run-command.ts"))};
+import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "tools/run-command.ts"))};
 import { toolContext } from ${JSON.stringify(join(CHECKOUT, "test/support/tool-context.ts"))};
 const dir = process.argv[2]!;
 const ws = join(dir, "ws");
@@ -268,7 +268,7 @@ describe("a file the command changed and left unreadable (as an unprivileged use
           child,
           `import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "core/tools/run-command.ts"))};
+import { createRunCommandTool, useOverlay } from ${JSON.stringify(join(CHECKOUT, "tools/run-command.ts"))};
 import { toolContext } from ${JSON.stringify(join(CHECKOUT, "test/support/tool-context.ts"))};
 const dir = process.argv[2]!;
 const ws = join(dir, "ws");

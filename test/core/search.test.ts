@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy, decide, parseRule } from "../../core/policy.ts";
-import { findRipgrep, ripgrepArgs, runRipgrep } from "../../core/ripgrep.ts";
-import { compilePattern } from "../../core/rust-regex.ts";
-import { createSearchTool } from "../../core/tools/search.ts";
-import type { ToolLimits } from "../../core/tools/tool.ts";
+import { compilePolicy, decide, parseRule } from "../../core/policy/policy.ts";
+import { findRipgrep, ripgrepArgs, runRipgrep } from "../../tools/search/ripgrep.ts";
+import { compilePattern } from "../../tools/search/rust-regex.ts";
+import { createSearchTool } from "../../tools/search.ts";
+import type { ToolLimits } from "../../core/tool-limits.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 

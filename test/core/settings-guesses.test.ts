@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../core/policy.ts";
-import { loadSettings } from "../../core/settings.ts";
-import { loadShellParser } from "../../core/shell-parse.ts";
-import { DEFAULT_LIMITS } from "../../core/tools/tool.ts";
+import { ConfigError } from "../../core/policy/policy.ts";
+import { loadSettings } from "../../app/settings.ts";
+import { loadShellParser } from "../../core/policy/shell-parse.ts";
+import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
 
 // A misspelled setting or rule gets a guess and the whole list of what is valid.
 beforeAll(loadShellParser);

@@ -3,9 +3,9 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { compilePolicy, decide } from "../../core/policy.ts";
+import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool, type RunCommandOptions } from "../../core/tools/run-command.ts";
+import { createRunCommandTool, type RunCommandOptions } from "../../tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

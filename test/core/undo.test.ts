@@ -13,9 +13,9 @@ import {
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { applyChangeset } from "../../core/apply.ts";
-import { listJournal, readEntry } from "../../core/journal.ts";
-import { UndoError, undoApply } from "../../core/undo.ts";
+import { applyChangeset } from "../../core/apply/apply.ts";
+import { listJournal, readEntry } from "../../core/apply/journal.ts";
+import { UndoError, undoApply } from "../../core/apply/undo.ts";
 import { makeChangeset, type ChangeSpec } from "../fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy, decide } from "../../core/policy.ts";
+import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../../core/hash.ts";
-import { createCreateFileTool } from "../../core/tools/create-file.ts";
-import { createDeleteFileTool } from "../../core/tools/delete-file.ts";
-import { createEditFileTool } from "../../core/tools/edit-file.ts";
-import { createWriteFileTool } from "../../core/tools/write-file.ts";
-import type { ToolContext } from "../../core/tools/tool.ts";
+import { createCreateFileTool } from "../../tools/create-file.ts";
+import { createDeleteFileTool } from "../../tools/delete-file.ts";
+import { createEditFileTool } from "../../tools/edit-file.ts";
+import { createWriteFileTool } from "../../tools/write-file.ts";
+import type { ToolContext } from "../../tools/tool.ts";
 import { toolContext } from "../support/tool-context.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 

@@ -4,8 +4,8 @@ import { chmodSync, existsSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { planCommandEnv } from "../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { compilePolicy, decide } from "../../core/policy.ts";
-import { createRunCommandTool } from "../../core/tools/run-command.ts";
+import { compilePolicy, decide } from "../../core/policy/policy.ts";
+import { createRunCommandTool } from "../../tools/run-command.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { htmlToText } from "../../net/html-text.ts";
+import { htmlToText } from "../../tools/web/html-text.ts";
 import {
   type InterfaceTable,
   isPublicAddress,
@@ -14,14 +14,14 @@ import {
 } from "../../net/net-guard.ts";
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { captureUrl } from "../../modes/brain/capture.ts";
+import { captureUrl } from "../../brain/capture.ts";
 import {
   createFetchUrlTool,
   type FetchLike,
   type FetchUrlOptions,
   fetchPublicPage,
   type Resolver,
-} from "../../net/fetch-url.ts";
+} from "../../tools/web/fetch-url.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

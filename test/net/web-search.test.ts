@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createWebSearchTool, webSearchToolFromEnv, type WebSearchOptions } from "../../net/web-search.ts";
+import { createWebSearchTool, webSearchToolFromEnv, type WebSearchOptions } from "../../tools/web/web-search.ts";
 import { tempDir } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 

@@ -69,7 +69,7 @@ describe("the npm package", () => {
       expect(shipped.filter((p) => /^(test|bench|\.ci|\.github)\//.test(p) || p.includes("fixtures/"))).toEqual([]);
       expect(shipped).toContain("examples/demo/src/slugify.ts");
       expect(shipped).toContain("examples/demo-workspace.ts");
-      expect(shipped).toContain("modes/brain/schema.sql");
+      expect(shipped).toContain("brain/schema.sql");
       expect(shipped).toContain("LICENSE");
       console.log(
         `packaging: npm pack → ${packed!.filename}, ${shipped.length} files, ${(packed!.size / 1024).toFixed(0)} KiB`,

@@ -1,9 +1,9 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildChangeset, newChangesetId } from "../../core/changeset.ts";
+import { buildChangeset, newChangesetId } from "../../core/staging/changeset.ts";
 import { DiskFileOps } from "../../core/file-ops.ts";
-import { Overlay } from "../../core/overlay.ts";
+import { Overlay } from "../../core/staging/overlay.ts";
 import { openWorkspace } from "../../core/workspace.ts";
 import { findDependencies, splitDependencies } from "../../render/dependencies.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

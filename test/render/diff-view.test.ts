@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { Changeset, ChangeFlag, FileChange } from "../../core/changeset.ts";
+import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
+import type { ChangeFlag } from "../../core/staging/flags.ts";
 import { sha256 } from "../../core/hash.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
 import { visible } from "../../render/visible-text.ts";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { compilePolicy, decide } from "../../core/policy.ts";
+import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { forPerson } from "../../render/person-text.ts";
 import { tempDir } from "../support/temp.ts";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
-import { SCHEMA_SQL } from "../../modes/brain/migrations.ts";
+import { SCHEMA_SQL } from "../../brain/migrations.ts";
 
 /**
  * A local stand-in for an InsForge project's database endpoints, for the real

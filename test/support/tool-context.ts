@@ -1,13 +1,9 @@
 import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
-import { Overlay } from "../../core/overlay.ts";
-import { ReadLedger } from "../../core/read-ledger.ts";
-import {
-  DEFAULT_LIMITS,
-  ToolError,
-  type PencilTool,
-  type ToolContext,
-  type ToolLimits,
-} from "../../core/tools/tool.ts";
+import { Overlay } from "../../core/staging/overlay.ts";
+import { ReadLedger } from "../../core/staging/read-ledger.ts";
+import { type PencilTool, type ToolContext } from "../../tools/tool.ts";
+import { ToolError } from "../../core/errors.ts";
+import { DEFAULT_LIMITS, type ToolLimits } from "../../core/tool-limits.ts";
 import { openWorkspace, type Workspace } from "../../core/workspace.ts";
 
 /** A tool context over a real workspace directory, staging into a fresh overlay unless `fs` is given. */

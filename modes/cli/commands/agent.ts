@@ -1,5 +1,5 @@
 import { UsageError } from "../args.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { continueSession } from "../continue-session.ts";
 import { runAndReview } from "../run-and-review.ts";

@@ -2,7 +2,7 @@ import type { AgentRun } from "../../../app/agent-run.ts";
 import type { Runtime } from "../../../app/runtime.ts";
 import { UsageError } from "../args.ts";
 import { continueSession } from "../continue-session.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { AskResult, Brain, DumpResult } from "../../brain/brain.ts";
-import { DumpRefused } from "../../brain/brain.ts";
-import { citation } from "../../brain/answer.ts";
-import type { Note } from "../../brain/note.ts";
+import type { AskResult, Brain, DumpResult } from "../../../brain/brain.ts";
+import { DumpRefused } from "../../../brain/brain.ts";
+import { citation } from "../../../brain/answer.ts";
+import type { Note } from "../../../brain/note.ts";
 import { UsageError } from "../args.ts";
 import type { CliIO } from "../io.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
 
 /** The brain's subcommands (shell completion offers them too). */
@@ -26,7 +26,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const id = sub === "show" || sub === "forget" ? noteId(sub, rest) : undefined;
   if (sub === "ask" && rest.join(" ").trim() === "")
     throw new UsageError('brain ask needs a question, e.g. pencil brain ask "what was the boiler service code?"');
-  const { openBrain } = await import("../../brain/open-brain.ts");
+  const { openBrain } = await import("../../../brain/open-brain.ts");
   const brain = await openBrain(ctx.env, ctx.args.model ? { model: ctx.args.model } : {});
   try {
     switch (sub as Sub) {
@@ -88,7 +88,7 @@ async function dump(ctx: CommandContext, brain: Brain, input: CaptureInput): Pro
   if (input.type === "text") {
     result = await brain.dump({ kind: "text", source: null, content: input.text });
   } else {
-    const { captureUrl, captureImage } = await import("../../brain/capture.ts");
+    const { captureUrl, captureImage } = await import("../../../brain/capture.ts");
     const { visionFromEnv } = await import("../../../ai/vision.ts");
     const capture =
       input.type === "url"

@@ -1,8 +1,8 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { pencilHomeOf } from "../../../app/runtime.ts";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
-import type { CommandContext } from "../main.ts";
+import { pencilHomeOf } from "../../../core/pencil-home.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
+import type { CommandContext } from "../command-context.ts";
 
 /**
  * `pencil __complete ids` (hidden): the changeset ids of this workspace, newest first,

@@ -1,7 +1,7 @@
 import { UsageError } from "../args.ts";
 import { completionScript } from "../completion/completion-scripts.ts";
 import { completionSpec, SHELLS, type Shell } from "../completion/completion-spec.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 
 /** `pencil completion bash|zsh|fish`: prints the shell's completion script. */
 export async function run(ctx: CommandContext): Promise<number> {
@@ -11,7 +11,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       `Use: pencil completion ${SHELLS.join("|")}, e.g. pencil completion bash > ~/.local/share/bash-completion/completions/pencil`,
     );
   }
-  const { COMMAND_NAMES } = await import("../main.ts");
+  const { COMMAND_NAMES } = await import("../command-names.ts");
   const { SUBCOMMANDS } = await import("./brain.ts");
   const { ACTIONS } = await import("./recover.ts");
   const specs = completionSpec(COMMAND_NAMES, { brain: SUBCOMMANDS, recover: ACTIONS, completion: SHELLS });

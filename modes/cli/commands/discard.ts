@@ -1,6 +1,6 @@
 import { discardChangeset } from "../../../app/checkpoints.ts";
 import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil discard [ID]`: removes a pending changeset (the workspace's latest when no ID); asks first in a terminal. */

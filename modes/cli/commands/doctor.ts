@@ -3,22 +3,23 @@ import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { modelSpecs, type ModelSpec } from "../../../ai/model-specs.ts";
-import { createRuntime, pencilHomeOf, type Env } from "../../../app/runtime.ts";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
-import { entryIds, readEntry } from "../../../core/journal.ts";
+import { createRuntime } from "../../../app/runtime.ts";
+import { pencilHomeOf, type Env } from "../../../core/pencil-home.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
+import { entryIds, readEntry } from "../../../core/apply/journal.ts";
 import { describeInstructions, instructionsFor } from "../../../app/project-instructions.ts";
-import { McpApprovals, type McpServerConfig, readProposals } from "../../../app/mcp/config.ts";
-import { bindingOf, inspectServer } from "../../../app/mcp/confine.ts";
-import { findInterruptedApplies } from "../../../core/recovery.ts";
+import { McpApprovals, type McpServerConfig, readProposals } from "../../../tools/mcp/config.ts";
+import { bindingOf, inspectServer } from "../../../tools/mcp/confine.ts";
+import { findInterruptedApplies } from "../../../core/apply/recovery.ts";
 import { DROP_REASONS, planCommandEnv, type EnvSettings } from "../../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { SCRATCH_ENV } from "../../../core/scratch/overlay.ts";
-import { useOverlay } from "../../../core/tools/run-command.ts";
+import { useOverlay } from "../../../tools/run-command.ts";
 import { readBotAccess } from "../../telegram/config.ts";
 import { readIgnoredSenders } from "../../telegram/ignored-senders.ts";
 import { wrapText } from "../../../render/wrap.ts";
 import { describeModel, type ModelEntry, modelOverview } from "../model-overview.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 
 /** One line of the doctor's report: what was checked, how it stands, and the fix when it is not ok. */
 interface Check {
@@ -446,7 +447,7 @@ function checkTelegram(env: Env): Check[] {
 }
 
 async function checkBrain(env: Env): Promise<Check[]> {
-  const { brainReport } = await import("../../brain/brain-report.ts");
+  const { brainReport } = await import("../../../brain/brain-report.ts");
   const report = await brainReport(env);
   return [
     {

@@ -1,6 +1,6 @@
 import { forkAt, sessionFor } from "../../../app/checkpoints.ts";
 import { UsageError } from "../args.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil fork N DIR [ID]`: a copy of the workspace with the changes up to checkpoint N, in a new directory. */

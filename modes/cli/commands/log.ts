@@ -1,8 +1,8 @@
 import { hint } from "../io.ts";
 import { wrapText } from "../../../render/wrap.ts";
-import { commandRecordLine } from "../../../core/command-record.ts";
+import { commandRecordLine } from "../../../core/staging/command-record.ts";
 import { visible } from "../../../render/visible-text.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { processAlive } from "../../../app/interrupted-runs.ts";
 import type { Runtime } from "../../../app/runtime.ts";
 import { SavedSession } from "../../../app/saved-session.ts";

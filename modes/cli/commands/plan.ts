@@ -2,7 +2,7 @@ import { hint } from "../io.ts";
 import { planToGoal } from "../../../core/plan-schema.ts";
 import { formatPlanMarkdown } from "../../../render/plan-markdown.ts";
 import { UsageError } from "../args.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";

@@ -1,7 +1,7 @@
 import { recoverInWorkspace } from "../../../app/recover-apply.ts";
-import { findInterruptedApplies } from "../../../core/recovery.ts";
+import { findInterruptedApplies } from "../../../core/apply/recovery.ts";
 import { UsageError } from "../args.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** What recover does to one interrupted apply (shell completion offers them too). */

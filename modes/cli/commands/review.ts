@@ -2,20 +2,20 @@ import { hint } from "../io.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { recoverInterrupted } from "../../../app/interrupted-runs.ts";
 import type { Runtime } from "../../../app/runtime.ts";
-import type { Changeset } from "../../../core/changeset.ts";
+import type { Changeset } from "../../../core/staging/changeset.ts";
 import { visible } from "../../../render/visible-text.ts";
 import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
 import { exportPatch } from "../../../render/patch-export.ts";
 import { formatSummary } from "../../../render/summary.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
 import { reviewLoop } from "../review-flow.ts";
 import { runLogPath } from "../run-and-review.ts";
 import { terminalApprover } from "../terminal-approver.ts";
 import { requireGitForCommit } from "../git-review.ts";
-import { nobodyApprover } from "../../../agent/approver.ts";
-import { webReview } from "../../web/web-review.ts";
+import { nobodyApprover } from "../../../core/policy/approver.ts";
+import { webReview } from "../web-review.ts";
 
 /** `pencil review [ID] [--patch]`: reviews a pending changeset (the workspace's latest when no ID). */
 export async function run(ctx: CommandContext): Promise<number> {

@@ -1,6 +1,6 @@
 import { rewindSession, sessionFor } from "../../../app/checkpoints.ts";
 import { UsageError } from "../args.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil rewind N [ID]`: the session's pending changes go back to checkpoint N; later staging and conversation are dropped. */

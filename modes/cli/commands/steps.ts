@@ -1,6 +1,6 @@
 import { listCheckpoints, sessionFor } from "../../../app/checkpoints.ts";
 import { formatSteps } from "../../../render/steps-view.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil steps [ID]`: the checkpoints of a session (or of a changeset's session; the workspace's latest when no ID). */

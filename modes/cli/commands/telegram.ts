@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
-import { pencilHomeOf } from "../../../app/runtime.ts";
+import { pencilHomeOf } from "../../../core/pencil-home.ts";
 import { type StopSignal, stopNow } from "../../../app/stop-on-signal.ts";
 import { UsageError } from "../args.ts";
 import { hint } from "../io.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 
 /**
  * `pencil telegram`: starts the bot and runs until Ctrl-C. With a token and no

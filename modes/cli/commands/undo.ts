@@ -1,7 +1,7 @@
 import { undoInWorkspace } from "../../../app/undo-changeset.ts";
-import { findEntry } from "../../../core/journal.ts";
+import { findEntry } from "../../../core/apply/journal.ts";
 import { hint } from "../io.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
 /** `pencil undo [ID]`: reverts an applied changeset (the latest when no ID), refusing files changed since. Exit 4 when some were refused. */

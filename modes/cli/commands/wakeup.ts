@@ -1,6 +1,6 @@
 import { modelSpecs } from "../../../ai/model-specs.ts";
 import { hint, type CliIO } from "../io.ts";
-import type { CommandContext } from "../main.ts";
+import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { continueSession } from "../continue-session.ts";
 import { runAndReview } from "../run-and-review.ts";

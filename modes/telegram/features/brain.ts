@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { Composer } from "grammy";
 import type { Message } from "grammy/types";
 import { resolveTranscriber } from "../../../ai/transcriber.ts";
-import { citation } from "../../brain/answer.ts";
-import { DumpRefused, type AskResult, type Brain, type Capture, type DumpResult } from "../../brain/brain.ts";
-import type { Note } from "../../brain/note.ts";
+import { citation } from "../../../brain/answer.ts";
+import { DumpRefused, type AskResult, type Brain, type Capture, type DumpResult } from "../../../brain/brain.ts";
+import type { Note } from "../../../brain/note.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type BotDeps, type FeatureFactory, type PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
@@ -50,7 +50,7 @@ export const brainFeature: FeatureFactory = (deps) => {
     await send("📥 Storing…");
     background("/dump", async (brain) => {
       const capture: Capture = /^https?:\/\/\S+$/i.test(text)
-        ? await (await import("../../brain/capture.ts")).captureUrl(text, deps.runtime.env)
+        ? await (await import("../../../brain/capture.ts")).captureUrl(text, deps.runtime.env)
         : { kind: "text", source: null, content: text };
       await send(storedHtml(await brain.dump(capture)));
     });
@@ -65,7 +65,7 @@ export const brainFeature: FeatureFactory = (deps) => {
     const note = caption.replace(/^\/dump(@\w+)?\s*/, "");
     await send("📷 Reading the photo…");
     background("the photo", async (brain) => {
-      const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../brain/capture.ts");
+      const { capturePhoto, MAX_IMAGE_BYTES } = await import("../../../brain/capture.ts");
       const { visionFromEnv } = await import("../../../ai/vision.ts");
       if ((photo.file_size ?? 0) > MAX_IMAGE_BYTES)
         throw new DumpRefused("The photo is over 4 MB; send a smaller copy. Nothing was stored.");
@@ -219,7 +219,7 @@ function brainQueue(deps: BotDeps): (what: string, job: (brain: Brain) => Promis
     tail = tail.then(async () => {
       let brain: Brain | undefined;
       try {
-        const { openBrain } = await import("../../brain/open-brain.ts");
+        const { openBrain } = await import("../../../brain/open-brain.ts");
         brain = await openBrain(deps.runtime.env);
         await job(brain);
       } catch (error) {

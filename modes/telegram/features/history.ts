@@ -1,5 +1,5 @@
 import { Composer } from "grammy";
-import { findEntry, type JournalEntry } from "../../../core/journal.ts";
+import { findEntry, type JournalEntry } from "../../../core/apply/journal.ts";
 import { undoInWorkspace } from "../../../app/undo-changeset.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type FeatureFactory, type PencilContext } from "../context.ts";

@@ -3,9 +3,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Brain, DumpRefused } from "../../../modes/brain/brain.ts";
-import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../../modes/brain/capture.ts";
-import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
+import { Brain, DumpRefused } from "../../../brain/brain.ts";
+import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../../brain/capture.ts";
+import { PgliteStore } from "../../../brain/pglite-store.ts";
 import { visionFromEnv } from "../../../ai/vision.ts";
 import {
   errorReply,

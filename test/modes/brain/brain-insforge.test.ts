@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Brain } from "../../../modes/brain/brain.ts";
-import { embedderFromEnv } from "../../../modes/brain/embedder.ts";
-import { InsforgeStore } from "../../../modes/brain/insforge-store.ts";
-import { openStore } from "../../../modes/brain/open-brain.ts";
+import { Brain } from "../../../brain/brain.ts";
+import { embedderFromEnv } from "../../../brain/embedder.ts";
+import { InsforgeStore } from "../../../brain/insforge-store.ts";
+import { openStore } from "../../../brain/open-brain.ts";
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
 import { startFakeInsforge, type FakeInsforge } from "../../support/fake-insforge-server.ts";
 
@@ -72,7 +72,7 @@ describe("the InsForge store, through the real @insforge/sdk", () => {
 
   test("a wrong key, and a project without the schema, fail with what to do", async () => {
     await expect(InsforgeStore.connect(insforge.url, "wrong-key")).rejects.toThrow(
-      /no brain schema, or the anon key cannot reach it.*Apply modes\/brain\/schema\.sql/,
+      /no brain schema, or the anon key cannot reach it.*Apply brain\/schema\.sql/,
     );
     const empty = await startFakeInsforge({ schema: false });
     try {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { Brain, DumpRefused } from "../../../modes/brain/brain.ts";
-import { embedderFromEnv } from "../../../modes/brain/embedder.ts";
-import { chatFromEnv } from "../../../modes/brain/chat-from-env.ts";
-import { PgliteStore } from "../../../modes/brain/pglite-store.ts";
+import { Brain, DumpRefused } from "../../../brain/brain.ts";
+import { embedderFromEnv } from "../../../brain/embedder.ts";
+import { chatFromEnv } from "../../../brain/chat-from-env.ts";
+import { PgliteStore } from "../../../brain/pglite-store.ts";
 import {
   errorReply,
   startFakeOpenAIServer,

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { makeChangeset } from "../../fixtures/apply-changeset.ts";
 import { runCli } from "../../support/cli.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";

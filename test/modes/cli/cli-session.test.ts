@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { nobodyApprover } from "../../../agent/approver.ts";
+import { nobodyApprover } from "../../../core/policy/approver.ts";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { createRuntime } from "../../../app/runtime.ts";

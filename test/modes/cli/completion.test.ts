@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { COMMAND_OPTIONS } from "../../../modes/cli/args.ts";
-import { COMMAND_NAMES } from "../../../modes/cli/main.ts";
+import { COMMAND_NAMES } from "../../../modes/cli/command-names.ts";
 import { runCli } from "../../support/cli.ts";
 import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
@@ -59,7 +59,9 @@ describe("shell completion", () => {
     const file = join(tempDir("pencil-compl-"), "pencil.bash");
     writeFileSync(file, text);
     const env = baseEnv();
-    expect(bashComplete(file, ["pencil", ""], env, env.HOME!).filter((w) => !w.startsWith("-"))).toEqual(COMMAND_NAMES);
+    expect(bashComplete(file, ["pencil", ""], env, env.HOME!).filter((w) => !w.startsWith("-"))).toEqual([
+      ...COMMAND_NAMES,
+    ]);
     expect(COMMAND_NAMES).not.toContain("__complete");
     for (const [command, options] of Object.entries(COMMAND_OPTIONS)) {
       const offered = bashComplete(file, ["pencil", command, "--"], env, env.HOME!);

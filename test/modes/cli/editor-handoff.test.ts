@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { formatSummary } from "../../../render/summary.ts";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { modelWorld } from "../../support/cli-world.ts";

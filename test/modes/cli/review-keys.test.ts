@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildChangeset, newChangesetId, type Changeset } from "../../../core/changeset.ts";
+import { buildChangeset, newChangesetId, type Changeset } from "../../../core/staging/changeset.ts";
 import { DiskFileOps } from "../../../core/file-ops.ts";
-import { Overlay } from "../../../core/overlay.ts";
+import { Overlay } from "../../../core/staging/overlay.ts";
 import { openWorkspace } from "../../../core/workspace.ts";
 import { REVIEW_PROMPT, reviewChangeset } from "../../../modes/cli/review-flow.ts";
 import { scriptedTerminal } from "../../support/fake-terminal.ts";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { mediaUpdate, message, OWNER, type TelegramWorld, telegramWorld } from "../../support/telegram-world.ts";
 
 const worlds: TelegramWorld[] = [];

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { lockFileOf, startTimeOf } from "../../../core/workspace-lock.ts";
 import { ALREADY_DECIDED } from "../../../modes/telegram/review-desk.ts";
 import { startTelegramBot } from "../../../modes/telegram/start-bot.ts";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
 import { makeChangeset } from "../../fixtures/apply-changeset.ts";

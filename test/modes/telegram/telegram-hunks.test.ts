@@ -104,7 +104,7 @@ describe("telegram bot: hunk review", () => {
     await press(fake, "✂ Hunks 1", card);
     const hunk1 = await message(fake, (t) => t.includes("Hunk 1/3"));
     // The stored changeset changes under the card (another front end edited f.txt's staged content).
-    const { ChangesetStore } = await import("../../../core/changeset-store.ts");
+    const { ChangesetStore } = await import("../../../core/staging/changeset-store.ts");
     const store = new ChangesetStore(pencilHome);
     const cs = store.list().find((c) => c.status === "pending")!;
     const full = store.load(cs.id);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { messageUpdate } from "../../support/fake-telegram-server.ts";
 import { message, OWNER, press, type TelegramWorld, telegramWorld, textOf } from "../../support/telegram-world.ts";
 import { writeTree } from "../../support/temp.ts";

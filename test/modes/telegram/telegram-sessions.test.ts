@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
-import { ChangesetStore } from "../../../core/changeset-store.ts";
+import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { message, press, say, until, type World, world } from "../../support/telegram-world.ts";
 
 const create = (path: string, content: string): ScriptedTurn => ({

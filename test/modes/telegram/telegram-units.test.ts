@@ -19,7 +19,7 @@ import { renderCard } from "../../../modes/telegram/card-view.ts";
 import { diffDelivery, packDiffMessages } from "../../../modes/telegram/diff-delivery.ts";
 import type { ReviewCard } from "../../../modes/telegram/review-cards.ts";
 import { wholeDiffText, wholeDiffView } from "../../../modes/telegram/whole-diff.ts";
-import type { Changeset } from "../../../core/changeset.ts";
+import type { Changeset } from "../../../core/staging/changeset.ts";
 
 const OWNER = 4242;
 const TOKEN = "123456:TEST-token_abcdefghijklmnop";

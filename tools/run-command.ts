@@ -1,0 +1,769 @@
+import { failureWindow } from "../core/failure-window.ts";
+import { homedir, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { z } from "zod";
+import type { CommandOutcomeKind, CommandRecord } from "../core/staging/command-record.ts";
+import { compilePolicy, decide, type Policy } from "../core/policy/policy.ts";
+import { stripVTControlCharacters } from "node:util";
+import { planCommandEnv } from "../core/sandbox/command-env.ts";
+import { isFilteredSettingsName, placeSettings } from "../core/sandbox/package-config.ts";
+import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../core/sandbox/hiding.ts";
+import { runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../core/sandbox/namespace.ts";
+import { diffScratch, sharedLeaks } from "../core/scratch/diff.ts";
+import { DIFF_CAPS, type ScratchChange } from "../core/scratch/read-change.ts";
+import { disposeScratch } from "../core/scratch/dispose.ts";
+import { type KeptScratch, ScratchKeeper } from "../core/scratch/kept.ts";
+import { makeScratch, stagedInside } from "../core/scratch/make.ts";
+import { DEPENDENCY_DIRS } from "../core/scratch/share.ts";
+import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../core/scratch/overlay.ts";
+import { ScratchError, type Scratch, type ShareMode } from "../core/scratch/types.ts";
+import { realPathLoose } from "../core/workspace.ts";
+import { originOf } from "./staging-helpers.ts";
+import { type NetRequest, type PencilTool, type ToolContext } from "./tool.ts";
+import { ToolError } from "../core/errors.ts";
+import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
+import { startRefusingProxy } from "../core/sandbox/refusing-proxy.ts";
+
+/**
+ * Where the command runs.
+ * - `namespace` (Linux with unprivileged user namespaces and util-linux's
+ *   `setpriv`): private user, mount, IPC and network namespaces. The scratch copy
+ *   is mounted at the workspace's own path, shared directories are
+ *   bind-mounted read-only, the real home directory and the host's
+ *   /tmp, /var/tmp, /run and /dev/shm are covered by empty ones (the toolchain
+ *   on PATH, the workspace and the scratch copy stay reachable; the temporary
+ *   directories are fresh and writable), credentials, PENCIL_HOME, Pencil's
+ *   own .env and host sockets are masked, every other mount is remounted
+ *   read-only (/proc, /sys and /dev included), there is no network unless
+ *   `network` is set, and the command runs with every capability dropped and
+ *   no_new_privs, so it cannot unmount or remount any of that. Writes can
+ *   reach only the scratch copy and the private temporary directories,
+ *   whatever path the command uses. If any of that fails the command does not
+ *   run (a ToolError says why).
+ * - `plain` (anywhere else): NOT a sandbox. The command runs in the scratch
+ *   copy at its temp path but with the user's full permissions: it can read
+ *   and write anything the user can. The tool reports `sandboxed() === false`
+ *   so the policy seam asks the owner before every such run.
+ * - `auto`: `namespace` when the system allows it, else `plain`; a run whose
+ *   namespace setup fails is refused, never downgraded to `plain`.
+ */
+export type SandboxChoice = "auto" | "namespace" | "plain";
+
+/** Knobs of run_command; every one has a default. */
+export interface RunCommandOptions extends CommandRunOptions {
+  sandbox?: SandboxChoice;
+  /** The scratch in the namespace sandbox: copy-on-write `overlay`, a `copy`, or `auto` (default `auto`: the overlay where it works, else the copy; PENCIL_SCRATCH=copy in Pencil's environment forces the copy). */
+  scratch?: ScratchKind;
+  /** Where scratch directories are made (default: the OS temp dir). */
+  scratchParent?: string;
+  /** Directory names always shared instead of copied (default DEPENDENCY_DIRS). */
+  shareNames?: readonly string[];
+  /** Ignored directories with more entries than this are shared (default 1000). */
+  shareOver?: number;
+  /**
+   * Where the sandbox's searches of toolchain and system directories are saved for later processes (the app gives a
+   * directory under PENCIL_HOME, which no command can reach); default none, each process searches afresh.
+   */
+  indexDir?: string;
+  /** Entries a kept toolchain directory may hold to be searched whole for secrets and shown to the command (default SCAN_LIMIT, 1,000,000). */
+  scanLimit?: number;
+  /** Pencil's state directory, never visible to the command (default $PENCIL_HOME, else ~/.pencil). */
+  pencilHome?: string;
+  /**
+   * Starts the proxy through which a sandboxed command with `network` reaches the network (the app passes
+   * net/command-proxy's; tests may map host names). Without it, `network` in the sandbox gives no network.
+   */
+  startProxy?: StartProxy;
+  /**
+   * With the network off in the namespace sandbox, point the command's proxy variables at a proxy that refuses
+   * every request at once and records its host (default true), so clients fail in milliseconds, saying why.
+   */
+  refuseNetwork?: boolean;
+  /** The most milliseconds a call's `timeout` may ask for (default limits.commandSecondsMax of the context). */
+  timeoutCapMs?: number;
+}
+
+/** A running proxy, as run_command uses it: what went through it, and how to stop it. */
+export interface ProxyHandle {
+  readonly log: { method: string; host: string; port: number; url?: string; allowed: boolean; refused?: string }[];
+  /** The proxy's own CA (PEM), which signs what the command sees inside HTTPS tunnels; the command is told to trust it. */
+  readonly caCertPem?: string;
+  /** The system's trusted certificates and then that CA (PEM), for clients whose setting replaces their trust store. */
+  readonly trustBundlePem?: string;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a unix socket that lets a request go when `reach` resolves true. */
+export type StartProxy = (options: {
+  socketPath: string;
+  reach: (r: NetRequest) => Promise<boolean>;
+}) => Promise<ProxyHandle>;
+
+/**
+ * The optional hook through which the session's policy judges writes; the
+ * seam should set it (deny → the reason). Without it only the built-in denies
+ * (.env, .git, .pencil, outside the workspace, secret directories) apply.
+ */
+export type WriteRefusal = (real: string) => string | null;
+
+/** Output that says a command needed the network (resolver, connect and package-manager errors). */
+const NETWORK_FAILURE =
+  /Could not resolve host|Temporary failure in name resolution|Network is unreachable|ENOTFOUND|EAI_AGAIN|ENETUNREACH|getaddrinfo|Name or service not known/i;
+
+const LIST_CAP = 200;
+const NOT_STAGED_CAP = 30;
+
+const input = z.object({
+  command: z.string().min(1).describe("The shell command line to run (bash -c), from the workspace root."),
+  timeout: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "Seconds the command may run before it is killed (optional; default and cap in the tool's description). Ask for more only for a command known to be slow (a full build or test suite).",
+    ),
+});
+
+/** `run_command`: runs a command in a scratch copy of workspace + overlay; the files it creates, changes or deletes come back staged. */
+export function createRunCommandTool(options: RunCommandOptions = {}): PencilTool<z.infer<typeof input>> {
+  // The copy-on-write scratch is kept across the commands of the run this tool belongs to (toolsFor makes one per run).
+  const keeper = new ScratchKeeper();
+  return {
+    name: "run_command",
+    description:
+      "Run a shell command (bash -c) in a scratch copy of the workspace that includes your staged changes, e.g. tests, a build, a linter or a formatter. " +
+      "Files it creates, modifies or deletes come back as staged changes for review; the real workspace is not changed. " +
+      `No stdin; ${options.network ? "" : "no network access (installs and downloads fail: ask the user to allow network access or to run them); "}a ${Math.round(defaultLimitMs(options) / 1000)} s time limit unless \`timeout\` asks for another (at most ${Math.round(limitCapMs(options) / 1000)} s); secrets (.env files, API keys in the environment) are not available. ` +
+      "You get the exit code and the end of the output.",
+    inputSchema: input,
+    claims: () => [],
+    runCommand: ({ command }) => command,
+    // A `namespace` choice never runs unconfined (it refuses instead), so only `plain` and an `auto` without namespaces are unsandboxed.
+    sandboxed: () => {
+      const choice = options.sandbox ?? "auto";
+      return choice === "namespace" || (choice === "auto" && sandboxAvailable());
+    },
+    async execute({ command, timeout }, ctx) {
+      const limit = timeLimit(timeout, options, ctx);
+      const text = await runCommand(command, ctx, { ...options, timeoutMs: limit.ms }, keeper);
+      return limit.note ? `${text}\n${limit.note}` : text;
+    },
+    async close() {
+      await keeper.close();
+    },
+  };
+}
+
+/** Milliseconds a command runs when its call asks for no `timeout`: the option, else limits.commandSeconds. */
+function defaultLimitMs(options: RunCommandOptions, ctx?: ToolContext): number {
+  return options.timeoutMs ?? (ctx?.limits.commandSeconds ?? DEFAULT_LIMITS.commandSeconds) * 1000;
+}
+
+/** The most milliseconds a call's `timeout` may ask for: the option, else limits.commandSecondsMax (never below the default). */
+function limitCapMs(options: RunCommandOptions, ctx?: ToolContext): number {
+  const cap = options.timeoutCapMs ?? (ctx?.limits.commandSecondsMax ?? DEFAULT_LIMITS.commandSecondsMax) * 1000;
+  return Math.max(cap, defaultLimitMs(options, ctx));
+}
+
+/** The time limit of one call: its `timeout` up to the cap, else the default; a note when the ask was cut to the cap. */
+function timeLimit(
+  timeout: number | undefined,
+  options: RunCommandOptions,
+  ctx: ToolContext,
+): { ms: number; note: string | null } {
+  if (timeout === undefined || !Number.isFinite(timeout) || timeout <= 0)
+    return { ms: defaultLimitMs(options, ctx), note: null };
+  const cap = limitCapMs(options, ctx);
+  const asked = Math.round(timeout * 1000);
+  if (asked <= cap) return { ms: asked, note: null };
+  return {
+    ms: cap,
+    note: `Note: the timeout asked for (${timeout} s) is over the cap, so the command had ${cap / 1000} s (limits.commandSecondsMax in the user's settings).`,
+  };
+}
+
+/**
+ * Runs `command` in a scratch of workspace + overlay, stages its file effects
+ * through `ctx.fs`, and returns the model's text. The copy-on-write scratch
+ * is `keeper`'s, kept for the run's later commands (without a keeper, one
+ * made for this command alone); a copy is made for each command.
+ */
+export async function runCommand(
+  command: string,
+  ctx: ToolContext,
+  options: RunCommandOptions = {},
+  keeper?: ScratchKeeper,
+): Promise<string> {
+  if (command.trim() === "") throw new ToolError("The command is empty: give the command line to run, e.g. bun test.");
+  if (command.includes("\0")) throw new ToolError("The command contains a NUL byte: give a plain command line.");
+  if (ctx.signal?.aborted) throw new ToolError("The run was cancelled before the command started.");
+  const mode: ShareMode = chooseMode(options.sandbox ?? "auto");
+  const realHome = options.realHome ?? homedir();
+  const pencilHome = pencilHomeOf(options);
+  const builtins = builtinPolicy(ctx, pencilHome);
+  const secrets = secretPaths(realHome, pencilHome, options.parentEnv ?? process.env);
+  // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
+  // home directory itself): never in the copy, masked where the sandbox would show them.
+  const { hidden: denied, key: deniedKey } = commandDenies(builtins, secrets);
+  // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept
+  // toolchains). In the sandbox the package managers' settings files are left out too: they are shown filtered instead.
+  const filtered = mode === "namespace";
+  const visible = (real: string) =>
+    ctx.visible(real) && !denied(real) && !(filtered && isFilteredSettingsName(basename(real)));
+  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
+  // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
+  // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.
+  let shown: Hiding | null = null;
+  const linkVisible =
+    mode === "namespace"
+      ? (real: string) => {
+          shown ??= hidingFor(env, join(options.scratchParent ?? tmpdir(), "pencil-link-probe"));
+          return !denied(real) && shownReadOnly(shown, real);
+        }
+      : undefined;
+  if (mode === "namespace" && useOverlay(ctx.ws.root, options)) {
+    const own = keeper ?? new ScratchKeeper();
+    try {
+      return await own.use(ctx.ws, ctx.fs, options.scratchParent, async (kept) => {
+        let s: Scratch;
+        try {
+          s = kept.prepare(visible, options.writeCapBytes ?? ctx.limits.scratchWriteBytes, linkVisible);
+        } catch (error) {
+          kept.settle(null, null, () => false);
+          throw scratchFailure(error);
+        }
+        return runPrepared(command, s, env, kept);
+      });
+    } catch (error) {
+      // The kept scratch could not be opened (its parent inside the workspace, a full temp dir).
+      throw error instanceof ScratchError ? scratchFailure(error) : error;
+    } finally {
+      if (!keeper) await own.close();
+    }
+  }
+  let s: Scratch;
+  try {
+    s = await makeScratch(ctx.ws, {
+      fs: ctx.fs,
+      visible,
+      ...(linkVisible ? { linkVisible } : {}),
+      share: mode,
+      listHidden: isFilteredSettingsName,
+      ...(options.scratchParent ? { parent: options.scratchParent } : {}),
+      ...(options.shareNames ? { shareNames: options.shareNames } : {}),
+      ...(options.shareOver !== undefined ? { shareOver: options.shareOver } : {}),
+    });
+  } catch (error) {
+    throw scratchFailure(error);
+  }
+  return runPrepared(command, s, env, null);
+}
+
+/** What runPrepared needs besides the command and its scratch. */
+interface CommandSetting {
+  ctx: ToolContext;
+  options: RunCommandOptions;
+  mode: ShareMode;
+  realHome: string;
+  pencilHome: string;
+  denied: (real: string) => boolean;
+  /** Names `denied` exactly, so the sandbox's searches for what it hides are remembered under it (HidingInput.hiddenKey). */
+  deniedKey: string;
+}
+
+/** What the namespace sandbox hides for a command whose scratch is at `scratchRoot`. */
+function hidingFor(
+  { ctx, options, realHome, pencilHome, denied, deniedKey }: CommandSetting,
+  scratchRoot: string,
+): Hiding {
+  const parentEnv = options.parentEnv ?? process.env;
+  const proxied = options.network === true && typeof options.startProxy === "function";
+  const refusing = options.network !== true && options.refuseNetwork !== false;
+  return planHiding({
+    realHome,
+    pencilHome,
+    wsRoot: ctx.ws.root,
+    scratchRoot,
+    // The command's own PATH (sandbox.env may set it): what it leads to is what must stay reachable.
+    path: planCommandEnv(
+      parentEnv,
+      { home: "", tmp: "" },
+      {
+        ...(options.envSettings ? { settings: options.envSettings } : {}),
+      },
+    ).env.PATH!,
+    env: parentEnv,
+    hidden: denied,
+    hiddenKey: deniedKey,
+    ...(options.indexDir ? { indexDir: options.indexDir } : {}),
+    ...(options.scanLimit !== undefined ? { scanLimit: options.scanLimit } : {}),
+    // The forwarder to the proxy (or to the refusing one) is run by Pencil's own Bun.
+    ...(proxied || refusing ? { keep: [dirname(process.execPath)] } : {}),
+  });
+}
+
+function scratchFailure(error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  const why =
+    error instanceof ScratchError
+      ? error.message
+      : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
+  return new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
+}
+
+/** Runs `command` in the scratch `s` (the command's part of `kept` when kept), stages what it did, removes `s`. */
+async function runPrepared(
+  command: string,
+  s: Scratch,
+  setting: CommandSetting,
+  kept: KeptScratch | null,
+): Promise<string> {
+  const { ctx, options, mode, pencilHome } = setting;
+  const proxied = mode === "namespace" && options.network === true && typeof options.startProxy === "function";
+  // The network off: requests through the proxy variables are refused at once, by a proxy that records their hosts.
+  const refusing = mode === "namespace" && options.network !== true && options.refuseNetwork !== false;
+  let proxy: ProxyHandle | null = null;
+  try {
+    // The owner's package-manager and version settings, and the workspace's hidden .npmrc, without their credentials.
+    placeSettings(s, setting.realHome, options.parentEnv ?? process.env);
+    const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
+    const at = new Date().toISOString();
+    const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
+    // With nobody to judge a request (no seam), every one is refused.
+    const reach = ctx.reach?.bind(ctx) ?? (async () => false);
+    proxy = proxied
+      ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) })
+      : refusing
+        ? await startRefusingProxy(join(s.root, "proxy.sock"))
+        : null;
+    const outcome = await runIn(
+      s,
+      command,
+      {
+        ...options,
+        writeCapBytes: writeCap,
+        ...(proxy ? { proxySocket: join(s.root, "proxy.sock") } : {}),
+        ...(proxy?.caCertPem && proxy.trustBundlePem
+          ? { proxyCa: { cert: proxy.caCertPem, bundle: proxy.trustBundlePem } }
+          : {}),
+      },
+      hiding,
+      ctx.signal,
+    );
+    await proxy?.close();
+    const connections = proxy ? [...proxy.log] : [];
+    proxy = null;
+    const effects: Effects = { staged: [], notStaged: 0, changes: null };
+    const record = (kind: CommandOutcomeKind) =>
+      ctx.recordCommand?.({
+        command,
+        at,
+        outcome: kind,
+        exitCode: kind === "exited" ? outcome.exitCode : null,
+        durationMs: kind === "sandbox-failed" ? 0 : Math.round(outcome.durationMs),
+        sandbox: kind === "sandbox-failed" ? null : s.share,
+        staged: effects.staged,
+        notStaged: effects.notStaged,
+        network: !options.network ? "none" : s.share === "plain" ? "host" : proxied ? "proxy" : "none",
+        connections,
+      });
+    if (outcome.setupFailure !== null) {
+      record("sandbox-failed");
+      // Never a silent downgrade to an unconfined run: the model (and through it the user) learns why nothing ran.
+      throw new ToolError(
+        `The sandbox could not be set up (${outcome.setupFailure}), so the command did not run. Tell the user: unprivileged user namespaces, bind mounts and setpriv must work for commands to run sandboxed (pencil doctor checks).`,
+      );
+    }
+    let text = report(
+      command,
+      s,
+      outcome,
+      ctx,
+      pencilHome,
+      proxied || (options.network === true && s.share === "plain"),
+      writeCap,
+      effects,
+      options.shareNames ?? DEPENDENCY_DIRS,
+      refusing,
+    );
+    if (hiding && hiding.unscanned.length > 0) {
+      // Said, so a missing toolchain is not a mystery: what could not be searched for secrets is not shown.
+      const dirs = hiding.unscanned.slice(0, 5).join(", ");
+      text += `\nNote: ${dirs}${hiding.unscanned.length > 5 ? ` and ${hiding.unscanned.length - 5} more` : ""} ${hiding.unscanned.length === 1 ? "holds" : "hold"} too many entries to be searched for secrets, so the command could not see ${hiding.unscanned.length === 1 ? "it" : "them"}. If the command needs ${hiding.unscanned.length === 1 ? "it" : "them"}, tell the user.`;
+    }
+    if (refusing) text += networkOffReport(connections, outcome.output);
+    else if (connections.length > 0) {
+      const shown = connections
+        .slice(0, 20)
+        .map(
+          (c) =>
+            `  ${c.allowed ? "allowed" : "REFUSED"}: ${c.method} ${c.url ?? `${c.host}:${c.port}`}${c.refused ? ` (${c.refused})` : ""}`,
+        );
+      text += `\nNetwork (through Pencil's proxy):\n${shown.join("\n")}${connections.length > 20 ? `\n  …and ${connections.length - 20} more` : ""}`;
+      if (connections.some((c) => !c.allowed))
+        text +=
+          "\nRefused requests were not sent: the user did not allow them. Do not retry them; tell the user what you needed.";
+    }
+    record(
+      outcome.overCap
+        ? "write-cap"
+        : outcome.timedOut
+          ? "timed-out"
+          : outcome.aborted
+            ? "cancelled"
+            : outcome.exitCode !== null
+              ? "exited"
+              : "killed",
+    );
+    if (kept) {
+      // A kept scratch keeps what ignored trees got, and gets the rest set back to the staged view before the next command.
+      kept.settle(s, effects.changes, (c) => c.ignored === true);
+      kept.release(s);
+      return text;
+    }
+    // Said, not swallowed: a copy left behind holds the workspace's files in the temp directory.
+    return disposeScratch(s)
+      ? text
+      : `${text}\nWARNING: the scratch copy ${s.root} could not be removed completely; tell the user to delete it.`;
+  } catch (error) {
+    await proxy?.close();
+    kept?.settle(s, null, () => false);
+    if (kept) kept.release(s);
+    else disposeScratch(s);
+    throw error;
+  }
+}
+
+/** Host names a program's own words say it could not resolve (curl, git, Node, npm, pip, Python, Go). */
+const UNRESOLVED_HOST =
+  /(?:Could not resolve host:?|ENOTFOUND|EAI_AGAIN|getaddrinfo \w+|Failed to resolve '|Name or service not known[^\n]*?host[=: ]+|lookup) ['"]?([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)/gi;
+
+/**
+ * What the answer says of the network when it is off: every request the refusing proxy turned away (host, port,
+ * URL when known), the hosts the output says could not be resolved (a client that ignores the proxy variables
+ * asks the resolver, which has no network to ask), and the setting that opens them.
+ */
+function networkOffReport(refused: ProxyHandle["log"], output: string): string {
+  const names = new Set<string>();
+  for (const m of output.matchAll(UNRESOLVED_HOST)) names.add(m[1]!.toLowerCase().replace(/\.$/, ""));
+  for (const r of refused) names.delete(r.host);
+  if (refused.length === 0 && names.size === 0) return NETWORK_FAILURE.test(output) ? `\n${NETWORK_OFF_ADVICE}` : "";
+  const lines = ["Network: off for commands, and the command tried to reach it:"];
+  const times = new Map<string, number>();
+  for (const r of refused) {
+    const what = `${r.method} ${r.url ?? `${r.host}:${r.port}`}`;
+    times.set(what, (times.get(what) ?? 0) + 1);
+  }
+  for (const [what, n] of [...times].slice(0, 20))
+    lines.push(`  REFUSED at once: ${what}${n > 1 ? ` (${n} times)` : ""}`);
+  if (times.size > 20) lines.push(`  …and ${times.size - 20} more`);
+  for (const name of [...names].slice(0, 20)) lines.push(`  could not resolve: ${name} (no network to ask)`);
+  lines.push(NETWORK_OFF_ADVICE);
+  return `\n${lines.join("\n")}`;
+}
+
+const NETWORK_OFF_ADVICE =
+  'The network is off for commands: the owner can turn it on with "sandbox": {"network": true} in their settings, after which each host is asked (or allowed by Net(host) rules). Do not retry; tell the user which hosts the command needs, or ask them to run the download or install.';
+
+/** Whether the namespace sandbox's scratch is copy-on-write: asked for (`overlay`, or `auto` not forced off by PENCIL_SCRATCH=copy) and the overlay works for this workspace here; else the copy. */
+export function useOverlay(
+  wsRoot: string,
+  options: Pick<RunCommandOptions, "scratch" | "scratchParent"> = {},
+): boolean {
+  const kind: ScratchKind = options.scratch ?? (process.env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
+  if (kind === "copy") return false;
+  const parent = options.scratchParent ?? tmpdir();
+  // overlayfs's mount options cannot carry these characters in a layer's path: such a workspace gets the copy.
+  if (/[,:\\\s]/.test(wsRoot + parent)) return false;
+  return overlayWorks(wsRoot, realPathLoose(parent).real);
+}
+
+function chooseMode(choice: SandboxChoice): ShareMode {
+  if (choice === "plain") return "plain";
+  if (sandboxAvailable()) return "namespace";
+  if (choice === "namespace") {
+    throw new ToolError(
+      "The namespace sandbox is not available on this system (unshare with user namespaces, or setpriv from util-linux, failed), so the command did not run.",
+    );
+  }
+  return "plain";
+}
+
+/** What a command's file changes became: filled in by report. */
+interface Effects {
+  staged: CommandRecord["staged"];
+  notStaged: number;
+  /** What the diff found; null when the command's effects were discarded (or could not be diffed). */
+  changes: ScratchChange[] | null;
+}
+
+function report(
+  command: string,
+  s: Scratch,
+  outcome: RunOutcome,
+  ctx: ToolContext,
+  pencilHome: string,
+  network: boolean,
+  writeCap: number,
+  effects: Effects,
+  shareNames: readonly string[],
+  refusedAtOnce = false,
+): string {
+  const lines: string[] = [`$ ${command}`];
+  const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
+  const cap = size(writeCap);
+  if (outcome.overCap) {
+    lines.push(
+      `Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`,
+    );
+  } else if (outcome.timedOut) {
+    lines.push(
+      `Timed out after ${secs} s: it ran until its time limit of ${limitText(outcome.limitMs)}, and the command and every process it started were killed. The limit is run_command's timeout when the call gives one, else limits.commandSeconds in the user's settings.`,
+    );
+  } else if (outcome.aborted) {
+    lines.push(`Cancelled after ${secs} s: the command and every process it started were killed.`);
+  } else if (outcome.exitCode !== null) {
+    lines.push(`Exit code ${outcome.exitCode} after ${secs} s.`);
+  } else {
+    lines.push(`Killed by signal ${outcome.signal ?? "?"} after ${secs} s.`);
+  }
+  // Colour and cursor codes are for a terminal: the model reads the text alone.
+  let output = stripVTControlCharacters(outcome.output).replace(/\n$/, "");
+  // Plain mode runs at the scratch path; show the workspace's own paths to the model.
+  if (s.share === "plain") output = output.split(s.dir).join(s.ws.root);
+  if (outcome.outputBytes === 0) lines.push("Output: (none)");
+  else if (outcome.outputBytes > outcome.keptBytes) {
+    // The first failure is often in the part that was cut (a long log after it): give the model its lines too.
+    const failed = outcome.exitCode !== 0 || outcome.timedOut || outcome.aborted || outcome.overCap;
+    const headLines = failed && outcome.outputHead ? stripVTControlCharacters(outcome.outputHead).split("\n") : [];
+    const window = failureWindow(headLines.slice(0, -1));
+    if (window) {
+      lines.push(
+        `First failure, near the start of the output (lines ${window.start + 1}-${window.end}):`,
+        ...headLines.slice(window.start, window.end),
+      );
+    }
+    lines.push(
+      `Output (the last ${size(outcome.keptBytes)} of ${size(outcome.outputBytes)}; the first ${size(outcome.outputBytes - outcome.keptBytes)} were cut):`,
+    );
+    lines.push(output);
+  } else {
+    lines.push("Output:");
+    lines.push(output);
+  }
+  lines.push(...s.notes);
+  // With the refusing proxy, runPrepared says what was tried and what opens it (networkOffReport).
+  if (s.share === "namespace" && !network && NETWORK_FAILURE.test(output) && !refusedAtOnce) {
+    lines.push(
+      "Note: sandboxed commands have no network access (the user can allow it). Do not retry: ask the user to run the download or install, or to allow network access.",
+    );
+  }
+  if (s.hidden > 0)
+    lines.push(
+      `Note: ${s.hidden === 1 ? "1 entry" : `${s.hidden} entries`} that the policy keeps private (e.g. .env files) ${s.hidden === 1 ? "was" : "were"} left out of the scratch copy.`,
+    );
+  const leaks = sharedLeaks(s);
+  if (leaks.length > 0) {
+    lines.push(
+      `WARNING: the command changed ${leaks.length} ${leaks.length === 1 ? "entry" : "entries"} in shared directories of the REAL workspace (no sandbox on this system, so writes through them reached the disk unreviewed; they are not staged):`,
+      ...leaks.slice(0, NOT_STAGED_CAP).map((l) => `  ${l.change}: ${l.rel}`),
+      ...(leaks.length > NOT_STAGED_CAP ? [`  …and ${leaks.length - NOT_STAGED_CAP} more`] : []),
+      "Tell the user; do not run commands that write into dependency directories.",
+    );
+  }
+  if (outcome.overCap) {
+    lines.push(
+      "Its file effects were discarded: nothing was staged. Write less (no large generated files), or ask the user to raise the cap.",
+    );
+    return lines.join("\n");
+  }
+  if (outcome.signal === "SIGXFSZ" || /File too large|File size limit exceeded/.test(output)) {
+    lines.push(
+      `Note: no file a command writes may exceed ${cap} (limits.scratchWriteBytes in the user's settings); a write past it fails ("File too large", or the writer is killed with "File size limit exceeded").`,
+    );
+  }
+  if (outcome.timedOut) {
+    lines.push(
+      "Its file effects were discarded: nothing was staged. If it needed the time (a full build or test suite, not a wait for the network or for input), run it again with a larger timeout; else run a narrower or faster command.",
+    );
+    return lines.join("\n");
+  }
+  if (outcome.aborted) {
+    lines.push("Its file effects were discarded: nothing was staged.");
+    return lines.join("\n");
+  }
+  let changes: ScratchChange[];
+  try {
+    changes = diffScratch(s, ctx.limits.maxFileBytes, DIFF_CAPS, s.overlay ? ignoredTrees(s, shareNames) : undefined);
+    effects.changes = changes;
+  } catch (error) {
+    if (!(error instanceof ScratchError)) throw error;
+    lines.push(`Not staged: anything, because ${error.message}`);
+    return lines.join("\n");
+  }
+  lines.push(...stageChanges(s, changes, ctx, pencilHome, effects));
+  return lines.join("\n");
+}
+
+/** Stages what may be staged; returns the `Staged …` and `Not staged …` lines. */
+function stageChanges(
+  s: Scratch,
+  changes: ScratchChange[],
+  ctx: ToolContext,
+  pencilHome: string,
+  effects: Effects,
+): string[] {
+  const staged: string[] = [];
+  const refused: string[] = [];
+  let gitChanges = 0;
+  const ignored: string[] = [];
+  const origin = originOf(ctx, "run_command");
+  const refusalOf = writeJudge(ctx, pencilHome);
+  // Deletions first, so a file replaced by a directory (or back) stages cleanly.
+  const ordered = [...changes.filter((c) => c.change === "delete"), ...changes.filter((c) => c.change !== "delete")];
+  for (const c of ordered) {
+    if (c.rel === ".git" || c.rel.startsWith(".git/")) {
+      gitChanges++;
+      continue;
+    }
+    if (c.ignored) {
+      ignored.push(c.rel);
+      continue;
+    }
+    const real = join(s.ws.root, c.rel);
+    // A link on disk above the path would carry the staged write elsewhere when applied.
+    const why = parentLinked(real)
+      ? "its parent is a symbolic link on disk."
+      : whyNotStaged(s, c, real, ctx, refusalOf);
+    if (why) {
+      refused.push(`Not staged: ${c.rel}, because ${why}`);
+      continue;
+    }
+    try {
+      if (c.change === "delete") {
+        if (ctx.fs.stat(real)?.kind !== "file") continue;
+        ctx.fs.remove(real, { origin });
+        staged.push(`Staged delete: ${c.rel}`);
+        effects.staged.push({ path: c.rel, change: "delete" });
+        continue;
+      }
+      const before = ctx.fs.stat(real);
+      ctx.fs.writeBytes(real, c.bytes!, { mode: c.mode!, origin });
+      effects.staged.push({ path: c.rel, change: before ? "edit" : "create" });
+      if (!before) staged.push(`Staged create: ${c.rel}`);
+      else if (before.mode !== c.mode)
+        staged.push(`Staged edit: ${c.rel} (mode ${before.mode.toString(8)} → ${c.mode!.toString(8)})`);
+      else staged.push(`Staged edit: ${c.rel}`);
+    } catch (error) {
+      refused.push(`Not staged: ${c.rel}, because ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  effects.notStaged = refused.length + gitChanges + ignored.length;
+  const lines: string[] = [];
+  if (staged.length === 0 && refused.length === 0 && gitChanges === 0 && ignored.length === 0)
+    return ["No file changes."];
+  lines.push(...staged.slice(0, LIST_CAP));
+  if (staged.length > LIST_CAP) lines.push(`…and ${staged.length - LIST_CAP} more staged changes.`);
+  lines.push(...refused.slice(0, NOT_STAGED_CAP));
+  if (refused.length > NOT_STAGED_CAP) lines.push(`…and ${refused.length - NOT_STAGED_CAP} more changes not staged.`);
+  if (gitChanges > 0) {
+    lines.push(
+      `Not staged: ${gitChanges} ${gitChanges === 1 ? "change" : "changes"} inside .git, because git metadata is never changed by commands (the user runs git operations).`,
+    );
+  }
+  if (ignored.length > 0) {
+    const dirs = [...new Set(ignored.map((rel) => rel.split("/").slice(0, 2).join("/")))].slice(0, 3);
+    lines.push(
+      `Not staged: ${ignored.length} ${ignored.length === 1 ? "change" : "changes"} in ignored files (dependencies, build output: ${dirs.join(", ")}${ignored.length > dirs.length ? ", …" : ""}); they stay in the scratch for this run's later commands, never on disk.`,
+    );
+  }
+  return lines;
+}
+
+/** True when a directory above `real` is (or leads through) a symbolic link on disk, or cannot be resolved. */
+function parentLinked(real: string): boolean {
+  try {
+    return realPathLoose(dirname(real)).real !== dirname(real);
+  } catch {
+    // Cannot resolve its directory: counted as linked, so the change is not staged through it (when in doubt, no).
+    return true;
+  }
+}
+
+function whyNotStaged(
+  s: Scratch,
+  c: ScratchChange,
+  real: string,
+  ctx: ToolContext,
+  refusalOf: WriteRefusal,
+): string | null {
+  const shared = s.shared.find((sd) => c.rel === sd.rel || c.rel.startsWith(sd.rel + "/"));
+  if (shared) return `it is inside ${shared.rel}, a dependency directory shared read-only with commands.`;
+  const refusal = refusalOf(real);
+  if (refusal) return refusal;
+  if (!ctx.visible(real)) return "the policy keeps that path private.";
+  if (c.entry === "link") return "symbolic links are not staged; create the file it should point to instead.";
+  if (c.entry === "other") return "special files (sockets, FIFOs, devices) are not staged.";
+  if (!s.rules.admitsPath(real, "file", s.ws.root)) return ".gitignore ignores it (build output or cache).";
+  if (c.unread) return `${c.unread}.`;
+  if (c.change !== "delete" && !c.bytes) {
+    return c.size !== undefined && c.size > ctx.limits.maxFileBytes
+      ? `it is ${c.size} bytes, over the ${ctx.limits.maxFileBytes}-byte limit per file.`
+      : "its content could not be read back after the command ran.";
+  }
+  return null;
+}
+
+/**
+ * The session's write judgement when the seam provides one, plus the built-in
+ * denies, which always apply. Only deny refuses: a path under an Edit `ask`
+ * rule is staged without a question, on purpose, because nothing staged
+ * reaches the disk before the owner reviews and approves it in the diff.
+ */
+function writeJudge(ctx: ToolContext, pencilHome: string): WriteRefusal {
+  const hook = ctx.writeRefusal?.bind(ctx);
+  let builtins: Policy | null = null;
+  return (real) => {
+    const fromSession = typeof hook === "function" ? hook(real) : null;
+    if (fromSession) return fromSession;
+    builtins ??= builtinPolicy(ctx, pencilHome);
+    const verdict = decide(builtins, { tool: "run_command", access: "write", real });
+    return verdict.decision === "deny" ? verdict.reason : null;
+  };
+}
+
+/** The policy with no rules: only the built-in denies that no settings file removes. */
+function builtinPolicy(ctx: ToolContext, pencilHome: string): Policy {
+  return compilePolicy({ workspaceRoot: ctx.ws.root, home: ctx.ws.home, pencilHome, rules: [] });
+}
+
+function pencilHomeOf(options: RunCommandOptions): string {
+  return options.pencilHome || process.env.PENCIL_HOME || join(homedir(), ".pencil");
+}
+
+function limitText(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(1)} GB`;
+}
+
+/**
+ * The paths a kept scratch keeps to itself: inside a dependency directory
+ * (node_modules…) or ignored by a .gitignore, and not staged (a staged file
+ * shows as staged whatever is ignored). Never .git.
+ */
+function ignoredTrees(s: Scratch, names: readonly string[]): (rel: string) => boolean {
+  const staged = new Set(stagedInside(s.ws, s.fs).map((x) => x.rel));
+  const dependency = new Set(names);
+  return (rel) => {
+    if (rel === ".git" || rel.startsWith(".git/") || staged.has(rel)) return false;
+    const parts = rel.split("/");
+    for (let i = 0; i < parts.length - 1; i++) if (dependency.has(parts[i]!)) return true;
+    return s.rules.ignoredPath(join(s.ws.root, rel), "file");
+  };
+}
