@@ -14,9 +14,10 @@ import { toolContext } from "../support/tool-context.ts";
 // command filtered like .npmrc: their settings kept, every credential gone, read-only, never a change in the review.
 
 const made: string[] = [];
+// The virtualenvs made here hold thousands of files: under load their removal outlasts a hook's 5 s.
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 function tempDir(prefix?: string): string {
   const dir = realpathSync(sharedTempDir(prefix));
   made.push(dir);
