@@ -19,6 +19,11 @@ export const EMBEDDED_FILES = {
   bashGrammar: "node_modules/tree-sitter-bash/tree-sitter-bash.wasm",
   /** The workspace `pencil demo` copies. */
   demoWorkspace: "examples/demo",
+  /** The review page's own script and styles (`pencil review --web`). */
+  reviewAssets: "modes/web/assets",
+  /** highlight.js's colour themes the review page serves, light and dark. */
+  syntaxLight: "node_modules/highlight.js/styles/github.css",
+  syntaxDark: "node_modules/highlight.js/styles/github-dark.css",
 } as const;
 
 /**

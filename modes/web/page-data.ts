@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import type { Changeset, FileChange } from "../../core/staging/changeset.ts";
 import { fileHunks } from "../../core/staging/file-hunks.ts";
 import { hunkLabel } from "../../core/staging/hunks.ts";
@@ -13,7 +12,8 @@ interface Highlighter {
   highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
   getLanguage(name: string): object | undefined;
 }
-const hljs = createRequire(import.meta.url)("highlight.js") as Highlighter;
+// A literal require, which the bundler follows, so the single executable carries highlight.js too.
+const hljs = require("highlight.js") as Highlighter;
 
 /** One diff line as the page draws it: sign, old and new line numbers, and its content as safe HTML (syntax colours, word marks). */
 export interface PageRow {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Rejection } from "../../app/agent-run.ts";
 import type { ReviewNext } from "../../app/settle-review.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";
+import { embeddedPath } from "../../core/embedded-files.ts";
 import { type PageDecision, PageDecisions } from "./page-decisions.ts";
 import { pageFile, pageSummary } from "./page-data.ts";
 
@@ -40,12 +41,19 @@ export interface ReviewServer {
   stop(): void;
 }
 
-const ASSETS = join(import.meta.dir, "assets");
-const require = createRequire(import.meta.url);
-
-/** The page's script, styles and highlight.js's colour themes (light and dark), all served by Pencil itself. */
+/**
+ * The page's script, styles and highlight.js's colour themes (light and dark), all served by Pencil itself: read from
+ * beside this file and from highlight.js's package, or, in the single executable, from the copies it carries.
+ */
 function loadAssets(): Record<string, { body: string; type: string }> {
-  const theme = (name: string) => readFileSync(require.resolve(`highlight.js/styles/${name}.css`), "utf8");
+  const ASSETS = embeddedPath("reviewAssets") ?? join(import.meta.dir, "assets");
+  const require = createRequire(import.meta.url);
+  const theme = (name: "github" | "github-dark") =>
+    readFileSync(
+      embeddedPath(name === "github" ? "syntaxLight" : "syntaxDark") ??
+        require.resolve(`highlight.js/styles/${name}.css`),
+      "utf8",
+    );
   return {
     "/assets/review.js": {
       body: readFileSync(join(ASSETS, "review.js"), "utf8"),

@@ -113,4 +113,58 @@ describe("the single executable", () => {
     },
     90_000,
   );
+
+  test("review --web serves its page, script, styles and syntax colours from inside the executable", async () => {
+    const model = await startFakeOpenAIServer();
+    const workspace = join(base, "ws-web");
+    writeTree(workspace, { "README.md": "web\n" });
+    const keys = { GROQ_API_KEY: "gsk_test_key", GROQ_BASE_URL: `${model.url}/openai/v1` };
+    let review: Bun.Subprocess<"ignore", "pipe", "pipe"> | undefined;
+    try {
+      model.enqueue(
+        toolCallReply([{ name: "create_file", arguments: { path: "app.ts", content: "export const RATE = 0.2;\n" } }]),
+        textReply("Done."),
+      );
+      const run = await pencilAsync(["agent", "add app.ts", "-w", workspace], keys);
+      expect(run.code, run.stderr).toBe(3); // left pending
+      review = Bun.spawn([binary, "review", "--web"], {
+        cwd: workspace,
+        env: { ...env, ...keys, CI: "1" },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const reader = review.stdout.getReader();
+      let printed = "";
+      let address: string | undefined;
+      while (!address) {
+        const { done, value } = await reader.read();
+        if (done)
+          throw new Error(`review --web printed no address: ${printed}${await new Response(review.stderr).text()}`);
+        printed += new TextDecoder().decode(value);
+        address = printed.match(/http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/)?.[0];
+      }
+      const entry = await fetch(address, { redirect: "manual" });
+      const cookie = entry.headers.get("set-cookie")!.split(";")[0]!;
+      const get = async (path: string) => {
+        const r = await fetch(new URL(path, address), { headers: { cookie } });
+        return { status: r.status, body: await r.text() };
+      };
+      expect((await get("/")).body).toContain('<script src="/assets/review.js"');
+      const script = await get("/assets/review.js");
+      expect(script.status).toBe(200);
+      expect(script.body).toContain("/api/state");
+      expect((await get("/assets/review.css")).status).toBe(200);
+      const syntax = await get("/assets/syntax.css");
+      expect(syntax.body).toContain("prefers-color-scheme: dark");
+      expect(syntax.body).toContain(".hljs-keyword");
+      // The diff is coloured by highlight.js, bundled into the executable.
+      const file = JSON.parse((await get("/api/file?i=0")).body) as { hunks: { rows: { h: string }[] }[] };
+      expect(file.hunks[0]!.rows[0]!.h).toContain('<span class="hljs-keyword">export</span>');
+      console.log("packaging: binary review --web → page, script, styles, both themes and a highlighted diff served");
+    } finally {
+      review?.kill();
+      await model.stop();
+    }
+  }, 90_000);
 });
