@@ -1,6 +1,6 @@
 import { ApplyError, applyChangeset, type ApplyResult } from "../core/apply/apply.ts";
 import { changesetDigest, rebaseFileChange, type Changeset } from "../core/staging/changeset.ts";
-import { type BaseState } from "../core/staging/overlay.ts";
+import type { BaseState } from "../core/staging/overlay.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { PencilError, UnknownChangesetError } from "../core/errors.ts";
 import { sha256 } from "../core/hash.ts";

@@ -59,6 +59,15 @@ export function settleReview(
   return { result, pending: changeset.status === "pending", next: nextAfterReview(reasons, run) };
 }
 
+/**
+ * A discard as a review: every file not decided yet is rejected, with no reason, so nothing is written and nothing
+ * goes back to the agent. Files already decided keep their decisions.
+ */
+export function discardVerdict(changeset: Changeset): ReviewVerdict {
+  const undecided = changeset.files.filter((f) => !changeset.decisions?.[f.path]);
+  return { approved: [], rejected: undecided.map((f) => ({ path: f.path, reason: "" })) };
+}
+
 /** What follows rejections: a revision with their reasons, or why none happens. Pure. */
 export function nextAfterReview(rejected: readonly Rejection[], run: { readonly rounds: number } | null): ReviewNext {
   const reasons = rejected.filter((r) => r.reason !== "");

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planEdit } from "../tools/edit/edit-match.ts";
 import { createEditFileTool } from "../tools/edit-file.ts";
-import { type ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../tools/tool.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
 import { Overlay } from "../core/staging/overlay.ts";

@@ -19,7 +19,7 @@ import type { ShareMode } from "../core/scratch/types.ts";
 import { planHiding } from "../core/sandbox/hiding.ts";
 import { runIn, sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { createRunCommandTool, useOverlay } from "../tools/run-command.ts";
-import { type ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../tools/tool.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { openWorkspace } from "../core/workspace.ts";
 

@@ -9,7 +9,7 @@ import { Overlay } from "../core/staging/overlay.ts";
 import { ReadLedger } from "../core/staging/read-ledger.ts";
 import { findRipgrep } from "../tools/search/ripgrep.ts";
 import { createSearchTool } from "../tools/search.ts";
-import { type ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../tools/tool.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { openWorkspace } from "../core/workspace.ts";
 

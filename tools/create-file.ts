@@ -3,7 +3,7 @@ import { checkWholeContent } from "./edit/content-checks.ts";
 import { elisionRefusal } from "./edit/elision.ts";
 import { DEFAULT_STYLE, encodeText } from "../core/text.ts";
 import { assertWithinCap, originOf, target } from "./staging-helpers.ts";
-import { type PencilTool } from "./tool.ts";
+import type { PencilTool } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const input = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { originOf, target } from "./staging-helpers.ts";
-import { type PencilTool } from "./tool.ts";
+import type { PencilTool } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const input = z.object({

@@ -4,7 +4,7 @@ import { planEdit } from "./edit/edit-match.ts";
 import { editElisionRefusal } from "./edit/elision.ts";
 import { encodeText } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
-import { type PencilTool, type ToolContext } from "./tool.ts";
+import type { PencilTool, ToolContext } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const fields = {

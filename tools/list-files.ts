@@ -4,7 +4,7 @@ import { z } from "zod";
 import { editDistance, missingPathMessage } from "./path-near-miss.ts";
 import { globTest, isSecretName, walk, WalkRules } from "../core/policy/walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../core/workspace.ts";
-import { type PencilTool, type ToolContext } from "./tool.ts";
+import type { PencilTool, ToolContext } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const inputSchema = z.object({

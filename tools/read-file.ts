@@ -4,7 +4,7 @@ import { isBinary, decodeText } from "../core/text.ts";
 import { missingPathMessage } from "./path-near-miss.ts";
 import { StagedIndex } from "../core/policy/walk.ts";
 import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
-import { type PencilTool, type ToolContext } from "./tool.ts";
+import type { PencilTool, ToolContext } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const inputSchema = z.object({

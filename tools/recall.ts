@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { sha256 } from "../core/hash.ts";
-import { type PencilTool } from "./tool.ts";
+import type { PencilTool } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 /** One note `recall` found: what the model reads of it. */

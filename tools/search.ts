@@ -10,7 +10,7 @@ import { decodeForSearch, displayLine } from "./search/search-text.ts";
 import { comparePaths, globTest, isSecretName, StagedIndex, walk, WalkRules } from "../core/policy/walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../core/workspace.ts";
 import { cutLine } from "./read-file.ts";
-import { type PencilTool, type ToolContext } from "./tool.ts";
+import type { PencilTool, ToolContext } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const inputSchema = z.object({

@@ -3,7 +3,7 @@ import { sha256 } from "../core/hash.ts";
 import { missingPathMessage } from "./path-near-miss.ts";
 import { decodeText, type DecodedText } from "../core/text.ts";
 import { displayPath, resolveInWorkspace, type ResolvedPath } from "../core/workspace.ts";
-import { type ToolContext } from "./tool.ts";
+import type { ToolContext } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 /** The start of the id of a call the model wrote as text and the harness ran. */

@@ -4,7 +4,7 @@ import { elisionRefusal, removedLines } from "./edit/elision.ts";
 import { nearMissRefusal } from "./path-near-miss.ts";
 import { DEFAULT_STYLE, encodeText } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
-import { type PencilTool } from "./tool.ts";
+import type { PencilTool } from "./tool.ts";
 import { ToolError } from "../core/errors.ts";
 
 const input = z.object({

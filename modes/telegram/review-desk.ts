@@ -4,10 +4,9 @@ import type { ApplyResult } from "../../core/apply/apply.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";
 import { sha256 } from "../../core/hash.ts";
 import type { AgentRun, Rejection } from "../../app/agent-run.ts";
-import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { commitAfterApply } from "../../app/commit-on-approve.ts";
 import { gitState } from "../../app/git-commit.ts";
-import { settleReview, type Settlement } from "../../app/settle-review.ts";
+import { discardVerdict, settleReview, type Settlement } from "../../app/settle-review.ts";
 import { lockReleased } from "../../core/workspace-lock.ts";
 import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";
@@ -597,10 +596,10 @@ export class ReviewDesk {
   async discardNow(cs: Changeset): Promise<void> {
     for (const card of this.deps.cards.openFor(cs.id))
       await this.close(card, "Discarded: every undecided file was rejected.");
-    const undecided = cs.files.filter((f) => !cs.decisions?.[f.path]).map((f) => f.path);
     const rt = this.runtimeOf(cs);
     await lockReleased(rt.pencilHome, rt.ws.root);
-    applyReviewed(rt, cs, [], undecided);
+    // The same settle as every review: the run is left out, so nothing goes back to the agent.
+    settleReview(rt, cs, discardVerdict(cs), null);
     this.live.delete(cs.id);
     this.deps.tokens.revokeSubject(cs.id);
     await this.deps.outbox.send(

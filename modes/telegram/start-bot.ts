@@ -2,7 +2,7 @@ import { GrammyError } from "grammy";
 import type { RunMode } from "../../agent/prompts.ts";
 import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";
-import { type Env } from "../../core/pencil-home.ts";
+import type { Env } from "../../core/pencil-home.ts";
 import { findInterruptedApplies } from "../../core/apply/recovery.ts";
 import { createServices } from "./bot-services.ts";
 import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildChangeset, newChangesetId, type Changeset } from "../../core/staging/changeset.ts";
-import { type ChangeFlag } from "../../core/staging/flags.ts";
+import type { ChangeFlag } from "../../core/staging/flags.ts";
 import { ChangesetStore, deserialize, serialize } from "../../core/staging/changeset-store.ts";
 import { DiskFileOps } from "../../core/file-ops.ts";
 import { flagsFor, type FlagInput } from "../../core/staging/flags.ts";

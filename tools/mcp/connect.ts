@@ -8,7 +8,7 @@ import { decide, type Policy } from "../../core/policy/policy.ts";
 import { commandEnv, commandPath } from "../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import type { ProxyHandle, StartProxy } from "../run-command.ts";
-import { type NetRequest, type PencilTool } from "../tool.ts";
+import type { NetRequest, PencilTool } from "../tool.ts";
 import { ToolError } from "../../core/errors.ts";
 import { describeServer, McpApprovals, type McpServerConfig } from "./config.ts";
 import { bindingOf, confineServer, describeView, inspectServer, type ServerView } from "./confine.ts";

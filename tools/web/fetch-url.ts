@@ -3,7 +3,7 @@ import { z } from "zod";
 import { htmlToText } from "./html-text.ts";
 import { networkInterfaces } from "node:os";
 import { hostForUrl, judgeAddress, ownMachineReason, parseIPv4, refusedHostName } from "../../net/net-guard.ts";
-import { type PencilTool } from "../tool.ts";
+import type { PencilTool } from "../tool.ts";
 import { ToolError } from "../../core/errors.ts";
 
 /** One resolved address of a host name, as `dns.lookup({ all: true })` gives it. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type PencilTool } from "../tool.ts";
+import type { PencilTool } from "../tool.ts";
 import { ToolError } from "../../core/errors.ts";
 
 /** Firecrawl's API root; `FIRECRAWL_BASE_URL` replaces it (e.g. with a local server speaking the same protocol). */
