@@ -1,3 +1,4 @@
+import { processAlive } from "../core/process-alive.ts";
 import type { Changeset } from "../core/staging/changeset.ts";
 import { AgentRun } from "./agent-run.ts";
 import type { Runtime } from "./runtime.ts";
@@ -10,17 +11,6 @@ export interface InterruptedRun {
   changeset: Changeset | null;
   /** Steps whose work was kept (checkpoints). */
   checkpoints: number;
-}
-
-/** True while a process with this pid exists (EPERM: it exists, owned by someone else). */
-export function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Sessions of the workspace whose running mark outlived its process. */

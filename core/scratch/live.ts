@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { processAlive } from "../process-alive.ts";
 
 /**
  * Scratch directories are named `pencil-run-<pid>-<pid namespace>-XXXXXX`, so
@@ -76,7 +77,7 @@ export function sweepStaleScratches(parent: string): number {
   let removed = 0;
   for (const name of names) {
     const m = /^pencil-run-(\d+)-(\d+)-[A-Za-z0-9]{6}$/.exec(name);
-    if (!m || m[2] !== NS || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    if (!m || m[2] !== NS || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
     const path = join(parent, name);
     try {
       const st = lstatSync(path);
@@ -88,14 +89,4 @@ export function sweepStaleScratches(parent: string): number {
     }
   }
   return removed;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's process.
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
 }

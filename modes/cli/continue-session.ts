@@ -1,6 +1,6 @@
 import type { RunMode } from "../../agent/prompts.ts";
 import { AgentRun, type RunOptions } from "../../app/agent-run.ts";
-import { processAlive } from "../../app/interrupted-runs.ts";
+import { processAlive } from "../../core/process-alive.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { SessionFileError, SessionStore, UnknownSessionError } from "../../app/session-store.ts";
 import { visible } from "../../render/visible-text.ts";

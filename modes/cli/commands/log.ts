@@ -3,7 +3,7 @@ import { wrapText } from "../../../render/wrap.ts";
 import { commandRecordLine } from "../../../core/staging/command-record.ts";
 import { visible } from "../../../render/visible-text.ts";
 import type { CommandContext } from "../command-context.ts";
-import { processAlive } from "../../../app/interrupted-runs.ts";
+import { processAlive } from "../../../core/process-alive.ts";
 import type { Runtime } from "../../../app/runtime.ts";
 import { SavedSession } from "../../../app/saved-session.ts";
 import { type RunRecord, SessionStore } from "../../../app/session-store.ts";
