@@ -69,6 +69,18 @@ interface Tree {
   dirs: Map<string, ScannedDir>;
   /** The last result, with the watcher's count of notices and the root's identity then; null when some directory had no watch. */
   last: { changes: number; root: Identity; limit: number; result: BelowScan } | null;
+  /** Searches made of it: a later watchLater job may complete `last` only for the search it follows. */
+  walks?: number;
+}
+
+/** One search's directories waiting for their watches (ScanCache.watchLater), and what completes its `last` once they have them. */
+interface WatchJob {
+  tree: Tree;
+  walks: number;
+  dirs: [string, ScannedDir][];
+  root: Identity;
+  limit: number;
+  result: BelowScan;
 }
 
 /** Options of a ScanCache; tests shorten the racy window to reach the lstat comparison itself. */
@@ -152,6 +164,19 @@ export class ScanCache {
     } else {
       const walked = walk(root, hidden, limit, tree.dirs, this.judge);
       result = walked.out;
+      tree.walks = (tree.walks ?? 0) + 1;
+      if (walked.toWatch.length > 0 && watcher !== null && rootId?.dir === true)
+        this.watchLater(
+          {
+            tree,
+            walks: tree.walks,
+            dirs: walked.toWatch,
+            root: rootId,
+            limit,
+            result: { ...result, denied: [...result.denied] },
+          },
+          watcher,
+        );
       // What a later process starts from: saved when this search had to read anything, or had nothing saved to start from.
       if (index !== null && result.complete && (result.dirsRead > 0 || (fromIndex === null && !this.saved.has(id)))) {
         saveIndex(index, id, tree.dirs);
@@ -173,8 +198,61 @@ export class ScanCache {
   /** Forgets everything. */
   clear(): void {
     this.trees.clear();
+    this.toWatch.length = 0;
+  }
+
+  /** Searches whose directories were vouched for by their identity alone, waiting for their watches. */
+  private readonly toWatch: WatchJob[] = [];
+  private watching = false;
+
+  /**
+   * Takes the watches of a search's directories after it, a few milliseconds at a time between other work (while the
+   * command runs), so a later search can skip their lstat. Each watch is taken first and the directory's identity
+   * compared after it: one that changed since its listing was judged is not vouched for (read again next time), and a
+   * change after the comparison is an event on the watch. Once every directory of the search has a watch that has
+   * seen nothing, and no search of the tree came after, its result is what the next search answers after an lstat of
+   * the root, as for a search made under watches. Until then, searches lstat the directories as before.
+   */
+  private watchLater(job: WatchJob, watcher: DirWatcher): void {
+    this.toWatch.push(job);
+    if (this.watching) return;
+    this.watching = true;
+    const step = () => {
+      const until = performance.now() + WATCH_SLICE_MS;
+      while (this.toWatch.length > 0 && performance.now() < until) {
+        const current = this.toWatch[0]!;
+        for (let i = 0; i < 64 && current.dirs.length > 0; i++) {
+          const [dir, node] = current.dirs.pop()!;
+          if (node.token !== null) continue;
+          const token = watcher.watch(dir, node.dev);
+          if (token === null) continue;
+          const id = lstatId(dir);
+          if (id?.dir === true && sameIdentity(node, id)) node.token = token;
+          else node.racy = true;
+        }
+        if (current.dirs.length === 0) {
+          this.toWatch.shift();
+          completeLast(current, watcher);
+        }
+      }
+      if (this.toWatch.length > 0) setImmediate(step);
+      else this.watching = false;
+    };
+    setImmediate(step);
   }
 }
+
+/** Sets the tree's `last` to the job's result when no search came after it and every directory's watch vouches for it. */
+function completeLast(job: WatchJob, watcher: DirWatcher): void {
+  const { tree } = job;
+  if (tree.walks !== job.walks || tree.last !== null || !job.result.complete) return;
+  watcher.drain();
+  for (const node of tree.dirs.values()) if (node.token === null || !watcher.unchanged(node.token)) return;
+  tree.last = { changes: watcher.changes(), root: job.root, limit: job.limit, result: job.result };
+}
+
+/** Longest stretch of watchLater's work at once: the event loop (a command's output, the proxy) waits no longer. */
+const WATCH_SLICE_MS = 8;
 
 /** The process's cache, used by planHiding. */
 export const scanCache = new ScanCache();
@@ -190,9 +268,10 @@ function walk(
   limit: number,
   tree: Map<string, ScannedDir> | null,
   judge: Judge | null,
-): { out: BelowScan; unwatched: number } {
+): { out: BelowScan; unwatched: number; toWatch: [string, ScannedDir][] } {
   const out: BelowScan = { denied: [], complete: true, entries: 0, dirsRead: 0, dirsReused: 0, dirsChecked: 0 };
   let unwatched = 0;
+  const unwatchedDirs: [string, ScannedDir][] = [];
   const rootIsDir = tree !== null && lstatId(root)?.dir === true;
   if (!rootIsDir) tree?.clear();
   // The tree is updated in place: directories this search reaches are marked with its number, the others dropped after.
@@ -223,15 +302,14 @@ function walk(
       reused = true;
     } else {
       // Identity (and watch) first, listing after: a change between them shows as a new identity or an event next time.
-      // A listing remembered without a watch (one from the saved index) gets one before its identity is compared, so
-      // any change after the comparison is seen by the watch.
-      const fresh = prev && prev.token === null && watcher !== null ? watcher.watch(dir, prev.dev) : null;
+      // A listing remembered without a watch (one from the saved index) is judged by its identity alone, and gets its
+      // watch after the search, off the command's path (ScanCache's watchLater).
       const id = lstatId(dir);
       out.dirsChecked++;
       if (id === null || !id.dir) continue; // gone, or no longer a directory: nothing below it
       if (prev && sameIdentity(prev, id) && (prev.token !== null ? clean(prev) : !prev.racy)) {
         node = prev;
-        if (fresh !== null) node.token = fresh;
+        if (node.token === null && watcher !== null) unwatchedDirs.push([dir, node]);
         reused = true;
       } else {
         node = read(dir, hidden, id, judge);
@@ -254,7 +332,7 @@ function walk(
     }
   }
   if (tree !== null && tree.size > reached) for (const [p, node] of tree) if (node.seen !== mark) tree.delete(p);
-  return { out, unwatched };
+  return { out, unwatched, toWatch: unwatchedDirs };
 }
 
 /** The saved form of one remembered directory: its identity as text (bigints), whether racy, what it holds. */
