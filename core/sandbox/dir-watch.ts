@@ -76,6 +76,9 @@ function watchBudget(): number {
   }
 }
 
+/** How long a refused watch keeps the watcher from asking for more. */
+const REFUSED_PAUSE_MS = 1000;
+
 class InotifyWatcher implements DirWatcher {
   private readonly gens = new Map<number, number>();
   /** Watch descriptors alive (not yet IN_IGNORED): what counts against the budget. */
@@ -84,6 +87,8 @@ class InotifyWatcher implements DirWatcher {
   private readonly buf = Buffer.alloc(64 * 1024);
   private epoch = 0;
   private notices = 0;
+  /** Until when (performance.now()) no watch is asked for: the kernel refused the last one. */
+  private refusedUntil = 0;
   constructor(
     private readonly fd: number,
     private readonly addWatch: (fd: number, path: Buffer, mask: number) => number,
@@ -133,9 +138,14 @@ class InotifyWatcher implements DirWatcher {
       }
       this.localDev.set(dev, local);
     }
-    if (!local || this.live.size >= this.budget) return null;
+    if (!local || this.live.size >= this.budget || performance.now() < this.refusedUntil) return null;
     const wd = this.addWatch(this.fd, Buffer.from(`${dir}\0`), MASK);
-    if (wd < 0) return null; // the user's watch limit, or the directory gone: lstat'ed instead
+    if (wd < 0) {
+      // The user's watch limit (every program of the user's shares it), or the directory gone: lstat'ed instead. Asked
+      // again only after REFUSED_PAUSE_MS, so a full limit costs one refused call, not one per directory of every search.
+      this.refusedUntil = performance.now() + REFUSED_PAUSE_MS;
+      return null;
+    }
     this.live.add(wd);
     return { wd, gen: this.gens.get(wd) ?? 0, epoch: this.epoch };
   }

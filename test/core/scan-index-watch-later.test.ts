@@ -1,7 +1,7 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dirWatcher } from "../../core/sandbox/dir-watch.ts";
+import { dirWatcher, newInotifyWatcher } from "../../core/sandbox/dir-watch.ts";
 import { ScanCache, scanBelow } from "../../core/sandbox/scan-cache.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
 
@@ -49,57 +49,75 @@ async function settled(search: () => { dirsChecked: number }, ms = 5_000): Promi
   return checked;
 }
 
-test.if(watchesWork())(
-  "the first search from the index takes no watch; after it, later searches lstat the root alone and answer the same",
-  async () => {
-    const { root, index, dirs, cache } = indexed();
-    const first = cache.below(root, "k", hidden, 1_000_000, index);
-    expect(first.dirsRead).toBe(0);
-    expect(first.dirsChecked).toBe(dirs);
-    expect(sorted(first.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
-    // Right after it (no background work could run yet) a search still lstat's every directory.
-    expect(cache.below(root, "k", hidden, 1_000_000, index).dirsChecked).toBe(dirs);
-    expect(await settled(() => cache.below(root, "k", hidden, 1_000_000, index))).toBe(1);
-    const warm = cache.below(root, "k", hidden, 1_000_000, index);
-    expect(warm.dirsRead).toBe(0);
-    expect(sorted(warm.denied)).toEqual(sorted(first.denied));
-  },
-);
+const watching = watchesWork();
 
-test.if(watchesWork())(
-  "a secret added between the search and its watches, or after them, is found by the next search",
-  async () => {
+describe("(needs inotify watches; skipped when the user's limit is used up by other programs)", () => {
+  test.if(watching)(
+    "the first search from the index takes no watch; after it, later searches lstat the root alone and answer the same",
+    async () => {
+      const { root, index, dirs, cache } = indexed();
+      const first = cache.below(root, "k", hidden, 1_000_000, index);
+      expect(first.dirsRead).toBe(0);
+      expect(first.dirsChecked).toBe(dirs);
+      expect(sorted(first.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
+      // Right after it (no background work could run yet) a search still lstat's every directory.
+      expect(cache.below(root, "k", hidden, 1_000_000, index).dirsChecked).toBe(dirs);
+      expect(await settled(() => cache.below(root, "k", hidden, 1_000_000, index))).toBe(1);
+      const warm = cache.below(root, "k", hidden, 1_000_000, index);
+      expect(warm.dirsRead).toBe(0);
+      expect(sorted(warm.denied)).toEqual(sorted(first.denied));
+    },
+  );
+
+  test.if(watching)(
+    "a secret added between the search and its watches, or after them, is found by the next search",
+    async () => {
+      const { root, index, cache } = indexed();
+      cache.below(root, "k", hidden, 1_000_000, index);
+      // Before the background work takes the watches: the identity compared after each watch has moved.
+      writeFileSync(join(root, "versions/3.1/lib/pkg3/sub/.env"), "B=2\n");
+      await Bun.sleep(50);
+      const second = cache.below(root, "k", hidden, 1_000_000, index);
+      expect(second.denied).toContain(join(root, "versions/3.1/lib/pkg3/sub/.env"));
+      expect(sorted(second.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
+      // After every watch is in place and the result is remembered whole: the events of the watches say so.
+      expect(await settled(() => cache.below(root, "k", hidden, 1_000_000, index))).toBe(1);
+      writeFileSync(join(root, "versions/3.1/lib/pkg9/.env"), "C=3\n");
+      mkdirSync(join(root, "versions/3.1/moved"));
+      writeFileSync(join(root, "versions/3.1/moved/.env"), "D=4\n");
+      renameSync(join(root, "versions/3.1/moved"), join(root, "versions/3.1/lib/pkg20/moved"));
+      const third = cache.below(root, "k", hidden, 1_000_000, index);
+      expect(third.denied).toContain(join(root, "versions/3.1/lib/pkg9/.env"));
+      expect(third.denied).toContain(join(root, "versions/3.1/lib/pkg20/moved/.env"));
+      expect(sorted(third.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
+    },
+  );
+
+  test.if(watching)("a directory replaced before its watch is taken is read again, not vouched for", async () => {
     const { root, index, cache } = indexed();
     cache.below(root, "k", hidden, 1_000_000, index);
-    // Before the background work takes the watches: the identity compared after each watch has moved.
-    writeFileSync(join(root, "versions/3.1/lib/pkg3/sub/.env"), "B=2\n");
+    // Same name, another directory (another inode) holding a secret; the parent's listing is unchanged by name.
+    const dir = join(root, "versions/3.1/lib/pkg5");
+    renameSync(dir, join(root, "pkg5-old"));
+    mkdirSync(dir);
+    writeFileSync(join(dir, ".env"), "E=5\n");
     await Bun.sleep(50);
-    const second = cache.below(root, "k", hidden, 1_000_000, index);
-    expect(second.denied).toContain(join(root, "versions/3.1/lib/pkg3/sub/.env"));
-    expect(sorted(second.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
-    // After every watch is in place and the result is remembered whole: the events of the watches say so.
-    expect(await settled(() => cache.below(root, "k", hidden, 1_000_000, index))).toBe(1);
-    writeFileSync(join(root, "versions/3.1/lib/pkg9/.env"), "C=3\n");
-    mkdirSync(join(root, "versions/3.1/moved"));
-    writeFileSync(join(root, "versions/3.1/moved/.env"), "D=4\n");
-    renameSync(join(root, "versions/3.1/moved"), join(root, "versions/3.1/lib/pkg20/moved"));
-    const third = cache.below(root, "k", hidden, 1_000_000, index);
-    expect(third.denied).toContain(join(root, "versions/3.1/lib/pkg9/.env"));
-    expect(third.denied).toContain(join(root, "versions/3.1/lib/pkg20/moved/.env"));
-    expect(sorted(third.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
-  },
-);
+    const next = cache.below(root, "k", hidden, 1_000_000, index);
+    expect(next.denied).toContain(join(dir, ".env"));
+    expect(sorted(next.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
+  });
 
-test.if(watchesWork())("a directory replaced before its watch is taken is read again, not vouched for", async () => {
-  const { root, index, cache } = indexed();
-  cache.below(root, "k", hidden, 1_000_000, index);
-  // Same name, another directory (another inode) holding a secret; the parent's listing is unchanged by name.
-  const dir = join(root, "versions/3.1/lib/pkg5");
-  renameSync(dir, join(root, "pkg5-old"));
-  mkdirSync(dir);
-  writeFileSync(join(dir, ".env"), "E=5\n");
-  await Bun.sleep(50);
-  const next = cache.below(root, "k", hidden, 1_000_000, index);
-  expect(next.denied).toContain(join(dir, ".env"));
-  expect(sorted(next.denied)).toEqual(sorted(scanBelow(root, hidden).denied));
+  test.if(watching)("a refused watch pauses asking for more: one refused call, not one per directory", () => {
+    const dir = tempDir();
+    const dev = lstatSync(dir, { bigint: true }).dev;
+    const watcher = newInotifyWatcher(1_000)!;
+    expect(watcher.watch(join(dir, "gone"), dev)).toBeNull(); // refused by the kernel (no such directory)
+    // Within the pause nothing is asked of the kernel: null, and a search lstat's the directory instead.
+    expect(watcher.watch(dir, dev)).toBeNull();
+    const cache = new ScanCache({ watcher, racyWindowNs: 0n });
+    writeTree(dir, { "a/.env": "x", "b/c.txt": "y" });
+    expect(sorted(cache.below(dir, "k", hidden).denied)).toEqual([join(dir, "a/.env")]);
+    writeFileSync(join(dir, "b/.env"), "z");
+    expect(sorted(cache.below(dir, "k", hidden).denied)).toEqual([join(dir, "a/.env"), join(dir, "b/.env")]);
+  });
 });
