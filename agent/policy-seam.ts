@@ -1,14 +1,15 @@
 import { tool, type ToolSet } from "ai";
 import type { CommandRecord } from "../core/staging/command-record.ts";
 import type { FileOps } from "../core/file-ops.ts";
-import { LinkGuard, stricter } from "../core/policy/hard-links.ts";
+import { LinkGuard } from "../core/policy/hard-links.ts";
+import { type Gate, judgeNeeds, judgePath, judgeRequest } from "../core/policy/call-judge.ts";
 import { decide, type Decision, type Policy } from "../core/policy/policy.ts";
 import type { ReadLedger } from "../core/staging/read-ledger.ts";
-import { loadShellParser, ShellParserNotLoaded } from "../core/policy/shell-parse.ts";
-import type { NetRequest, PencilTool, ToolContext } from "../tools/tool.ts";
+import type { PencilTool, ToolContext } from "../tools/tool.ts";
+import type { NetRequest } from "../core/policy/claims.ts";
 import { ToolError } from "../core/errors.ts";
 import type { ToolLimits } from "../core/tool-limits.ts";
-import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
+import { PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../tools/path-near-miss.ts";
 import { fitAnswer } from "../core/answer-budget.ts";
 import { RepeatedCalls } from "./nudges.ts";
@@ -16,11 +17,7 @@ import { invalidReason, lenientSchema, spreadInputs } from "./tool-call-repair.t
 import type { Approver, PermissionAnswer, PermissionQuestion } from "../core/policy/approver.ts";
 import type { EventSink } from "./events.ts";
 import { toModelOutput, toolFailure, toolSuccess, type ToolOutcome } from "./tool-outcome.ts";
-import { decideMcp, type McpPolicy } from "../core/policy/mcp-rules.ts";
-
-/** How the question about a command that would run without a sandbox begins. */
-const NO_SANDBOX =
-  "NO SANDBOX: this command would run with your full permissions (it can read and write anything you can, including secrets). ";
+import type { McpPolicy } from "../core/policy/mcp-rules.ts";
 
 /** What the seam needs to judge and run tool calls. */
 export interface SeamDeps {
@@ -173,30 +170,6 @@ async function runGuarded(
   return finalizeCall(t, input, callId, outcome, started, deps, repeats);
 }
 
-/** One permission a call needs, judged by the rules; askOwner settles them in this order. */
-type Gate =
-  | { kind: "refuse"; outcome: ToolOutcome }
-  | { kind: "mcp"; label: string; subject: string; verdict: Decision; key: string }
-  | {
-      kind: "command";
-      command: string;
-      decision: Decision["decision"];
-      reason: string;
-      ruleReason: string;
-      key: string | null;
-      once: boolean;
-    }
-  | { kind: "send"; subject: string; destination: string; decision: Decision["decision"]; reason: string; key: string }
-  | {
-      kind: "path";
-      path: string;
-      real: string;
-      shown: string;
-      access: "read" | "write";
-      verdict: Decision;
-      key: string;
-    };
-
 /**
  * Judge: what the call needs permission for, with the rules' verdicts, in the order
  * they are settled (an MCP tool, the command, sending, then each path). Asks nothing and changes
@@ -205,7 +178,7 @@ type Gate =
  */
 async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise<Gate[]> {
   const unusable = invalidReason(input);
-  if (unusable !== null) return [{ kind: "refuse", outcome: toolFailure(unusable) }];
+  if (unusable !== null) return [{ kind: "refuse", message: unusable }];
   // "/src/a.ts" naming a workspace file is a slip, not a question about the machine's root.
   for (const claim of t.claims(input)) {
     const hint = workspaceRelativeHint(
@@ -214,32 +187,20 @@ async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise
       (real) =>
         deps.fs.stat(real) !== null && decide(deps.policy, { tool: t.name, access: "read", real }).decision !== "deny",
     );
-    if (hint) return [{ kind: "refuse", outcome: toolFailure(hint) }];
+    if (hint) return [{ kind: "refuse", message: hint }];
   }
-  const gates: Gate[] = [];
-  if (t.mcp) gates.push(judgeMcpCall(t.mcp, input, deps));
-  if (t.runCommand) gates.push(await judgeCommand(t, t.runCommand(input), deps));
-  if (t.reaches) gates.push(judgeSending(t, t.reaches(input), deps));
-  for (const claim of t.claims(input)) {
-    let real: string;
-    try {
-      real = resolveInWorkspace(deps.ws, claim.path).real;
-    } catch (error) {
-      gates.push({ kind: "refuse", outcome: failureOf(t, error) });
-      break;
-    }
-    const verdict = judgePath(deps, t.name, claim.access, real);
-    gates.push({
-      kind: "path",
-      path: claim.path,
-      real,
-      shown: displayPath(deps.ws, real),
-      access: claim.access,
-      verdict,
-      key: `${claim.access}:${real}`,
-    });
-  }
-  return gates;
+  return judgeNeeds(
+    {
+      tool: t.name,
+      ...(t.mcp ? { mcp: { ...t.mcp, input } } : {}),
+      ...(t.runCommand
+        ? { command: { line: t.runCommand(input), unsandboxed: t.sandboxed !== undefined && !t.sandboxed() } }
+        : {}),
+      ...(t.reaches ? { sending: t.reaches(input) } : {}),
+      paths: t.claims(input),
+    },
+    deps,
+  );
 }
 
 /**
@@ -264,7 +225,7 @@ async function askOwner(
     answeredBy: "rule" | "user",
   ) => deps.emit({ type: "policy", callId, tool: t.name, path, access, decision, reason, answeredBy });
   for (const gate of gates) {
-    if (gate.kind === "refuse") return { refusal: gate.outcome };
+    if (gate.kind === "refuse") return { refusal: toolFailure(gate.message) };
     if (gate.kind === "mcp") {
       const { label, subject, verdict, key } = gate;
       if (verdict.decision === "ask" && asker.remembered(key)) continue;
@@ -428,74 +389,7 @@ function failureOf(t: PencilTool, error: unknown): ToolOutcome {
   return toolFailure(`${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
 }
 
-/** The policy's verdict on a path, made stricter by the file's other names when it has several hard links. */
-function judgePath(deps: SeamDeps, tool: string, access: "read" | "write", real: string): Decision {
-  const verdict = decide(deps.policy, { tool, access, real });
-  if (verdict.decision === "deny" || !deps.links) return verdict;
-  // run_command's copy keeps files whose other names are unknown (pnpm's store links): only search and list_files must never read through them.
-  const unprovenRead = tool === "run_command" ? "allow" : "ask";
-  return stricter(
-    verdict,
-    deps.links.judge(real, access, (other) => decide(deps.policy, { tool, access, real: other }), { unprovenRead }),
-  );
-}
-
-/** decide() for a command line; tree-sitter's grammar is loaded only when a line needs it (plain lines never do). */
-async function judgeRun(policy: Policy, tool: string, command: string): Promise<Decision> {
-  try {
-    return decide(policy, { tool, access: "run", command });
-  } catch (error) {
-    if (!(error instanceof ShellParserNotLoaded)) throw error;
-    await loadShellParser();
-    return decide(policy, { tool, access: "run", command });
-  }
-}
-
-/** Judge of a command line by the Run rules: a command with no sandbox, or an irreversible one, is never allowed unasked nor remembered. */
-async function judgeCommand(t: PencilTool, command: string, deps: SeamDeps): Promise<Gate> {
-  const verdict = await judgeRun(deps.policy, t.name, command);
-  // Without a sandbox the command can read and write anything the user can: no allow rule and no earlier "always" lets it run unasked.
-  const unsandboxed = t.sandboxed !== undefined && !t.sandboxed();
-  const decision = verdict.decision === "allow" && unsandboxed ? "ask" : verdict.decision;
-  const reason = unsandboxed && decision === "ask" ? NO_SANDBOX + verdict.reason : verdict.reason;
-  // An irreversible action (git push, npm publish…) is asked every time: never remembered.
-  const once = unsandboxed || Boolean(verdict.irreversible);
-  return {
-    kind: "command",
-    command,
-    decision,
-    reason,
-    ruleReason: verdict.reason,
-    key: once ? null : `run:${command}`,
-    once,
-  };
-}
-
-/**
- * Methods that only read: the others change something outside this machine. The proxy opens HTTPS tunnels and judges
- * the requests inside them, so a bare CONNECT never comes here; were one to, it would be asked every time.
- */
-const READING_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/** Judge of an MCP tool call by the Mcp rules (deny > ask > allow, default ask). */
-function judgeMcpCall(mcp: { server: string; tool: string }, input: unknown, deps: SeamDeps): Gate {
-  const verdict = decideMcp(deps.mcpPolicy ?? { rules: [] }, mcp.server, mcp.tool);
-  const label = `${mcp.server}/${mcp.tool}`;
-  return {
-    kind: "mcp",
-    label,
-    subject: `${label} ${JSON.stringify(input ?? {}).slice(0, 500)}`,
-    verdict,
-    key: `mcp:${label}`,
-  };
-}
-
-/**
- * A request a sandboxed command makes through Pencil's proxy: a Net(host) deny
- * refuses it; any method that is not a read asks every time (never remembered,
- * whatever the rules); otherwise an allow lets it go and the rest asks as
- * fetch_url does. With nobody there the answer is no.
- */
+/** Ask, for a request a sandboxed command makes through Pencil's proxy: the rules' verdict (judgeRequest), then the owner. With nobody there the answer is no. */
 async function judgeReach(
   t: PencilTool,
   r: NetRequest,
@@ -503,67 +397,28 @@ async function judgeReach(
   deps: SeamDeps,
   asker: Asker,
 ): Promise<boolean> {
-  const verdict = decide(deps.policy, { tool: t.name, access: "net", host: r.host });
-  const irreversible = !READING_METHODS.has(r.method.toUpperCase());
-  const subject = r.url ? `${r.method} ${r.url}` : `${r.method} ${r.host}:${r.port}`;
-  if (verdict.decision === "deny" || (verdict.decision === "allow" && !irreversible)) {
+  const { decision, reason, key, subject, irreversible } = judgeRequest(deps.policy, t.name, r);
+  const ruled = () =>
     deps.emit({
       type: "policy",
       callId,
       tool: t.name,
       path: subject,
       access: "send",
-      decision: verdict.decision,
-      reason: verdict.reason,
+      decision,
+      reason,
       answeredBy: "rule",
     });
-    return verdict.decision === "allow";
+  if (decision !== "ask") {
+    ruled();
+    return decision === "allow";
   }
-  const key = irreversible ? null : `send:${r.host}`;
   if (key !== null && asker.remembered(key)) return true;
-  const by = r.command ? ` made by \`${r.command}\`` : "";
-  const reason = irreversible
-    ? `A ${r.method} request${by} to ${r.host} changes something outside this machine (a push, a publish, an upload) and cannot be taken back: it is asked every time, whatever the rules say.`
-    : `${verdict.reason} This is a ${r.method} request${by}.`;
-  deps.emit({
-    type: "policy",
-    callId,
-    tool: t.name,
-    path: subject,
-    access: "send",
-    decision: "ask",
-    reason,
-    answeredBy: "rule",
-  });
+  ruled();
   const answer = await asker.ask({
     callId,
     key,
     question: { tool: t.name, access: "send", subject, reason, ...(irreversible ? { once: true } : {}) },
   });
   return answer.kind !== "no";
-}
-
-/**
- * Judge of data leaving the machine: a Net(host) deny refuses and an allow lets it go;
- * otherwise the owner answers per call (or "always" for that destination in this
- * run), and with nobody there the answer is no.
- */
-function judgeSending(
-  t: PencilTool,
-  target: { subject: string; destination: string; host?: string },
-  deps: SeamDeps,
-): Gate {
-  const verdict = decide(deps.policy, { tool: t.name, access: "net", host: target.host ?? target.destination });
-  const reason =
-    verdict.decision !== "ask" || verdict.rule
-      ? verdict.reason
-      : `This sends data to ${target.destination}, outside this machine. Allow it only if the request holds nothing private (a URL or query can carry text the agent read).`;
-  return {
-    kind: "send",
-    subject: target.subject,
-    destination: target.destination,
-    decision: verdict.decision,
-    reason,
-    key: `send:${target.destination}`,
-  };
 }

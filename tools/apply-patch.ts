@@ -4,7 +4,8 @@ import { elisionRefusal } from "./edit/elision.ts";
 import { applyHunks, parseApplyPatch, PatchError, type PatchOp } from "./edit/patch-format.ts";
 import { DEFAULT_STYLE, encodeText, type TextStyle } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
-import type { PathClaim, PencilTool } from "./tool.ts";
+import type { PencilTool } from "./tool.ts";
+import type { PathClaim } from "../core/policy/claims.ts";
 import { ToolError } from "../core/errors.ts";
 
 const input = z.object({

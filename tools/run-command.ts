@@ -19,7 +19,8 @@ import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../core/scratch/ove
 import { ScratchError, type Scratch, type ShareMode } from "../core/scratch/types.ts";
 import { realPathLoose } from "../core/workspace.ts";
 import { originOf } from "./staging-helpers.ts";
-import type { NetRequest, PencilTool, ToolContext } from "./tool.ts";
+import type { PencilTool, ToolContext } from "./tool.ts";
+import type { NetRequest } from "../core/policy/claims.ts";
 import { ToolError } from "../core/errors.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { startRefusingProxy } from "../core/sandbox/refusing-proxy.ts";

@@ -4,28 +4,7 @@ import type { FileOps } from "../core/file-ops.ts";
 import type { ReadLedger } from "../core/staging/read-ledger.ts";
 import type { Workspace } from "../core/workspace.ts";
 import type { ToolLimits } from "../core/tool-limits.ts";
-
-/** Whether a tool call reads a path or writes (stages) it. */
-export type Access = "read" | "write";
-
-/** A path a tool call will touch, declared before it runs so the policy judges it first. */
-export interface PathClaim {
-  /** The path exactly as the model gave it (resolved later by the policy seam). */
-  path: string;
-  access: Access;
-}
-
-/** A request a sandboxed command makes through Pencil's proxy. */
-export interface NetRequest {
-  /** The HTTP method of a request, plain or inside an HTTPS tunnel (the proxy opens tunnels and judges each request inside). */
-  method: string;
-  host: string;
-  port: number;
-  /** The full URL: http:// for a plain request, https:// for one inside a tunnel. */
-  url?: string;
-  /** The command line that made it. */
-  command?: string;
-}
+import type { NetRequest, PathClaim } from "../core/policy/claims.ts";
 
 /** Everything a tool call may use: injected, so the same tool runs on the disk or the overlay. */
 export interface ToolContext {

@@ -43,7 +43,8 @@ import {
   type SandboxChoice,
   type StartProxy,
 } from "../../tools/run-command.ts";
-import type { NetRequest, PencilTool } from "../../tools/tool.ts";
+import type { PencilTool } from "../../tools/tool.ts";
+import type { NetRequest } from "../../core/policy/claims.ts";
 import { ToolError } from "../../core/errors.ts";
 import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
 import type { CommandRecord } from "../../core/staging/command-record.ts";
