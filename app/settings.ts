@@ -49,9 +49,29 @@ export interface Settings {
   mcpRules: McpRule[];
   /** `git.commitButton` in the user's file: the bot's card offers "Approve all & commit" (off by default). */
   gitCommitButton: boolean;
+  /**
+   * `review` in the user's file: `intentCheck` (default true) asks the chat model once per changeset whether the
+   * diff does what the goal asked; `intentSeconds` (default 8) is how long that answer is waited for.
+   */
+  review: ReviewSettings;
   /** The user file's `mcpServers`, unparsed (tools/mcp/config.ts checks it); a workspace file's is ignored. */
   mcpServers?: unknown;
 }
+
+/** The review's own settings (`review.*`), the owner's alone. */
+export interface ReviewSettings {
+  intentCheck: boolean;
+  intentSeconds: number;
+}
+
+/**
+ * How long the intent check's answer is waited for by default: one short structured completion (a few
+ * thousand tokens in, a sentence out) that a cloud model answers in one to three seconds; eight leave room
+ * for a slow first byte while the summary still comes without a wait anyone minds.
+ */
+export const DEFAULT_INTENT_SECONDS = 8;
+/** The longest intentSeconds accepted: the review waits this long at most. */
+const MAX_INTENT_SECONDS = 120;
 
 /** Largest settings file read: anything bigger is not a hand-written settings file. */
 const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -74,15 +94,27 @@ const SettingsSchema = z.looseObject({
       env: z.record(z.string(), z.union([z.string(), z.null()])).optional(),
     })
     .optional(),
+  review: z
+    .looseObject({
+      intentCheck: z.boolean({ error: "true or false (false: no intent check)" }).optional(),
+      intentSeconds: z
+        .number({ error: `a number of seconds, from 1 to ${MAX_INTENT_SECONDS}` })
+        .min(1, `at least 1 second`)
+        .max(MAX_INTENT_SECONDS, `at most ${MAX_INTENT_SECONDS} seconds`)
+        .optional(),
+    })
+    .optional(),
 });
 type SettingsFile = z.infer<typeof SettingsSchema>;
 
 // Keys that, in tools Pencil is often compared with, switch off or loosen permission checks.
 const MODE_KEY = /mode|^bypass|^dangerous|skip.*permission|^yolo|^trust|additionalDirectories/i;
-const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers", "git"]);
+const KNOWN_TOP = new Set(["permissions", "limits", "sandbox", "$schema", "mcpServers", "git", "review"]);
 const EFFECTS: readonly Effect[] = ["deny", "ask", "allow"];
 /** The keys under `sandbox` (each validated by SettingsSchema). */
 const SANDBOX_KEYS: readonly string[] = ["network", "env"];
+/** The keys under `review`. */
+const REVIEW_KEYS: readonly string[] = ["intentCheck", "intentSeconds"];
 
 /**
  * How far a layer of settings is trusted, as gemini-cli's policy tiers: `user` (your
@@ -118,6 +150,7 @@ export function loadSettings(input: SettingsInput): Settings {
   const mcpRules: McpRule[] = [];
   let mcpServers: unknown;
   let gitCommitButton = false;
+  const review: ReviewSettings = { intentCheck: true, intentSeconds: DEFAULT_INTENT_SECONDS };
   const roots = { workspaceRoot: realPathLoose(input.workspaceRoot).real, home: realPathLoose(home).real };
   // The rules-free policy answers "is this built-in denied?" for the pointless-allow warnings.
   const builtins = compilePolicy({ ...roots, pencilHome: input.pencilHome, rules: [] });
@@ -227,6 +260,9 @@ export function loadSettings(input: SettingsInput): Settings {
     if (narrowOnly) {
       if (settings.git !== undefined)
         warnings.push(`Ignored git in ${file}: only your own settings (${userFile}) can turn on committing.`);
+      // What the review tells the owner is the owner's to change, not the repository's under review.
+      if (settings.review !== undefined)
+        warnings.push(`Ignored review in ${file}: only your own settings (${userFile}) change what the review shows.`);
       if (settings.mcpServers !== undefined) {
         warnings.push(
           `Ignored mcpServers in ${file}: a workspace can only propose MCP servers, in .pencil/mcp.json, and each waits for your approval.`,
@@ -236,6 +272,8 @@ export function loadSettings(input: SettingsInput): Settings {
       if (settings.mcpServers !== undefined) mcpServers = settings.mcpServers;
       const git = settings.git as { commitButton?: unknown } | undefined;
       if (git && typeof git === "object" && git.commitButton === true) gitCommitButton = true;
+      if (settings.review?.intentCheck !== undefined) review.intentCheck = settings.review.intentCheck;
+      if (settings.review?.intentSeconds !== undefined) review.intentSeconds = settings.review.intentSeconds;
     }
   }
   if (limits.commandSeconds > limits.commandSecondsMax) {
@@ -253,6 +291,7 @@ export function loadSettings(input: SettingsInput): Settings {
     files,
     mcpRules,
     gitCommitButton,
+    review,
     ...(mcpServers !== undefined ? { mcpServers } : {}),
   };
 }
@@ -348,6 +387,7 @@ function knownSettings(): string[] {
     ...SANDBOX_KEYS.map((k) => `sandbox.${k}`),
     "mcpServers",
     "git.commitButton",
+    ...REVIEW_KEYS.map((k) => `review.${k}`),
     "telegram.workspaces",
     "$schema",
   ];
@@ -383,6 +423,9 @@ function warnUnknownKeys(settings: SettingsFile, file: string, workspace: boolea
   }
   for (const key of Object.keys(settings.sandbox ?? {})) {
     if (!SANDBOX_KEYS.includes(key)) check(key, `sandbox.${key}`, SANDBOX_KEYS);
+  }
+  for (const key of Object.keys(settings.review ?? {})) {
+    if (!REVIEW_KEYS.includes(key)) check(key, `review.${key}`, REVIEW_KEYS);
   }
 }
 
