@@ -44,8 +44,25 @@ export interface ScriptedCall {
   toolNames: string[];
 }
 
+/**
+ * The answer to a structured-output call (one that asks for JSON, as the intent check does): `json`
+ * is sent JSON-encoded, `text` verbatim (junk, to test the schema check); `error` makes the call
+ * fail with it; `delayMs` waits first (to test a timeout), unless the call is aborted.
+ */
+export interface ScriptedStructured {
+  json?: unknown;
+  text?: string;
+  error?: string;
+  delayMs?: number;
+}
+
 /** Options of a scripted model. */
 export interface ScriptedModelOptions {
+  /**
+   * Answers to structured-output calls, in order, apart from the turns: such a call plays none of the
+   * script's turns, so an intent check after a run leaves the script as it was. Without one left, it fails.
+   */
+  structured?: ScriptedStructured[];
   /** Model name; the label is `scripted:<name>` (default `scripted:demo`). */
   name?: string;
   /** Characters per text delta (default 24). */
@@ -77,11 +94,15 @@ export class ScriptedModel implements LanguageModelV4 {
   readonly supportedUrls = {};
   /** Every call received, in order. */
   readonly calls: ScriptedCall[] = [];
+  /** Every structured-output call received, in order (not in `calls`). */
+  readonly structuredCalls: ScriptedCall[] = [];
   private readonly turns: ScriptedTurn[];
+  private readonly structured: ScriptedStructured[];
   private readonly chunkChars: number;
 
   constructor(turns: ScriptedTurn[], options: ScriptedModelOptions = {}) {
     this.turns = turns;
+    this.structured = options.structured ?? [];
     this.modelId = options.name ?? "demo";
     this.label = `scripted:${this.modelId}`;
     this.chunkChars = Math.max(1, options.chunkChars ?? 24);
@@ -98,6 +119,7 @@ export class ScriptedModel implements LanguageModelV4 {
   }
 
   async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    if (options.responseFormat?.type === "json") return this.answerStructured(options);
     const { reply, turn } = this.play(options);
     const content: LanguageModelV4Content[] = [];
     if (reply.reasoning) content.push({ type: "reasoning", text: reply.reasoning });
@@ -149,6 +171,31 @@ export class ScriptedModel implements LanguageModelV4 {
           controller.close();
         },
       }),
+    };
+  }
+
+  /** Plays the next structured answer; throws when none is left, or when it is an error. */
+  private async answerStructured(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    const index = this.structuredCalls.length;
+    this.structuredCalls.push({
+      prompt: structuredClone(options.prompt),
+      toolNames: (options.tools ?? []).map((t) => t.name),
+    });
+    const answer = this.structured[index];
+    if (answer === undefined)
+      throw new Error(
+        `The scripted model ${this.label} has no structured answer ${index + 1}: its script has ${this.structured.length}.`,
+      );
+    if (answer.delayMs) await sleep(answer.delayMs, options.abortSignal);
+    if (answer.error !== undefined) throw new Error(answer.error);
+    const text = answer.text ?? JSON.stringify(answer.json ?? {});
+    return {
+      content: [{ type: "text", text }],
+      finishReason: { unified: "stop", raw: "stop" },
+      usage: usageOf(options.prompt, { text }),
+      providerMetadata: withModelLabel(undefined, this.label),
+      response: { id: `scripted-structured-${index}`, modelId: this.modelId, timestamp: new Date() },
+      warnings: [],
     };
   }
 
@@ -233,6 +280,22 @@ function usageOf(prompt: LanguageModelV4Prompt, reply: ScriptedReply): LanguageM
     inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
     outputTokens: { total: output, text: output, reasoning: undefined },
   };
+}
+
+/** Waits `ms`, or until `signal` aborts (then throws its reason). */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }
 
 function chunks(text: string, size: number): string[] {

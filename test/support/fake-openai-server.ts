@@ -60,7 +60,14 @@ export interface FakeOpenAIServer {
   /** Origin, e.g. `http://127.0.0.1:43121`; any path ending in `/chat/completions` is served. */
   url: string;
   requests: FakeRequest[];
+  /**
+   * Structured-output requests (a `response_format` asking for JSON, as the intent check sends), kept apart from
+   * `requests` and answered from their own queue, so a check after a run consumes none of the run's replies.
+   */
+  structuredRequests: FakeRequest[];
   enqueue(...replies: FakeReply[]): void;
+  /** Queues answers to structured-output requests; with none queued such a request gets HTTP 400 (no fallback is tried). */
+  enqueueStructured(...replies: FakeReply[]): void;
   /** Replies queued but not consumed yet. */
   pending(): number;
   /** Drops the replies not consumed yet and the requests recorded (one server serves several scripted runs in turn). */
@@ -94,6 +101,8 @@ const TEXT_CHUNK_CHARS = 12;
 export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
   const queue: FakeReply[] = [];
   const requests: FakeRequest[] = [];
+  const structuredQueue: FakeReply[] = [];
+  const structuredRequests: FakeRequest[] = [];
   const sockets = new Set<Socket>();
   let counter = 0;
 
@@ -121,6 +130,15 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       // The model list, as `pencil doctor` asks for it; not recorded as a model request.
       return sendJson(res, 200, { object: "list", data: [{ id: "openai/gpt-oss-120b", object: "model" }] });
     }
+    if (body?.response_format && typeof body.response_format === "object") {
+      structuredRequests.push({ method: req.method ?? "", path, headers: { ...req.headers }, body, raw });
+      const answer = structuredQueue.shift();
+      if (!answer)
+        return sendJson(res, 400, {
+          error: { message: "fake server: no structured answer queued", type: "invalid_request_error" },
+        });
+      return answerWith(answer, body, res);
+    }
     requests.push({ method: req.method ?? "", path, headers: { ...req.headers }, body, raw });
     if (req.method !== "POST" || !path.split("?")[0]!.endsWith("/chat/completions")) {
       return sendJson(res, 404, {
@@ -136,6 +154,10 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
         error: { message: "fake server: no reply queued for this request", type: "server_error" },
       });
     }
+    return answerWith(reply, body, res);
+  }
+
+  async function answerWith(reply: FakeReply, body: any, res: ServerResponse): Promise<void> {
     if (reply.kind === "status") return sendJson(res, reply.status, reply.body);
     if (reply.kind === "hang") return; // the socket stays open until the client aborts or stop() runs
     if (reply.delayMs) await Bun.sleep(reply.delayMs);
@@ -151,11 +173,15 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    structuredRequests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueStructured: (...replies) => void structuredQueue.push(...replies),
     pending: () => queue.length,
     clear: () => {
       queue.length = 0;
       requests.length = 0;
+      structuredQueue.length = 0;
+      structuredRequests.length = 0;
     },
     stop: () =>
       new Promise<void>((resolve) => {

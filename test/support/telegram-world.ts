@@ -2,7 +2,7 @@ import { afterEach } from "bun:test";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Message, Update } from "grammy/types";
-import { ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
+import { ScriptedModel, type ScriptedStructured, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { startTelegramBot, type TelegramBot, type TelegramBotOptions } from "../../modes/telegram/start-bot.ts";
 import {
   callbackUpdate,
@@ -48,8 +48,15 @@ export interface World {
   start(extra?: Partial<TelegramBotOptions>): Promise<TelegramBot>;
 }
 
-/** A workspace, a fake Telegram, and a scripted model playing `turns` across every run of the bot. */
-export function world(turns: ScriptedTurn[], files: Record<string, string> = { "c.txt": "see\n" }): World {
+/**
+ * A workspace, a fake Telegram, and a scripted model playing `turns` across every run of the bot
+ * (and `structured` to the intent checks after them).
+ */
+export function world(
+  turns: ScriptedTurn[],
+  files: Record<string, string> = { "c.txt": "see\n" },
+  structured?: ScriptedStructured[],
+): World {
   const base = realpathSync(tempDir("pencil-tgflow-"));
   const root = join(base, "ws");
   const home = join(base, "home");
@@ -59,7 +66,7 @@ export function world(turns: ScriptedTurn[], files: Record<string, string> = { "
   const fake = startFakeTelegram();
   const entry = track(fake);
   const logs: string[] = [];
-  const model = new ScriptedModel(turns);
+  const model = new ScriptedModel(turns, structured ? { structured } : {});
   const pencilHome = join(home, ".pencil");
   return {
     fake,
