@@ -32,6 +32,8 @@ export type SessionEvent =
       context: ContextMeter /** Dollars, when the provider reported the step's price. */;
       cost?: number;
     }
+  /** A model call outside the tool loop (the intent check): counted in the run's tokens and cost, shown as no step. */
+  | { type: "model-call"; purpose: string; model: string; usage: TokenUsage; cost?: number }
   | { type: "compacted"; results: number; chars: number }
   | { type: "model-fallback"; from: string; to: string; reason: string }
   | { type: "error"; message: string }

@@ -1,4 +1,5 @@
 import { flagAfterInstructions, ReadFindings } from "./read-findings.ts";
+import { checkIntent } from "./intent-check.ts";
 import { modelMessageSchema, type LanguageModel, type ModelMessage, type UserContent } from "ai";
 import { z } from "zod";
 import { readFileSync, statSync } from "node:fs";
@@ -460,6 +461,9 @@ export class AgentRun {
     else if (keep && this.changeset?.revises) changeset.revises = this.changeset.revises;
     if (this.session) changeset.session = this.session.id;
     if (goal !== this.goal) changeset.sessionGoal = this.goal;
+    // The intent opinion of exactly this content and goal is kept: the model is never asked twice about it.
+    const opinion = this.changeset?.intent;
+    if (opinion && opinion.digest === changeset.digest && opinion.goal === changeset.goal) changeset.intent = opinion;
     this.runtime.store.save(changeset);
     this.runtime.store.saveConversation(changeset.id, this.messages);
     return changeset;
@@ -586,9 +590,47 @@ export class AgentRun {
     );
     this.changeset = this.snapshot(revises);
     this.continuesPending = this.changeset !== null;
+    await this.checkIntent(hooks);
     this.lastRun = this.runRecord(startedAt, commandsBefore);
     const record = this.lastRun;
     this.trySave(() => this.session?.finishRun(this.changeset?.id ?? null, record));
+  }
+
+  /**
+   * The intent check (review.intentCheck): one structured call asking the chat model whether
+   * the new changeset's diff does what its goal asked, waited for review.intentSeconds at
+   * most, before any front end shows the review. Its opinion (or why there is none) is saved
+   * with the changeset, so every later view shows the same line without a second call.
+   */
+  private async checkIntent(hooks: RunHooks): Promise<void> {
+    const cs = this.changeset;
+    const settings = this.runtime.settings.review;
+    if (!cs || cs.intent || !settings.intentCheck || hooks.signal?.aborted) return;
+    const { opinion, usage } = await checkIntent({
+      changeset: cs,
+      model: this.models.model,
+      label: this.models.current(),
+      timeoutMs: settings.intentSeconds * 1000,
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
+    });
+    if (usage)
+      hooks.emit({
+        type: "model-call",
+        purpose: "intent check",
+        model: usage.model,
+        usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+        ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
+      });
+    cs.intent = opinion;
+    try {
+      // Only onto the same content: a record decided or replaced meanwhile is left as it is.
+      const stored = this.runtime.store.load(cs.id);
+      if (stored.digest !== cs.digest || stored.status !== "pending") return;
+      stored.intent = opinion;
+      this.runtime.store.save(stored);
+    } catch {
+      // An unreadable record is reported by the review that reads it; the opinion is still shown from memory.
+    }
   }
 
   /**

@@ -76,13 +76,13 @@ export function formatDollars(dollars: number): string {
         .replace(/\.$/, "")}`;
 }
 
-/** Tokens per model of one run, counted from its step-end events. */
+/** Tokens per model of one run, counted from its step-end events and its model calls outside the loop (the intent check). */
 export class RunMeter {
   readonly usage: UsageByModel = {};
 
   /** Feed it every event of the run. */
   readonly sink = (event: SessionEvent): void => {
-    if (event.type !== "step-end") return;
+    if (event.type !== "step-end" && event.type !== "model-call") return;
     const u = (this.usage[event.model] ??= { inputTokens: 0, outputTokens: 0 });
     addUsage(u, {
       ...event.usage,

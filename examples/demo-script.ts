@@ -1,8 +1,11 @@
-import type { ScriptedTurn } from "../ai/scripted-model.ts";
+import type { ScriptedStructured, ScriptedTurn } from "../ai/scripted-model.ts";
 
 /** The goal the demo's scripted agent works on. */
 export const DEMO_GOAL =
   "Add a maxLength option to slugify that cuts on a word boundary, document it in the README, and add a test.";
+
+/** The scripted model's answer to the intent check of the demo's changeset (it does what the goal asks). */
+export const DEMO_INTENT: ScriptedStructured[] = [{ json: { verdict: "matches", what: "" } }];
 
 const DONE: ScriptedTurn = {
   text: "Done. slugify now takes `{ maxLength }` and cuts at the last whole word that fits (a single long word is cut hard). The README documents the option, and test/slugify-max-length.test.ts covers the three cases. All three changes are staged for your review.",

@@ -2,6 +2,7 @@ import pc from "picocolors";
 import type { Changeset, FileChange } from "../core/staging/changeset.ts";
 import type { ChangeFlag } from "../core/staging/flags.ts";
 import { commandRecordLine } from "../core/staging/command-record.ts";
+import { intentLine, intentWarns } from "./intent-line.ts";
 import { visible } from "./visible-text.ts";
 import { wrapText } from "./wrap.ts";
 
@@ -141,6 +142,8 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
         c.dim(` (${call.decision}, by ${call.by})`),
     );
   lines.push(...instructionLines(cs, c));
+  // The model's opinion of the diff against the goal: one line, said to be an opinion; it decides nothing.
+  if (cs.intent) lines.push((intentWarns(cs.intent) ? c.yellow : c.dim)(visible(intentLine(cs.intent))));
   const text = lines.join("\n");
   return (options.width ? wrapText(text, options.width, " ".repeat(9)) : text) + "\n";
 }

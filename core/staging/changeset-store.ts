@@ -203,6 +203,15 @@ const SavedShape = z.looseObject({
     .optional(),
 });
 
+/** A saved intent opinion; one of another shape is dropped on load (it is an opinion, and nothing is decided by it). */
+const IntentShape = z.object({
+  verdict: z.enum(["matches", "more", "less", "unchecked"]),
+  detail: z.string(),
+  model: z.string(),
+  digest: z.string(),
+  goal: z.string(),
+});
+
 /**
  * Parses a saved changeset and checks it before use: its shape, each file's content
  * against its hash, the before-image against the base hash, and every digest recomputed
@@ -241,7 +250,9 @@ export function deserialize(text: string, source = "changeset"): Changeset {
     return { ...rest, after, ...(before ? { before } : {}) };
   });
   if (changesetDigest(files) !== raw.digest) throw damaged("its digest does not match its files");
-  return { ...raw, files };
+  const { intent, ...rest } = raw;
+  const opinion = intent === undefined ? undefined : IntentShape.safeParse(intent);
+  return { ...rest, ...(opinion?.success ? { intent: opinion.data } : {}), files };
 }
 
 function toBase64(bytes: Uint8Array): string {

@@ -91,6 +91,25 @@ export interface Changeset {
     within?: string;
     at: number;
   }[];
+  /** The chat model's opinion of whether the diff does what the goal asked (`intent`); it tells, it never decides. */
+  intent?: IntentOpinion;
+}
+
+/**
+ * The chat model's opinion of a changeset against its goal: `matches`, `more` (the diff does
+ * more than asked) or `less` (less than asked), or `unchecked` when there is no opinion (the
+ * call failed, timed out or answered junk). Recorded with the changeset, so every view shows
+ * the same words without asking again.
+ */
+export interface IntentOpinion {
+  verdict: "matches" | "more" | "less" | "unchecked";
+  /** For `more` and `less`, what more or less, in the model's words; for `unchecked`, why there is no opinion. */
+  detail: string;
+  /** The label of the model asked (`groq:…`, `scripted:demo`). */
+  model: string;
+  /** The changeset digest and the goal it was asked about: the same pair is never asked about twice. */
+  digest: string;
+  goal: string;
 }
 
 /** Inputs for building a changeset from what a run staged. */

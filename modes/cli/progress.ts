@@ -159,6 +159,11 @@ export class ProgressView {
         if (this.contextChanged(event.model, event.context))
           this.line(c.dim(`  · ${formatContext(event.context)} · ${event.model}`));
         break;
+      case "model-call":
+        // The intent check after the run: its tokens count in the closing line, as its cost does.
+        this.totals.inputTokens += event.usage.inputTokens;
+        this.totals.outputTokens += event.usage.outputTokens;
+        break;
       case "compacted":
         this.line(
           c.dim(

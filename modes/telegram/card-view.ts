@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import type { Changeset } from "../../core/staging/changeset.ts";
 import { renderFileDiff } from "../../render/diff-view.ts";
+import { intentLine, intentWarns } from "../../render/intent-line.ts";
 import { summarizeChangeset, type FileSummary } from "../../render/summary.ts";
 import { shortPath } from "./diff-delivery.ts";
 import { escapeHtml, htmlToPlain } from "./html.ts";
@@ -89,6 +90,9 @@ function header(card: ReviewCard, cs: Changeset | null): string {
     lines.push(
       `⚠️ <b>after-instructions</b>: read ${escapeHtml(f.source.slice(0, 200))}${f.kind === "hidden" ? " (hidden text)" : ""}: “${escapeHtml(f.quote.slice(0, 160))}”`,
     );
+  // The model's opinion of the diff against the goal, recorded with the changeset: the same line as the terminal's.
+  if (cs.intent)
+    lines.push(`${intentWarns(cs.intent) ? "⚠️" : "🧭"} <i>${escapeHtml(intentLine(cs.intent).slice(0, 500))}</i>`);
   return lines.join("\n") + "\n";
 }
 

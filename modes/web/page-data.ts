@@ -3,6 +3,7 @@ import { fileHunks } from "../../core/staging/file-hunks.ts";
 import { hunkLabel } from "../../core/staging/hunks.ts";
 import { splitLines } from "../../core/staging/line-diff.ts";
 import { decodeText, revealText } from "../../core/text.ts";
+import { intentLine, intentWarns } from "../../render/intent-line.ts";
 import { summarizeChangeset } from "../../render/summary.ts";
 import { escapeChar, UNSAFE } from "../../render/visible-text.ts";
 import { hunkWordMarks, type WordMarks } from "../../render/word-marks.ts";
@@ -65,6 +66,8 @@ export function pageSummary(cs: Changeset) {
       within: f.within ?? null,
       quote: f.quote,
     })),
+    // The model's opinion of the diff against the goal, as the terminal and the card word it.
+    intent: cs.intent ? { line: intentLine(cs.intent), warns: intentWarns(cs.intent) } : null,
     totals: summary.totals,
     files: summary.files.map((f, i) => ({ ...f, index: i, digest: cs.files[i]!.digest })),
   };

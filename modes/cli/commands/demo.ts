@@ -8,7 +8,7 @@ import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { openGit } from "../../../core/git/run-git.ts";
 import { renderFileDiff } from "../../../render/diff-view.ts";
 import { formatSummary } from "../../../render/summary.ts";
-import { DEMO_GOAL, DEMO_SCRIPT } from "../../../examples/demo-script.ts";
+import { DEMO_GOAL, DEMO_INTENT, DEMO_SCRIPT } from "../../../examples/demo-script.ts";
 import { copyDemoWorkspace } from "../../../examples/demo-workspace.ts";
 import { hint, type CliIO } from "../io.ts";
 import type { CommandContext } from "../command-context.ts";
@@ -60,7 +60,7 @@ async function demo(ctx: CommandContext, base: string): Promise<{ code: number; 
 
   io.out(`${c.bold("Pencil demo")} — a scripted agent on a copy of examples/demo at ${workspace}\n`);
   io.out(`${c.dim("goal:")} ${DEMO_GOAL}\n\n`);
-  const model = new ScriptedModel(DEMO_SCRIPT, { name: "demo", chunkChars: 12 });
+  const model = new ScriptedModel(DEMO_SCRIPT, { name: "demo", chunkChars: 12, structured: DEMO_INTENT });
   const { run, hooks } = await runWithProgress(io, runtime, "agent", DEMO_GOAL, {
     models: { model, labels: [model.label], current: () => model.label, contextWindow: 8192 },
   });

@@ -1,6 +1,7 @@
 import { hint } from "../io.ts";
 import { wrapText } from "../../../render/wrap.ts";
 import { commandRecordLine } from "../../../core/staging/command-record.ts";
+import { intentLine } from "../../../render/intent-line.ts";
 import { visible } from "../../../render/visible-text.ts";
 import type { CommandContext } from "../command-context.ts";
 import { processAlive } from "../../../core/process-alive.ts";
@@ -26,6 +27,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     // Made by `pencil demo` on a temporary copy of examples/demo.
     demo: cs.demo === true,
     sessionGoal: cs.sessionGoal ?? null,
+    // The model's opinion recorded with the changeset (review.intentCheck), worded as the review shows it.
+    intent: cs.intent ? intentLine(cs.intent) : null,
     // A conflicted file was approved but never written: it says conflict, not approved, until it is decided again.
     files: cs.files.map((f) => ({
       path: f.path,
@@ -56,6 +59,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.out(
       `${wrapText(`  ${row.goal.split("\n", 1)[0]!.slice(0, 200)}`, io.columns, "  ")}${row.session ? c.dim(`  (session ${row.session})`) : ""}\n`,
     );
+    if (row.intent) io.out(`${c.dim(wrapText(`  ${visible(row.intent)}`, io.columns, "    "))}\n`);
     for (const f of row.files) {
       io.out(
         `  ${c.dim("·")} ${f.path} ${c.green(`+${f.added}`)} ${c.red(`-${f.removed}`)}${f.decision ? ` ${f.decision === "conflict" ? c.red(f.decision) : c.dim(f.decision)}` : ""}${f.models.length ? ` ${c.dim(f.models.join(", "))}` : ""}\n`,

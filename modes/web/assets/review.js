@@ -68,9 +68,20 @@ function renderAll() {
       ),
     );
   const warnings = summary.instructions || [];
+  // The model's opinion of the diff against the goal: one line, recorded with the changeset.
+  const opinion = summary.intent
+    ? [
+        el(
+          "span",
+          { id: "intent-opinion", class: summary.intent.warns ? "opinion warns" : "opinion" },
+          summary.intent.line,
+        ),
+      ]
+    : [];
   document
     .getElementById("intent")
     .replaceChildren(
+      ...opinion,
       ...warnings.map((w) =>
         el(
           "span",

@@ -41,6 +41,12 @@ async function saved(after: ReturnType<typeof textReply>[] = []) {
     textReply("Staged."),
     ...after,
   );
+  // The intent check's answer, recorded with the changeset; the page shows it without asking again.
+  groq.enqueueStructured(
+    textReply(
+      JSON.stringify({ verdict: "more than asked", what: "also creates logo.png, which the goal does not mention" }),
+    ),
+  );
   const run = await runCli(["agent", "raise the numbers", "-w", workspace], { cwd: workspace, env });
   expect(run.code).toBe(3);
   const id = run.stdout.match(/review (\d{8}-\d{6}-[0-9a-f]{6})/)![1]!;
@@ -67,6 +73,12 @@ describe.skipIf(!HAVE_CHROMIUM)("review --web in headless Chromium (needs /usr/b
       await page.goto(review.url);
       await page.locator("nav#files li").first().waitFor();
       expect(new URL(page.url()).search).toBe("");
+      // The model's opinion of the diff against the goal, one line, worded as in the terminal; not asked again.
+      expect(await page.locator("#intent-opinion").textContent()).toBe(
+        "Model's view of intent: more than asked — also creates logo.png, which the goal does not mention (groq:openai/gpt-oss-120b)",
+      );
+      expect(await page.locator("#intent-opinion.warns").count()).toBe(1);
+      expect(w.groq.structuredRequests).toHaveLength(1);
       // The token was used by the browser: it does not open the review a second time.
       expect((await fetch(review.url, { redirect: "manual" })).status).toBe(403);
       // With the page's cookie but another Host (DNS rebinding), still 403.
