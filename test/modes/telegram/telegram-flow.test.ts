@@ -280,10 +280,15 @@ describe("telegram bot: the owner's full flow", () => {
   test("long paths: every card is sized to fit one message, and its outcome too", async () => {
     const deep = "very-long-directory-name-".repeat(7);
     const names = Array.from({ length: 40 }, (_, i) => `${deep}/${"n".repeat(20)}${String(i).padStart(2, "0")}.txt`);
-    const w = world([
-      { toolCalls: names.map((path) => ({ name: "create_file", input: { path, content: "x\n" } })) },
-      { text: "made 40" },
-    ]);
+    const w = world(
+      [
+        { toolCalls: names.map((path) => ({ name: "create_file", input: { path, content: "x\n" } })) },
+        { text: "made 40" },
+      ],
+      undefined,
+      // The intent line is part of every card's header: sized in like the rest.
+      [{ json: { verdict: "matches", what: "" } }],
+    );
     await w.start();
     const { fake, root } = w;
     say(fake, "/agent make 40 deep files");
