@@ -2,8 +2,10 @@ import { generateText, NoObjectGeneratedError, Output, type LanguageModel } from
 import { z } from "zod";
 import { describeFailure } from "../ai/failure.ts";
 import { modelLabelOf, reportedCostOf } from "../ai/model-label.ts";
-import type { Changeset, IntentOpinion } from "../core/staging/changeset.ts";
-import { renderFileDiff } from "../render/diff-view.ts";
+import type { Changeset, FileChange, IntentOpinion } from "../core/staging/changeset.ts";
+import { fileHunks } from "../core/staging/file-hunks.ts";
+import { hunkLabel } from "../core/staging/hunks.ts";
+import { decodeText } from "../core/text.ts";
 
 /** What the model must answer, checked before anything of it is shown. */
 export const IntentAnswerSchema = z.object({
@@ -25,8 +27,10 @@ export const IntentAnswerSchema = z.object({
  * keeps the one call cheap. What does not fit is named in the prompt, never dropped unsaid.
  */
 export const INTENT_DIFF_CHARS = 24_000;
-/** Lines of one file's diff rendered before the character budget is applied. */
+/** Lines of one file's diff given before the character budget is applied; the rest are counted. */
 const FILE_DIFF_LINES = 800;
+/** Characters of one diff line given (a minified line says no more past this). */
+const LINE_CHARS = 400;
 /** Files left out of the diff that the prompt names one by one; the rest are counted. */
 const LEFT_OUT_NAMED = 40;
 /** The longest `what` shown: one line of the summary. */
@@ -153,7 +157,7 @@ export function intentPrompt(cs: Changeset, budget: number): string {
       leftOut.push(`${file.path} (${file.kind}, ${counts})`);
       continue;
     }
-    const text = renderFileDiff(file, { color: false, lineNumbers: false, width: 400, maxLines: FILE_DIFF_LINES }).text;
+    const text = fileDiffText(file);
     if (text.length <= left) {
       parts.push(text);
       left -= text.length + 1;
@@ -196,6 +200,45 @@ export function intentPrompt(cs: Changeset, budget: number): string {
     );
   }
   return lines.join("\n");
+}
+
+/** One file's change as a unified diff for the model: a header, then its hunks (or its lines, created or deleted). */
+function fileDiffText(file: FileChange): string {
+  const counts = file.binary ? "binary" : `+${file.added} -${file.removed}`;
+  const head = [`--- ${file.path} (${file.kind}, ${counts})`];
+  if (file.after && file.base.mode !== null && file.base.mode !== file.after.mode)
+    head.push(`mode ${(file.base.mode & 0o7777).toString(8)} → ${(file.after.mode & 0o7777).toString(8)}`);
+  const text = (bytes: Uint8Array | undefined) => (bytes ? (decodeText(bytes)?.text ?? null) : null);
+  let body: string[];
+  if (file.binary)
+    body = [`binary content: ${file.base.exists ? file.base.size : 0} → ${file.after?.bytes.length ?? 0} bytes`];
+  else if (file.kind === "create") body = signed(text(file.after?.bytes) ?? "", "+");
+  else if (file.kind === "delete") {
+    const before = text(file.before);
+    body = before === null ? ["(deleted; its content is not known)"] : signed(before, "-");
+  } else {
+    const hunks = fileHunks(file);
+    body = hunks
+      ? hunks.flatMap((h) => [hunkLabel(h), ...h.lines])
+      : [
+          "before:",
+          ...signed(text(file.before) ?? "(not known)", "-"),
+          "after:",
+          ...signed(text(file.after?.bytes) ?? "", "+"),
+        ];
+  }
+  const shown = body
+    .slice(0, FILE_DIFF_LINES)
+    .map((line) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}…` : line));
+  if (body.length > FILE_DIFF_LINES) shown.push(`[… ${body.length - FILE_DIFF_LINES} more lines of this file]`);
+  return [...head, ...shown].join("\n");
+}
+
+/** A text's lines, each after `sign`. */
+function signed(text: string, sign: string): string[] {
+  const lines = text.split(/\r?\n/);
+  if (lines.at(-1) === "") lines.pop();
+  return lines.map((line) => sign + line);
 }
 
 function usageOf(
