@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vectorText } from "../brain/note-rows.ts";
 import { PgliteStore } from "../brain/pglite-store.ts";
-import { median, ms, timeRuns, verdict } from "./stats.ts";
+import { median, ms, target, timeRuns } from "./stats.ts";
 
 const N = Number(process.env.BRAIN_BENCH_N ?? 20_000);
 const D = 1536;
@@ -144,19 +144,47 @@ const bare = await timeRuns(QUERIES, () => db.query("select 1"));
 const size = (await db.query<{ b: string }>("select pg_total_relation_size('brain_notes') as b")).rows[0]!.b;
 const perThousand = (Number(size) / (N + 30)) * 1000;
 
+const textInsert = { name: "vectors as text in a multi-row INSERT", value: median(beforeRates) };
 console.log(
-  `bulk insert (insertMany, binary COPY, ${BATCH} a batch): median ${Math.round(rowsPerSecond)} notes/s (rows + full-text index; ${ms(insertMs)} in all); baseline, vectors as text in a multi-row INSERT (${BEFORE_N.toLocaleString("en")} notes): median ${Math.round(median(beforeRates))} notes/s; then HNSW build ${(indexMs / 1000).toFixed(1)} s → ${Math.round(withIndexPerSecond)} notes/s overall — target ≥ 500 notes/s: ${verdict(rowsPerSecond >= 500)} (rows), ${verdict(withIndexPerSecond >= 500)} (with index)`,
+  `bulk insert (insertMany, binary COPY, ${BATCH} a batch): median ${Math.round(rowsPerSecond)} notes/s (rows + full-text index; ${ms(insertMs)} in all); baseline, vectors as text in a multi-row INSERT (${BEFORE_N.toLocaleString("en")} notes): median ${Math.round(median(beforeRates))} notes/s; then HNSW build ${(indexMs / 1000).toFixed(1)} s → ${Math.round(withIndexPerSecond)} notes/s overall`,
 );
+target({
+  name: "bulk insert, rows (notes a second)",
+  value: rowsPerSecond,
+  unit: "/s",
+  min: 500,
+  baseline: textInsert,
+});
+target({
+  name: "bulk insert with the HNSW build (notes a second)",
+  value: withIndexPerSecond,
+  unit: "/s",
+  min: 500,
+  baseline: textInsert,
+});
 console.log(`one note into the full index (a dump): median ${ms(median(single))}`);
 console.log(
-  `top-8 vector query (HNSW): median ${ms(median(hnswTimes))} — target ≤ 30 ms: ${verdict(median(hnswTimes) <= 30)}; baseline exact scan median ${ms(median(exactTimes))}, bare query ${ms(median(bare))}`,
+  `top-8 vector query (HNSW): median ${ms(median(hnswTimes))}; baseline exact scan median ${ms(median(exactTimes))}, bare query ${ms(median(bare))}`,
 );
+target({
+  name: `top-8 vector query (HNSW), ${N.toLocaleString("en")} notes`,
+  value: median(hnswTimes),
+  unit: "ms",
+  max: 30,
+  baseline: { name: "exact scan", value: median(exactTimes) },
+});
 console.log(
-  `recall@8 against exact search: ${recall.toFixed(3)} — target ≥ 0.95: ${verdict(recall >= 0.95)} (with hnsw.ef_search = 100: ${recallOf(hnsw100.results).toFixed(3)}, median ${ms(median(hnsw100.times))})`,
+  `recall@8 against exact search: ${recall.toFixed(3)} (with hnsw.ef_search = 100: ${recallOf(hnsw100.results).toFixed(3)}, median ${ms(median(hnsw100.times))})`,
 );
-console.log(
-  `full-text query (search_notes): median ${ms(median(textTimes))} — target ≤ 20 ms: ${verdict(median(textTimes) <= 20)}; baseline bare query ${ms(median(bare))}`,
-);
+target({ name: "recall@8 against exact search", value: recall, unit: "share", min: 0.95 });
+console.log(`full-text query (search_notes): median ${ms(median(textTimes))}; baseline bare query ${ms(median(bare))}`);
+target({
+  name: "full-text query (search_notes)",
+  value: median(textTimes),
+  unit: "ms",
+  max: 20,
+  baseline: { name: "a bare query", value: median(bare) },
+});
 console.log(
   `size: ${(Number(size) / 1024 / 1024).toFixed(1)} MB for ${N.toLocaleString("en")} notes = ${(perThousand / 1024 / 1024).toFixed(2)} MB per 1,000 notes (table, vectors, HNSW and full-text indexes)`,
 );
@@ -199,15 +227,22 @@ try {
   const floor = join(home, "open-only.ts");
   await Bun.write(
     floor,
-    `import { PgliteStore } from ${JSON.stringify(join(import.meta.dir, "..", "modes", "brain", "pglite-store.ts"))};\nawait (await PgliteStore.open(${JSON.stringify(join(home, "brain"))})).close();\n`,
+    `import { PgliteStore } from ${JSON.stringify(join(import.meta.dir, "..", "brain", "pglite-store.ts"))};\nawait (await PgliteStore.open(${JSON.stringify(join(home, "brain"))})).close();\n`,
   );
   const floorTimes = await timeRuns(10, spawn([floor]));
   const pgliteOpen = await timeRuns(5, async () => (await PgliteStore.open(join(home, "brain"))).close());
   console.log(
-    `brain ask, process start → retrieved notes (1,000 notes, no model): median ${ms(median(askTimes))} — target ≤ 300 ms: ${verdict(median(askTimes) <= 300)}; ` +
+    `brain ask, process start → retrieved notes (1,000 notes, no model): median ${ms(median(askTimes))}; ` +
       `${before ? `before (${before}): ${ms(median(beforeTimes))}; ` : ""}` +
       `baselines: bare bun ${ms(median(bunTimes))}, pencil --help ${ms(median(helpTimes))}, a process that only opens and closes the PGlite database ${ms(median(floorTimes))}, opening it in a warm process ${ms(median(pgliteOpen))}`,
   );
+  target({
+    name: "brain ask, process start → retrieved notes (1,000 notes)",
+    value: median(askTimes),
+    unit: "ms",
+    max: 300,
+    baseline: { name: "a process that only opens the database", value: median(floorTimes) },
+  });
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

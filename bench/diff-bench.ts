@@ -8,7 +8,7 @@ import { diffLines, structuredPatch } from "diff";
 import type { FileChange } from "../core/staging/changeset.ts";
 import { sha256 } from "../core/hash.ts";
 import { renderFileDiff } from "../render/diff-view.ts";
-import { median, time } from "./stats.ts";
+import { check, interleaved, median, target, timeRuns } from "./stats.ts";
 
 const RUNS = 7;
 const TARGET_MS = 100;
@@ -38,19 +38,6 @@ function modify(before: string, after: string): FileChange {
   };
 }
 
-function medianOf(fn: () => void): number {
-  fn(); // warm-up, not counted
-  return median(Array.from({ length: RUNS }, () => time(fn)));
-}
-
-/** Medians of several functions run round-robin, so a noisy machine slows them all alike. */
-function mediansInterleaved(fns: (() => void)[]): number[] {
-  for (const fn of fns) fn(); // warm-up, not counted
-  const samples = fns.map((): number[] => []);
-  for (let r = 0; r < RUNS; r++) for (const [i, fn] of fns.entries()) samples[i]!.push(time(fn));
-  return samples.map(median);
-}
-
 // 10,000 code-like lines; 200 edits spread evenly (a third replaced, a third inserted, a third deleted).
 const baseLines = Array.from(
   { length: 10_000 },
@@ -68,11 +55,17 @@ const after = editedLines.join("\n") + "\n";
 const change = modify(before, after);
 
 let rendered = renderFileDiff(change, { color: true, timeoutMs: TIMEOUT_MS });
-const [renderMs, diffLinesMs, structuredMs] = mediansInterleaved([
-  () => void (rendered = renderFileDiff(change, { color: true, timeoutMs: TIMEOUT_MS })),
-  () => void diffLines(before, after),
-  () => void structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 }),
-]) as [number, number, number];
+// Round-robin, so a noisy machine slows them all alike.
+const samples = await interleaved(RUNS, {
+  render: () => void (rendered = renderFileDiff(change, { color: true, timeoutMs: TIMEOUT_MS })),
+  diffLines: () => void diffLines(before, after),
+  structured: () => void structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 }),
+});
+const [renderMs, diffLinesMs, structuredMs] = [
+  median(samples.render),
+  median(samples.diffLines),
+  median(samples.structured),
+];
 const hunks = rendered.text.split("\n").filter((l) => l.includes("@@ -")).length;
 
 console.log(
@@ -96,14 +89,12 @@ const cases: [string, FileChange][] = [
   ["20,000 repetitive lines, shifted and sprinkled", modify(repetitive, shifted)],
 ];
 
-let pathologicalOk = true;
+const pathological: { name: string; ms: number; fallback: boolean }[] = [];
 for (const [name, c] of cases) {
   let view = renderFileDiff(c, { color: true, timeoutMs: TIMEOUT_MS });
-  const ms = medianOf(() => {
-    view = renderFileDiff(c, { color: true, timeoutMs: TIMEOUT_MS });
-  });
-  const bounded = ms <= PATHOLOGICAL_BOUND_MS;
-  pathologicalOk &&= bounded;
+  const render = () => void (view = renderFileDiff(c, { color: true, timeoutMs: TIMEOUT_MS }));
+  const ms = median(await timeRuns(RUNS, render, 1));
+  pathological.push({ name, ms, fallback: view.fallback });
   console.log(
     `${name}: median ${ms.toFixed(1)} ms (bound ${PATHOLOGICAL_BOUND_MS} ms), fallback ${view.fallback}, ${view.text.length.toLocaleString("en-US")} chars`,
   );
@@ -111,8 +102,18 @@ for (const [name, c] of cases) {
 const randomFallback = renderFileDiff(cases[0]![1], { color: false, timeoutMs: TIMEOUT_MS }).fallback;
 
 console.log("");
-console.log(
-  `target render ≤ ${TARGET_MS} ms: ${renderMs <= TARGET_MS ? "met" : "NOT met"} (${renderMs.toFixed(1)} ms)`,
+target({
+  name: "render 10,000 lines with 200 edits",
+  value: renderMs,
+  unit: "ms",
+  max: TARGET_MS,
+  baseline: { name: "diffLines alone", value: diffLinesMs },
+});
+for (const p of pathological)
+  target({ name: `render ${p.name} (bounded: never hangs)`, value: p.ms, unit: "ms", max: PATHOLOGICAL_BOUND_MS });
+check(
+  "20,000 random lines vs 20,000 others falls back to the plain view",
+  randomFallback,
+  `fallback ${randomFallback}`,
+  "fallback true",
 );
-console.log(`pathological renders bounded (≤ ${PATHOLOGICAL_BOUND_MS} ms): ${pathologicalOk ? "met" : "NOT met"}`);
-console.log(`random-vs-random falls back: ${randomFallback ? "met" : "NOT met"}`);

@@ -6,7 +6,7 @@
 import { applyPatch, createPatch } from "diff";
 import { answerBudgetFor, fitAnswer } from "../core/answer-budget.ts";
 import { applyHunks, parseApplyPatch, type PatchHunk, type PatchOp } from "../tools/edit/patch-format.ts";
-import { median, ms, timeRuns, verdict } from "./stats.ts";
+import { median, ms, target, timeRuns } from "./stats.ts";
 
 const RUNS = 50;
 
@@ -26,17 +26,18 @@ const cases: [string, string][] = [
   ["run_command", output],
 ];
 console.log(`answer budget: ${budget.toLocaleString("en-US")} characters for a 131,072-token window`);
-let budgetOk = true;
 for (const [tool, text] of cases) {
   const mb = (text.length / 1_000_000).toFixed(2);
   const check = median(await timeRuns(RUNS, () => fitAnswer(tool, text, budget)));
   const slice = median(await timeRuns(RUNS, () => text.slice(0, budget)));
-  budgetOk &&= check <= 1;
-  console.log(
-    `budget check, ${tool} answer of ${mb} MB: median ${check.toFixed(3)} ms (a bare slice: ${slice.toFixed(3)} ms)`,
-  );
+  target({
+    name: `answer budget check, a ${mb} MB ${tool} answer`,
+    value: check,
+    unit: "ms",
+    max: 1,
+    baseline: { name: "a bare slice", value: slice },
+  });
 }
-console.log(`target ≤ 1 ms for a 1 MB answer: ${verdict(budgetOk)}`);
 
 // 50 hunks spread over a 10,000-line file, each with three lines of context.
 const lines = Array.from({ length: 10_000 }, (_, i) => `  line ${i + 1}: value = ${i * 7};`);
@@ -61,5 +62,10 @@ const theirs = median(await timeRuns(RUNS, () => applyPatch(file, unified)));
 console.log(
   `apply_patch, 50 hunks on a 10,000-line file (parse and apply): median ${ms(ours)}; the diff package applying the same unified diff: ${ms(theirs)} (ratio ${(ours / theirs).toFixed(2)}×)`,
 );
-console.log(`target ≤ 20 ms: ${verdict(ours <= 20)}`);
-process.exit(budgetOk && ours <= 20 ? 0 : 1);
+target({
+  name: "apply_patch, 50 hunks on a 10,000-line file",
+  value: ours,
+  unit: "ms",
+  max: 20,
+  baseline: { name: "the diff package's applyPatch", value: theirs },
+});

@@ -2,7 +2,7 @@
 // (no finding) and the same with an injection every 64 KB, against a bare scan of the same
 // text for one fixed string (indexOf) measured in the same run. Target: ≥ 50 MB/s.
 import { scanForInstructions } from "../core/staging/instruction-scan.ts";
-import { median, time, verdict } from "./stats.ts";
+import { median, target, timeSync } from "./stats.ts";
 
 const RUNS = 5;
 const TARGET_MBS = 50;
@@ -22,7 +22,7 @@ for (let at = 0; at < clean.length; at += poisonEvery)
 const mb = (s: string) => Buffer.byteLength(s) / (1024 * 1024);
 const rate = (text: string, fn: (t: string) => unknown) => {
   fn(text);
-  const t = median(Array.from({ length: RUNS }, () => time(() => fn(text))));
+  const t = median(timeSync(RUNS, () => fn(text)));
   return mb(text) / (t / 1000);
 };
 
@@ -34,4 +34,12 @@ console.log(
   `  clean     median ${cleanRate.toFixed(0)} MB/s  (${(cleanRate / baseline).toFixed(3)}× indexOf's ${baseline.toFixed(0)} MB/s)`,
 );
 console.log(`  poisoned  median ${poisonedRate.toFixed(0)} MB/s  (a finding every 64 KB; the first 5 are kept)`);
-console.log(`  target: ≥ ${TARGET_MBS} MB/s — ${verdict(Math.min(cleanRate, poisonedRate) >= TARGET_MBS)}`);
+const indexOf = { name: "indexOf of one string", value: baseline };
+target({ name: "instruction scan, 16 MB clean", value: cleanRate, unit: "MB/s", min: TARGET_MBS, baseline: indexOf });
+target({
+  name: "instruction scan, 16 MB, an injection every 64 KB",
+  value: poisonedRate,
+  unit: "MB/s",
+  min: TARGET_MBS,
+  baseline: indexOf,
+});

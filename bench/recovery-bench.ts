@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FINISH_MODES, type FinishVerdict, replayFinish } from "./finish-modes.ts";
 import { MODES, replay } from "./recovery-modes.ts";
+import { finish, target } from "./stats.ts";
 
 /** The last commit before Pencil's first recovery work: the "before" column of the recovery modes. */
 const DEFAULT_BASELINE = "e7ebf66";
@@ -56,12 +57,13 @@ const line = (label: string, results: { verdict: FinishVerdict }[]) =>
   `${label}: ${count(results, "correct")} correct, ${count(results, "recoverable")} recoverable, ${count(results, "generic")} generic, ${count(results, "wrong")} wrong (of ${results.length})`;
 
 function table(
+  name: string,
   title: string,
   modes: { id: string; item: number | string }[],
   ref: string,
   before: { verdict: FinishVerdict }[] | null,
   after: { verdict: FinishVerdict }[],
-): boolean {
+): void {
   console.log(title);
   console.log(`${"mode".padEnd(34)} ${"item".padEnd(5)} ${"before".padEnd(8)} after`);
   modes.forEach((mode, i) =>
@@ -71,12 +73,20 @@ function table(
   );
   if (before) console.log(line(`before (${ref})`, before));
   console.log(line("after", after));
-  return count(after, "generic") === 0 && count(after, "wrong") === 0;
+  const stuck = (results: { verdict: FinishVerdict }[]) => count(results, "generic") + count(results, "wrong");
+  target({
+    name: `${name}: modes ending generic or wrong, of ${after.length}`,
+    value: stuck(after),
+    unit: "count",
+    max: 0,
+    ...(before ? { baseline: { name: `the commit before the work (${ref})`, value: stuck(before) } } : {}),
+  });
 }
 
 const ref = arg("baseline", DEFAULT_BASELINE);
 const finishRef = arg("finish-baseline", DEFAULT_FINISH_BASELINE);
-const recoveryOk = table(
+table(
+  "recovery",
   `recovery: ${MODES.length} failure modes, scripted weak model, real loop and tools`,
   MODES,
   ref,
@@ -84,13 +94,12 @@ const recoveryOk = table(
   await replay(root),
 );
 console.log("");
-const finishOk = table(
+table(
+  "finish",
   `finish: ${FINISH_MODES.length} failure modes over the provider's HTTP protocol (Groq client → local server), real loop and tools`,
   FINISH_MODES,
   finishRef,
   await onCheckout(finishRef, (dir) => replayFinish(dir)),
   await replayFinish(root),
 );
-const ok = recoveryOk && finishOk;
-console.log(`target (every mode correct or recoverable, none generic, none wrong): ${ok ? "MET" : "NOT MET"}`);
-process.exit(ok ? 0 : 1);
+finish();

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptedModel as Scripted, ScriptedTurn } from "../ai/scripted-model.ts";
 import type { FakeTelegram } from "../test/support/fake-telegram-server.ts";
+import { check, finish, median, percentile, target } from "./stats.ts";
 
 // Modules load lazily, so that the idle-memory child holds only what it runs (the bare bot: grammY alone).
 const lazy = {
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
     const forged = await forgedUpdates(base);
     console.log("\nTelegram bench");
     console.log(
-      `  press → file on disk     median ${press.median.toFixed(1)} ms (p90 ${press.p90.toFixed(1)} ms, ${PRESSES} applying presses; target ≤ 300 ms)`,
+      `  press → file on disk     median ${press.median.toFixed(1)} ms (p90 ${press.p90.toFixed(1)} ms, ${PRESSES} applying presses)`,
     );
     console.log(
       `  diff-first press → answer median ${press.diffFirst.toFixed(1)} ms  (the first Approve all: diff delivered, nothing applied; ratio ${(press.diffFirst / press.baseline).toFixed(2)}× command → reply)`,
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
     console.log(
       `  baseline: command → reply median ${press.baseline.toFixed(1)} ms  (/help through the fake API, no disk; ratio ${(press.median / press.baseline).toFixed(2)}×)`,
     );
-    console.log(`  idle bot RSS             ${memory.pencil.toFixed(1)} MiB (target ≤ 120 MiB)`);
+    console.log(`  idle bot RSS             ${memory.pencil.toFixed(1)} MiB`);
     console.log(
       `  bare grammY bot RSS      ${memory.bare.toFixed(1)} MiB  (ratio ${(memory.pencil / memory.bare).toFixed(2)}×)`,
     );
@@ -97,11 +98,30 @@ async function main(): Promise<void> {
       forged.filesBefore === forged.filesAfter &&
       forged.answered === 0 &&
       forged.acted === 0;
-    console.log(`    held state unchanged: ${unchanged ? "yes" : "NO"}`);
+    target({
+      name: "button press → approved file on disk",
+      value: press.median,
+      unit: "ms",
+      max: 300,
+      baseline: { name: "applyReviewed alone", value: alone },
+    });
+    target({
+      name: "idle bot memory (RSS)",
+      value: memory.pencil,
+      unit: "MiB",
+      max: 120,
+      baseline: { name: "a bare grammY bot", value: memory.bare },
+    });
+    check(
+      `${FORGED.toLocaleString("en-US")} forged updates: held state unchanged`,
+      unchanged,
+      `${forged.answered} answered, ${forged.acted} acted on, state ${unchanged ? "unchanged" : "CHANGED"}`,
+      "nothing answered, acted on or held",
+    );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
-  process.exit(0);
+  finish();
 }
 
 /** A fresh workspace and home under `base`. */
@@ -357,15 +377,4 @@ async function forgedUpdates(base: string) {
     await bot.stop();
     await fake.close();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 }
