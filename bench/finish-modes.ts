@@ -17,7 +17,7 @@ import {
   startFakeOpenAIServer,
   textReply,
 } from "../test/support/fake-openai-server.ts";
-import { FIXTURE } from "./recovery-modes.ts";
+import { FIXTURE, stagedView } from "./recovery-modes.ts";
 
 /** One failure mode: files, the model's replies over HTTP, and what a good harness ends with. */
 export interface FinishMode {
@@ -71,19 +71,23 @@ const rateArgs = { path: "src/tax.ts", old_string: "0.10", new_string: "0.2" };
 const DIFF =
   "--- a/src/tax.ts\n+++ b/src/tax.ts\n@@ -1,3 +1,3 @@\n-export const TAX_RATE = 0.10;\n+export const TAX_RATE = 0.2;\n \n export function priceWithTax(price: number): number {\n";
 const patch = (body: string) => `*** Begin Patch\n${body}\n*** End Patch`;
+/** A mode whose right end is the rate in src/tax.ts changed to 0.2, and nothing else staged. */
+const toRate = (mode: Omit<FinishMode, "goal" | "expect" | "needles">): FinishMode => ({
+  ...mode,
+  goal: "file",
+  expect: { "src/tax.ts": TAX_02 },
+  needles: [],
+});
 
 export const FINISH_MODES: FinishMode[] = [
   // 1. The end of a turn.
-  {
+  toRate({
     id: "end-empty-reply",
     item: 1,
     what: "an empty reply before any work",
     replies: [text(""), read("src/tax.ts"), editRate],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-reasoning-only",
     item: 1,
     what: "a turn of reasoning alone, no answer, no call",
@@ -92,20 +96,14 @@ export const FINISH_MODES: FinishMode[] = [
       read("src/tax.ts"),
       editRate,
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-think-only",
     item: 1,
     what: "a reply that is only a <think> block",
     replies: [text("<think>I should read src/tax.ts, then change 0.10 to 0.2.</think>"), read("src/tax.ts"), editRate],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-length-prose",
     item: 1,
     what: "prose cut by the output-token limit (finish_reason length)",
@@ -114,10 +112,7 @@ export const FINISH_MODES: FinishMode[] = [
       read("src/tax.ts"),
       editRate,
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "end-length-mid-call",
     item: 1,
@@ -130,16 +125,13 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { "src/tax.ts": TAX },
     needles: ["cut off", "smaller"],
   },
-  {
+  toRate({
     id: "end-claim-nothing-staged",
     item: 1,
     what: '"I updated src/tax.ts" with nothing staged',
     replies: [text("I updated src/tax.ts: the rate is now 0.2."), read("src/tax.ts"), editRate],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-claim-after-failed-edit",
     item: 1,
     what: '"Done" right after the last edit failed',
@@ -149,20 +141,14 @@ export const FINISH_MODES: FinishMode[] = [
       text("Done. I changed the tax rate to 0.2."),
       editRate,
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-json",
     item: 1,
     what: 'a call written as bare JSON {"name","arguments"}',
     replies: [read("src/tax.ts"), text(JSON.stringify({ name: "edit_file", arguments: rateArgs }))],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-hermes",
     item: 1,
     what: "a call in Hermes/Qwen <tool_call> tags",
@@ -170,20 +156,14 @@ export const FINISH_MODES: FinishMode[] = [
       read("src/tax.ts"),
       text(`<tool_call>\n${JSON.stringify({ name: "edit_file", arguments: rateArgs })}\n</tool_call>`),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-function-tag",
     item: 1,
     what: "a call in Llama's <function=edit_file>{…}</function>",
     replies: [read("src/tax.ts"), text(`<function=edit_file>${JSON.stringify(rateArgs)}</function>`)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-qwen-xml",
     item: 1,
     what: "a call in Qwen3-coder's <function=…><parameter=…> tags",
@@ -193,11 +173,8 @@ export const FINISH_MODES: FinishMode[] = [
         "<function=edit_file>\n<parameter=path>\nsrc/tax.ts\n</parameter>\n<parameter=old_string>\n0.10\n</parameter>\n<parameter=new_string>\n0.2\n</parameter>\n</function>",
       ),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-fenced",
     item: 1,
     what: "a call in a fenced JSON block after some prose",
@@ -207,19 +184,13 @@ export const FINISH_MODES: FinishMode[] = [
         `I'll make the change:\n\`\`\`json\n${JSON.stringify({ name: "edit_file", arguments: rateArgs }, null, 2)}\n\`\`\``,
       ),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "end-text-call-read",
     item: 1,
     what: "a read written as text, then a native edit (the read counts)",
     replies: [text(JSON.stringify({ name: "read_file", arguments: { path: "src/tax.ts" } })), editRate],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "end-text-call-unknown-tool",
     item: 1,
@@ -270,25 +241,19 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { "src/tax.ts": TAX },
     needles: ["     4\t  const tax = price * TAX_RATE;"],
   },
-  {
+  toRate({
     id: "content-diff-as-new-string",
     item: 2,
     what: "a unified diff sent as new_string",
     replies: [read("src/tax.ts"), edit("src/tax.ts", "0.10", DIFF)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "content-diff-as-write",
     item: 2,
     what: "a unified diff sent as write_file content",
     replies: [read("src/tax.ts"), write("src/tax.ts", DIFF)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "content-apply-patch-as-write",
     item: 2,
     what: "an apply_patch body sent as write_file content",
@@ -299,10 +264,7 @@ export const FINISH_MODES: FinishMode[] = [
         patch("*** Update File: src/tax.ts\n@@\n-export const TAX_RATE = 0.10;\n+export const TAX_RATE = 0.2;"),
       ),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "content-diff-failing-hunk",
     item: 2,
@@ -331,15 +293,12 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { "src/tax.ts": TAX },
     needles: ["conflict markers", "<<<<<<< HEAD"],
   },
-  {
+  toRate({
     id: "content-fenced-write",
     item: 2,
     what: "a whole .ts file wrapped in a ```ts fence",
     replies: [read("src/tax.ts"), write("src/tax.ts", `\`\`\`ts\n${TAX_02}\`\`\`\n`)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "content-fenced-create",
     item: 2,
@@ -403,15 +362,12 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { "main.go": 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello")\n}\n' },
     needles: [],
   },
-  {
+  toRate({
     id: "content-final-newline",
     item: 2,
     what: "a whole-file write without the file's final newline",
     replies: [read("src/tax.ts"), write("src/tax.ts", TAX_02.trimEnd())],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "content-crlf-kept",
     item: 2,
@@ -443,33 +399,24 @@ export const FINISH_MODES: FinishMode[] = [
     needles: [],
   },
   // 3. Arguments in the wrong shape.
-  {
+  toRate({
     id: "shape-envelope",
     item: 3,
     what: 'arguments wrapped in {"name":"edit_file","arguments":{…}}',
     replies: [read("src/tax.ts"), call("edit_file", { name: "edit_file", arguments: rateArgs })],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "shape-envelope-string",
     item: 3,
     what: "an envelope whose arguments are stringified JSON",
     replies: [read("src/tax.ts"), call("edit_file", { name: "edit_file", arguments: JSON.stringify(rateArgs) })],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "shape-null-optional",
     item: 3,
     what: "`replace_all: null`",
     replies: [read("src/tax.ts"), edit("src/tax.ts", "0.10", "0.2", { replace_all: null })],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "shape-path-list-read",
     item: 3,
@@ -523,7 +470,7 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { "src/tax.ts": TAX },
     needles: ["edit 2 of 2", "Nothing was staged"],
   },
-  {
+  toRate({
     id: "shape-edits-stringified",
     item: 3,
     what: "an edits list sent as a JSON string",
@@ -531,10 +478,7 @@ export const FINISH_MODES: FinishMode[] = [
       read("src/tax.ts"),
       call("edit_file", { path: "src/tax.ts", edits: JSON.stringify([{ old_string: "0.10", new_string: "0.2" }]) }),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "shape-wrong-type",
     item: 3,
@@ -633,24 +577,18 @@ export const FINISH_MODES: FinishMode[] = [
     expect: { ".env": null },
     needles: ["permission denied", ".env"],
   },
-  {
+  toRate({
     id: "habit-harmony-name",
     item: 4,
     what: "tool name `edit_file<|channel|>commentary`",
     replies: [read("src/tax.ts"), call("edit_file<|channel|>commentary", rateArgs)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
-  {
+  }),
+  toRate({
     id: "habit-harmony-args",
     item: 4,
     what: "arguments starting `<|constrain|>json`",
     replies: [read("src/tax.ts"), call("edit_file", `<|constrain|>json${JSON.stringify(rateArgs)}`)],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "habit-editor-view",
     item: 4,
@@ -659,7 +597,7 @@ export const FINISH_MODES: FinishMode[] = [
     goal: "answer",
     needles: ["     8\texport function discount", "     9\t  return price * 0.9;"],
   },
-  {
+  toRate({
     id: "habit-editor-str-replace",
     item: 4,
     what: "str_replace_based_edit_tool str_replace",
@@ -672,10 +610,7 @@ export const FINISH_MODES: FinishMode[] = [
         new_str: "0.2",
       }),
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   {
     id: "habit-editor-create",
     item: 4,
@@ -727,7 +662,7 @@ export const FINISH_MODES: FinishMode[] = [
     goal: "answer",
     needles: ["showing", "narrow the pattern"],
   },
-  {
+  toRate({
     id: "budget-context-error",
     item: 5,
     what: "HTTP 400 maximum context length: compacted and retried",
@@ -740,10 +675,7 @@ export const FINISH_MODES: FinishMode[] = [
       ),
       editRate,
     ],
-    goal: "file",
-    expect: { "src/tax.ts": TAX_02 },
-    needles: [],
-  },
+  }),
   // 6. Loops.
   {
     id: "loop-identical-write",
@@ -814,24 +746,9 @@ export async function replayFinish(root: string, modes: FinishMode[] = FINISH_MO
           { models: chooseModels(runtime, { emit: () => {} }), maxSteps: mode.maxSteps ?? 20 },
         );
         const answers = answersOf(server.requests.map((r) => r.body));
-        const staged = new Map<string, Uint8Array | null>();
-        for (const entry of run.overlay.list() as { real: string; after: { bytes: Uint8Array } | null }[])
-          staged.set(entry.real, entry.after ? entry.after.bytes : null);
-        const view = (path: string): string | null => {
-          const real = join(runtime.ws.root, path);
-          if (staged.has(real)) {
-            const bytes = staged.get(real);
-            return bytes ? new TextDecoder().decode(bytes) : null;
-          }
-          return Object.hasOwn(files, path) ? files[path]! : null;
-        };
         const expected = mode.expect ?? {};
         const named = Object.keys(expected);
-        let wrong = false;
-        for (const real of staged.keys()) {
-          const path = real.slice(runtime.ws.root.length + 1);
-          if (!Object.hasOwn(expected, path) || view(path) !== expected[path]) wrong = true;
-        }
+        const { view, wrong } = stagedView(runtime.ws.root, run.overlay.list(), files, expected);
         const note = run.outcome?.note ? `\n${run.outcome.note}` : "";
         const answer = (answers.at(-1) ?? "") + note;
         const verdict: FinishVerdict = wrong

@@ -598,6 +598,40 @@ export const MODES: RecoveryMode[] = [
   },
 ];
 
+/** An overlay entry as a replay reads it (the project may be an older checkout, so only this shape is assumed). */
+export interface StagedEntry {
+  real: string;
+  after: { bytes: Uint8Array } | null;
+}
+
+/**
+ * The workspace as approval would leave it: `view(path)` is a staged file's content (null if deleted or absent),
+ * else the fixture's; `wrong` is true when anything staged is not a path of `expected` with its expected content.
+ */
+export function stagedView(
+  wsRoot: string,
+  entries: readonly StagedEntry[],
+  files: Record<string, string>,
+  expected: Record<string, string | null>,
+): { view: (path: string) => string | null; wrong: boolean } {
+  const staged = new Map<string, Uint8Array | null>();
+  for (const entry of entries) staged.set(entry.real, entry.after ? entry.after.bytes : null);
+  const view = (path: string): string | null => {
+    const real = join(wsRoot, path);
+    if (staged.has(real)) {
+      const bytes = staged.get(real);
+      return bytes ? new TextDecoder().decode(bytes) : null;
+    }
+    return Object.hasOwn(files, path) ? files[path]! : null;
+  };
+  let wrong = false;
+  for (const real of staged.keys()) {
+    const path = real.slice(wsRoot.length + 1);
+    if (!Object.hasOwn(expected, path) || view(path) !== expected[path]) wrong = true;
+  }
+  return { view, wrong };
+}
+
 /** Plays every mode against the project checked out at `root`; each in a fresh workspace and home. */
 export async function replay(root: string, modes: RecoveryMode[] = MODES): Promise<ModeResult[]> {
   const { AgentRun } = await import(join(root, "app/agent-run.ts"));
@@ -631,24 +665,9 @@ export async function replay(root: string, modes: RecoveryMode[] = MODES): Promi
       const answers: string[] = [];
       for (let i = 1; i < model.prompts.length; i++)
         for (const r of lastToolResults(model.prompts[i])) answers.push(r.output);
-      const staged = new Map<string, Uint8Array | null>();
-      for (const entry of run.overlay.list() as { real: string; after: { bytes: Uint8Array } | null }[])
-        staged.set(entry.real, entry.after ? entry.after.bytes : null);
-      const view = (path: string): string | null => {
-        const real = join(runtime.ws.root, path);
-        if (staged.has(real)) {
-          const bytes = staged.get(real);
-          return bytes ? new TextDecoder().decode(bytes) : null;
-        }
-        return Object.hasOwn(files, path) ? files[path]! : null;
-      };
       const expected = mode.expect ?? {};
       const named = Object.keys(expected);
-      let wrong = false;
-      for (const real of staged.keys()) {
-        const path = real.slice(runtime.ws.root.length + 1);
-        if (!Object.hasOwn(expected, path) || view(path) !== expected[path]) wrong = true;
-      }
+      const { view, wrong } = stagedView(runtime.ws.root, run.overlay.list(), files, expected);
       const fileOk = named.every((p) => view(p) === expected[p]);
       const answer = answers.at(-1) ?? "";
       const helpful = mode.needles.every((n) => answer.includes(n));
