@@ -8,6 +8,8 @@ export interface TokenUsage {
 
 /** What a session reports as it runs; both front ends render these and nothing else. */
 export type SessionEvent =
+  /** A request for step `step` went to the model: it is working, though nothing has come back yet. */
+  | { type: "model-request"; step: number }
   | { type: "step-start"; step: number }
   | { type: "text"; delta: string }
   /** The model's reasoning (native, or a `<think>` block of its text): shown as thinking, never as the answer. */

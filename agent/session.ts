@@ -102,6 +102,8 @@ export async function runSession(config: SessionConfig, messages: ModelMessage[]
     prepareStep: ({ messages: current, stepNumber }) => {
       latest = current;
       if (stepNumber > 0) config.onStep?.(current, lastModel);
+      // The model's wait begins here, not at its first byte: front ends show it from now (spinner, typing…).
+      config.emit({ type: "model-request", step: stepNumber + 1 });
       if (lastContext < config.contextWindow * COMPACT_AT) return undefined;
       const compacted = compactToolResults(current);
       if (compacted.results > 0) config.emit({ type: "compacted", results: compacted.results, chars: compacted.chars });

@@ -17,6 +17,8 @@ export async function acquireBrainLock(path: string, waitMs = 15_000): Promise<(
         new BrainStoreError(
           `The brain is in use by another Pencil process (pid ${owner.pid}, lock ${path}). Try again when it is done; if no Pencil is running, delete the lock file.`,
         ),
+      (owner, stop) =>
+        `Waiting for the brain: another Pencil process (pid ${owner.pid}) is using it (lock ${path}). ${stop[0]!.toUpperCase()}${stop.slice(1)}; if no Pencil process is running, delete the lock file.`,
     );
   } catch (error) {
     if (error instanceof BrainStoreError) throw error;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
+import { toldIfSlow } from "../core/wait-notice.ts";
 import { acquireBrainLock } from "./brain-lock.ts";
 import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION } from "./migrations.ts";
 import type { NewNote, Note } from "./note.ts";
@@ -29,14 +30,15 @@ export class PgliteStore implements BrainStore {
     const release = await acquireBrainLock(`${dir}.lock`, options.lockWaitMs);
     try {
       checkDirectory(dir);
+      const starting = () => `Starting the brain's database (PGlite, ${dir})… Ctrl-C to stop.`;
       let db: PGlite;
       try {
-        db = await startPglite(dir);
+        db = await toldIfSlow(starting, startPglite(dir));
       } catch (error) {
         throw corrupted(dir, error);
       }
       try {
-        await prepare(db, dir);
+        await toldIfSlow(starting, prepare(db, dir));
       } catch (error) {
         await db.close().catch(() => {});
         throw error instanceof BrainStoreError ? error : corrupted(dir, error);

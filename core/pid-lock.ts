@@ -14,6 +14,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { faultPoint } from "./fault-point.ts";
 import { processAlive, procStat, startTimeOf } from "./process-alive.ts";
+import { howToStop, waitClock } from "./wait-notice.ts";
 
 /**
  * A lock file that names the process holding it (the workspace's apply lock, the brain's database).
@@ -76,18 +77,25 @@ export function tryPidLock<H extends PidLockHolder>(file: string, holder: H): { 
   }
 }
 
+/** What a wait longer than a second says (core/wait-notice.ts): the holder, and `stop`, how to stop the wait. */
+export type DescribeWait<H extends PidLockHolder> = (holder: H, stop: string) => string;
+
 /**
  * Takes the lock, waiting synchronously (up to `waitMs`) while a live process holds it; throws what
  * `busy` makes of the holder when the wait runs out. Returns the text written, for releasePidLock.
+ * A wait longer than a second is told with `describe`.
  */
 export function takePidLock<H extends PidLockHolder>(
   file: string,
   holder: H,
   waitMs: number,
   busy: (holder: H) => Error,
+  describe?: DescribeWait<H>,
 ): string {
   const deadline = Date.now() + waitMs;
   let waited = false;
+  let seen: H | null = null;
+  const tick = waitClock(() => describe!(seen!, howToStop(waitMs, true)));
   for (;;) {
     const got = tryPidLock(file, holder);
     if ("taken" in got) return got.taken;
@@ -96,6 +104,8 @@ export function takePidLock<H extends PidLockHolder>(
       faultPoint("lock-wait", file);
     }
     if (Date.now() > deadline) throw busy(got.heldBy);
+    seen = got.heldBy;
+    if (describe) tick();
     sleepSync(25);
   }
 }
@@ -106,12 +116,17 @@ export async function takePidLockAsync<H extends PidLockHolder>(
   holder: H,
   waitMs: number,
   busy: (holder: H) => Error,
+  describe?: DescribeWait<H>,
 ): Promise<string> {
   const deadline = Date.now() + waitMs;
+  let seen: H | null = null;
+  const tick = waitClock(() => describe!(seen!, howToStop(waitMs, false)));
   for (;;) {
     const got = tryPidLock(file, holder);
     if ("taken" in got) return got.taken;
     if (Date.now() > deadline) throw busy(got.heldBy);
+    seen = got.heldBy;
+    if (describe) tick();
     await Bun.sleep(50);
   }
 }
@@ -124,12 +139,17 @@ export async function pidLockReleased<H extends PidLockHolder>(
   file: string,
   waitMs: number,
   busy: (holder: H) => Error,
+  describe?: DescribeWait<H>,
 ): Promise<void> {
   const deadline = Date.now() + waitMs;
+  let holder: H | null = null;
+  const tick = waitClock(() => describe!(holder!, howToStop(waitMs, false)));
   for (;;) {
     const seen = readPidLock<H>(file);
     if (seen === null || isStale(seen.holder)) return;
     if (Date.now() > deadline) throw busy(seen.holder!);
+    holder = seen.holder;
+    if (describe) tick();
     await Bun.sleep(25);
   }
 }

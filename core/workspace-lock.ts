@@ -46,7 +46,13 @@ export function withWorkspaceLock<T>(
 ): T {
   const file = lockFileOf(pencilHome, workspace);
   const holder: LockHolder = { ...thisProcess(), op, workspace, since: new Date().toISOString() };
-  const mine = takePidLock(file, holder, waitMs, (h) => busy(file, h));
+  const mine = takePidLock(
+    file,
+    holder,
+    waitMs,
+    (h) => busy(file, h),
+    (h, stop) => waitingFor(file, h, stop),
+  );
   try {
     return fn();
   } finally {
@@ -62,7 +68,20 @@ export function withWorkspaceLock<T>(
  */
 export async function lockReleased(pencilHome: string, workspace: string, waitMs = DEFAULT_WAIT_MS): Promise<void> {
   const file = lockFileOf(pencilHome, workspace);
-  await pidLockReleased<LockHolder>(file, waitMs, (h) => busy(file, h));
+  await pidLockReleased<LockHolder>(
+    file,
+    waitMs,
+    (h) => busy(file, h),
+    (h, stop) => waitingFor(file, h, stop),
+  );
+}
+
+/** The line a long wait for the lock shows: who holds it, what it does, how to stop, and what to do if it is stale. */
+function waitingFor(file: string, h: LockHolder, stop: string): string {
+  return (
+    `Waiting for another Pencil process (pid ${h.pid} on ${h.host}, ${h.op} since ${h.since}) to finish writing files of ${h.workspace}; nothing is written meanwhile. ` +
+    `${stop[0]!.toUpperCase()}${stop.slice(1)}; if no Pencil process is running, remove ${file}.`
+  );
 }
 
 function busy(file: string, h: LockHolder): LockBusyError {

@@ -10,6 +10,7 @@ import type { Env } from "../../core/pencil-home.ts";
 import { installStopHandlers } from "../../app/stop-on-signal.ts";
 import type { Command } from "./command-context.ts";
 import { COMMAND_NAMES, type CommandName, type HiddenCommandName } from "./command-names.ts";
+import { tellWaitsTo } from "../../core/wait-notice.ts";
 
 // Lazy: a command's dependencies (AI SDK, grammY, figlet…) load only when it runs.
 const COMMANDS: Record<CommandName | HiddenCommandName, () => Promise<Command>> = {
@@ -47,6 +48,7 @@ export async function main(
   // With --json a failure is a JSON document on stdout too, unless the command already wrote its document.
   let jsonOwed = false;
   let removeStop = () => {};
+  let removeWaits = () => {};
   try {
     const inv = io.invocation ?? "pencil";
     const args = parseCli(argv, inv);
@@ -67,6 +69,10 @@ export async function main(
         io.interactive ? ["SIGTERM", "SIGHUP"] : ["SIGTERM", "SIGHUP", "SIGINT"],
         io.err,
       );
+    // A wait longer than a second (a lock another process holds, the brain or an MCP server starting) says what it
+    // waits on and how to stop, on a terminal only: a log or a pipe gets no such lines.
+    if (process.stderr.isTTY)
+      removeWaits = tellWaitsTo((text) => io.err(`\r\x1b[2K${io.colors.yellow(`⏳ ${text}`)}\n`));
     // Bare `pencil` in a terminal opens a session; anywhere else it is the help.
     if (args.command === "" && !args.help && io.interactive)
       return await (await import("./commands/wakeup.ts")).session({ args, env, io, config });
@@ -98,6 +104,7 @@ export async function main(
     return code;
   } finally {
     removeStop();
+    removeWaits();
   }
 }
 

@@ -38,6 +38,12 @@ export class ProgressView {
   private spinner: ReturnType<typeof setInterval> | null = null;
   private frame = 0;
   private status = "";
+  /** What the spinner waits on (`model:STEP`, `call:ID`) and since when: its seconds are that wait's own. */
+  private waitKey = "";
+  private waitSince = performance.now();
+  /** The model at work, named on the spinner (the chain's first, then whichever answered or took over). */
+  private model = "";
+  private step = 0;
   private readonly started = performance.now();
   readonly totals: RunTotals = { turns: 0, calls: 0, inputTokens: 0, outputTokens: 0 };
   /** This turn's tokens per model, for its cost. */
@@ -83,7 +89,13 @@ export class ProgressView {
     this.line(
       `${c.bold(`pencil ${mode}`)} ${c.dim("·")} ${c.cyan(models.map(visible).join(" → ") || "no model")} ${c.dim("·")} ${visible(where)}`,
     );
-    this.startSpinner("waiting for the model");
+    this.model = models[0] ?? "";
+    this.startSpinner(`waiting for ${this.model ? visible(this.model) : "the model"}`, "model:0");
+  }
+
+  /** `groq:… is thinking`: the spinner's words for the model at work. */
+  private modelDoing(what: string): string {
+    return `${this.model ? visible(this.model) : "the model"} is ${what}`;
   }
 
   /** The event sink to hand to a run. */
@@ -91,25 +103,36 @@ export class ProgressView {
     const c = this.io.colors;
     this.meter.sink(event);
     switch (event.type) {
+      case "model-request":
+        this.step = event.step;
+        this.startSpinner(`waiting for ${this.model ? visible(this.model) : "the model"}`, `model:${this.step}`);
+        break;
       case "step-start":
         this.totals.turns += 1;
-        this.startSpinner("thinking");
+        this.step = event.step;
+        this.startSpinner(this.modelDoing("thinking"), `model:${this.step}`);
         break;
       case "text":
         if (this.options.streamText === false) break;
         this.pending += event.delta;
         this.flushBlocks(false);
-        if (this.pending) this.startSpinner("writing");
+        if (this.pending) this.startSpinner(this.modelDoing("writing"), `model:${this.step}`);
         break;
       case "thinking":
         // Reasoning is not the answer: the spinner says the model is thinking; its text is not printed as a reply.
-        this.startSpinner("thinking");
+        this.startSpinner(this.modelDoing("thinking"), `model:${this.step}`);
         break;
       case "tool-call":
         this.flushBlocks(true);
         this.totals.calls += 1;
         this.callInput.set(event.callId, event.input);
-        this.startSpinner(`${event.tool} ${describeInput(event.input)}`);
+        // A command names itself and counts its own seconds: a long test run shows what runs and for how long.
+        this.startSpinner(
+          event.tool === "run_command"
+            ? `running ${describeInput(event.input)}`
+            : `${event.tool} ${describeInput(event.input)}`,
+          `call:${event.callId}`,
+        );
         break;
       case "tool-result": {
         this.stopSpinner();
@@ -154,6 +177,7 @@ export class ProgressView {
       case "step-end":
         this.stopSpinner();
         this.flushBlocks(true);
+        this.model = event.model || this.model;
         this.totals.inputTokens += event.usage.inputTokens;
         this.totals.outputTokens += event.usage.outputTokens;
         if (this.contextChanged(event.model, event.context))
@@ -174,6 +198,7 @@ export class ProgressView {
       case "model-fallback":
         this.stopSpinner();
         this.line(c.yellow(`  ↪ ${event.from} failed (${event.reason}); continuing with ${event.to}`));
+        this.model = event.to;
         break;
       case "notice":
         this.stopSpinner();
@@ -258,12 +283,16 @@ export class ProgressView {
     }
   }
 
-  private startSpinner(label: string): void {
+  private startSpinner(label: string, key: string): void {
     this.status = label;
+    if (key !== this.waitKey) {
+      this.waitKey = key;
+      this.waitSince = performance.now();
+    }
     if (!this.io.interactive || this.io.machine || this.spinner) return;
     const draw = () => {
       this.frame = (this.frame + 1) % SPINNER.length;
-      const secs = Math.floor((performance.now() - this.started) / 1000);
+      const secs = Math.floor((performance.now() - this.waitSince) / 1000);
       const text = `${SPINNER[this.frame]} ${this.status} · ${secs}s · Ctrl-C to stop`;
       const shown = [...text].length > this.width - 1 ? `${[...text].slice(0, this.width - 2).join("")}…` : text;
       this.write(`\r\x1b[2K${this.io.colors.cyan(shown)}`);

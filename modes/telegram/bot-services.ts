@@ -24,6 +24,7 @@ export interface ServiceOptions {
   runOptions?: (mode: RunMode) => RunOptions;
   questionTimeoutMs?: number;
   progressIntervalMs?: number;
+  typingRenewMs?: number;
   /** The trusted rule flags and model override, applied to every workspace the owner switches to. */
   allow?: string[];
   deny?: string[];
@@ -98,6 +99,7 @@ export function createServices(
     failures,
     ...(options.runOptions ? { runOptions: options.runOptions } : {}),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
+    ...(options.typingRenewMs !== undefined ? { typingRenewMs: options.typingRenewMs } : {}),
   });
   return {
     config,

@@ -39,6 +39,8 @@ export interface LauncherDeps {
   /** Extra run options per mode (tests and the demo pass their own model). */
   runOptions?: (mode: RunMode) => RunOptions;
   progressIntervalMs?: number;
+  /** How often "typing…" is renewed while the model works (default TYPING_RENEW_MS). */
+  typingRenewMs?: number;
   /** Runs going on in every workspace (a Cancel button stops its run wherever it goes); default: the gate's. */
   allRuns?: () => ActiveRun[];
   /** Where each finished run's tokens are added up (for /status); no footer cost without it. */
@@ -383,10 +385,10 @@ export class RunLauncher {
       const emit: RunHooks["emit"] = (event) => {
         meter.sink(event);
         failures?.(event);
-        if (event.type === "step-start") {
+        if (event.type === "model-request" || event.type === "step-start") {
           typing();
           clearInterval(typingTimer);
-          typingTimer = setInterval(typing, TYPING_RENEW_MS);
+          typingTimer = setInterval(typing, this.deps.typingRenewMs ?? TYPING_RENEW_MS);
         } else if (event.type === "step-end" || event.type === "error") clearInterval(typingTimer);
         progress.sink(event);
       };

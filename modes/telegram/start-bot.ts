@@ -31,6 +31,8 @@ export interface TelegramBotOptions {
   questionTimeoutMs?: number;
   /** Least time between two edits of a progress message (default 1 s). */
   progressIntervalMs?: number;
+  /** How often "typing…" is renewed while the model works (default 4.5 s: Telegram shows it for about 5). */
+  typingRenewMs?: number;
   /** getUpdates long-poll timeout in seconds (default 30). */
   pollTimeoutSeconds?: number;
   /** Deadlines and retry waits of Bot API calls (DEFAULT_TIMEOUTS; tests shorten them). */

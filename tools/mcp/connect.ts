@@ -15,6 +15,7 @@ import { describeServer, McpApprovals, type McpServerConfig } from "./config.ts"
 import { bindingOf, confineServer, describeView, inspectServer, type ServerView } from "./confine.ts";
 import { resolveCommand } from "./program.ts";
 import { ServerProcessTransport } from "./stdio-transport.ts";
+import { toldIfSlow } from "../../core/wait-notice.ts";
 
 /** The MCP tools of a run, what went wrong on the way (said to the owner), and how to stop the servers. */
 export interface McpSession {
@@ -117,21 +118,24 @@ export async function openMcpSession(input: McpSessionInput): Promise<McpSession
     starting.map(async ({ server, view }) => {
       const own: string[] = view ? view.notices.map((n) => `MCP server "${server.name}": ${n}`) : [];
       let started: Started | null = null;
+      // A server slower than a second to start is named while the run waits for it (in a terminal).
+      const slow = () =>
+        `Starting MCP server "${server.name}" (${server.kind === "http" ? originOf(server.url) : server.command}); it is given ${Math.round(timeouts.connectMs / 1000)} s. Ctrl-C to stop.`;
       try {
-        started =
+        started = await toldIfSlow(
+          slow,
           server.kind === "http"
-            ? await connectHttp(server, timeouts)
-            : await connectStdio(
-                server,
-                view!,
-                { ...input, env, home, network: input.network ?? false },
-                timeouts,
-                sends,
-              );
-        const listed = await withTimeout(
-          started.client.listTools({ options: { timeout: timeouts.connectMs } }),
-          timeouts.connectMs,
-          `did not list its tools within ${timeouts.connectMs} ms`,
+            ? connectHttp(server, timeouts)
+            : connectStdio(server, view!, { ...input, env, home, network: input.network ?? false }, timeouts, sends),
+        );
+        const client = started.client;
+        const listed = await toldIfSlow(
+          slow,
+          withTimeout(
+            client.listTools({ options: { timeout: timeouts.connectMs } }),
+            timeouts.connectMs,
+            `did not list its tools within ${timeouts.connectMs} ms`,
+          ),
         );
         return { started, tools: toolsOf(server, started, listed.tools, timeouts, own), notices: own };
       } catch (error) {
@@ -415,6 +419,15 @@ function resultText(result: Awaited<ReturnType<MCPClient["callTool"]>>): string 
   return text.length > MAX_RESULT_CHARS
     ? `${text.slice(0, MAX_RESULT_CHARS)}\n[… ${text.length - MAX_RESULT_CHARS} more characters cut]`
     : text;
+}
+
+/** A server URL's scheme, host and port: what names it without a path or query that may carry a token. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "an HTTP server";
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

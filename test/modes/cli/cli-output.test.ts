@@ -189,7 +189,7 @@ describe("commands the agent runs", () => {
 });
 
 describe("progress in a terminal", () => {
-  test("a header and a spinner with elapsed seconds and Ctrl-C to stop from the start; text as Markdown; the context line only when it moves", async () => {
+  test("a header and a spinner naming the model, with elapsed seconds and Ctrl-C to stop from the start; text as Markdown; the context line only when it moves", async () => {
     const { workspace, groq, env } = await withModel();
     groq.enqueue(
       toolCallReply([call("read_file", { path: "a.txt" })]),
@@ -204,7 +204,8 @@ describe("progress in a terminal", () => {
     expect(code).toBe(0);
     const header = output.indexOf("pencil ask · groq:openai/gpt-oss-120b");
     expect(header).toBeGreaterThanOrEqual(0);
-    expect(output).toMatch(/waiting for the model · \d+s · Ctrl-C to stop/);
+    // The spinner names the model it waits on, its own seconds and how to stop.
+    expect(output).toMatch(/waiting for groq:openai\/gpt-oss-120b · \d+s · Ctrl-C to stop/);
     expect(output).toContain("It holds alpha and nothing else.");
     expect(output).not.toContain("`alpha`");
     // Enter at the footer is the default: nothing saved, nothing to review.
