@@ -15,7 +15,8 @@ import { median, ms, target } from "./stats.ts";
 const CALLS = 100;
 const RUNS = 5;
 const workspace = mkdtempSync(join(tmpdir(), "pencil-harness-bench-"));
-for (let i = 0; i < 10; i++) writeFileSync(join(workspace, `f${i}.txt`), `file ${i}\n`.repeat(20));
+// One file a call: the run stops a model that repeats a call with the same result (a loop), so no read repeats.
+for (let i = 0; i < CALLS; i++) writeFileSync(join(workspace, `f${i}.txt`), `file ${i}\n`.repeat(20));
 const home = mkdtempSync(join(tmpdir(), "pencil-harness-home-"));
 const server = await startFakeOpenAIServer();
 const env = {
@@ -28,7 +29,7 @@ const hooks = { approver: nobodyApprover, emit: () => {} };
 
 async function overHttp(): Promise<number> {
   for (let i = 0; i < CALLS; i++)
-    server.enqueue(toolCallReply([{ name: "read_file", arguments: { path: `f${i % 10}.txt` } }]));
+    server.enqueue(toolCallReply([{ name: "read_file", arguments: { path: `f${i}.txt` } }]));
   server.enqueue(textReply("done"));
   const runtime = createRuntime({ env, workspace });
   const t0 = performance.now();
@@ -45,7 +46,7 @@ async function overHttp(): Promise<number> {
 async function inProcess(): Promise<number> {
   const turns = [
     ...Array.from({ length: CALLS }, (_, i) => ({
-      toolCalls: [{ name: "read_file", input: { path: `f${i % 10}.txt` } }],
+      toolCalls: [{ name: "read_file", input: { path: `f${i}.txt` } }],
     })),
     { text: "done" },
   ];
