@@ -27,7 +27,7 @@ export function trackedProcessCount(): number {
 export function endTrackedProcesses(waitMs = 2000): number {
   const all = new Set<number>();
   // Found before any kill: a killed parent's children are reparented and could no longer be found under it.
-  for (const root of live) for (const pid of treeOf(root)) all.add(pid);
+  for (const root of live) for (const pid of processTree(root)) all.add(pid);
   for (const root of live) {
     try {
       process.kill(-root, "SIGKILL");
@@ -49,7 +49,7 @@ export function endTrackedProcesses(waitMs = 2000): number {
 }
 
 /** `root` and every process below it, as /proc lists their children. */
-function treeOf(root: number): number[] {
+export function processTree(root: number): number[] {
   const out: number[] = [];
   const stack = [root];
   const seen = new Set<number>();

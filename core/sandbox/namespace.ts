@@ -3,7 +3,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -16,7 +15,7 @@ import type { Scratch } from "../scratch/types.ts";
 import { ToolError } from "../errors.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
-import { trackProcess } from "./live-processes.ts";
+import { processTree, trackProcess } from "./live-processes.ts";
 import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
 import { STANDALONE } from "../installation.ts";
 import { SETUP_FAILED_EXIT, SETUP_MARKER, SETUP_MODE } from "./setup-contract.ts";
@@ -552,21 +551,12 @@ export function runIn(
 export function treeWrittenBytes(root: number): number | null {
   let sum = 0;
   let readable = false;
-  const stack = [root];
-  const seen = new Set<number>();
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    if (seen.has(pid)) continue;
-    seen.add(pid);
+  for (const pid of processTree(root)) {
     try {
       const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"));
       if (m) {
         sum += Number(m[1]);
         readable = true;
-      }
-      for (const tid of readdirSync(`/proc/${pid}/task`)) {
-        const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
-        if (kids) for (const k of kids.split(" ")) stack.push(Number(k));
       }
     } catch {
       // gone meanwhile

@@ -2,6 +2,7 @@ import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { looksLikeCredential } from "../staging/flags.ts";
 import { stagedInside } from "../scratch/make.ts";
+import { entrySig } from "../scratch/record.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { looksSecret, relativeToHome } from "./command-env.ts";
 
@@ -170,16 +171,7 @@ export function placeSettings(
         continue; // something is there already (the policy did not hide it), or its directory is not: left as it is
       }
       // Recorded as made: unchanged after the run (the bind is gone with the namespace), it is no change of the command's.
-      const st = lstatSync(at);
-      s.baseline.set(rel, {
-        kind: "file",
-        dev: st.dev,
-        ino: st.ino,
-        size: st.size,
-        mode: st.mode & 0o7777,
-        mtimeMs: st.mtimeMs,
-        ctimeMs: st.ctimeMs,
-      });
+      s.baseline.set(rel, entrySig(lstatSync(at)));
     }
     bindFiltered(text, join(s.dir, rel));
     placed.workspace.push(rel);

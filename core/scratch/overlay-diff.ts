@@ -9,6 +9,7 @@ import {
   type ScratchChange,
 } from "./read-change.ts";
 import { inDir } from "./in-dir.ts";
+import { entrySig } from "./record.ts";
 import { readOpaque, sameUpper, upperEntry, type UpperEntry } from "./overlay.ts";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
 
@@ -143,7 +144,7 @@ export function diffOverlay(
           continue;
         }
         seen.add(childRel);
-        const sig = sigOf(st);
+        const sig = entrySig(st);
         if (was === "dir") del(childRel, was);
         if (!was || was === "dir") {
           changes.push(read(childRel, sig, "create"));
@@ -205,16 +206,4 @@ function readlinkOrNull(path: string): string | null {
 function kindOf(st: Stats | null): Kind | null {
   if (!st) return null;
   return st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other";
-}
-
-function sigOf(st: Stats): EntrySig {
-  return {
-    kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
-    dev: st.dev,
-    ino: st.ino,
-    size: st.size,
-    mode: st.mode & 0o7777,
-    mtimeMs: st.mtimeMs,
-    ctimeMs: st.ctimeMs,
-  };
 }

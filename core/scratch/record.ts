@@ -54,15 +54,7 @@ export function recordTree(dir: string, into: Map<string, EntrySig>, unreadable:
           unreadable.push(childRel);
           continue;
         }
-        into.set(childRel, {
-          kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
-          dev: st.dev,
-          ino: st.ino,
-          size: st.size,
-          mode: st.mode & 0o7777,
-          mtimeMs: st.mtimeMs,
-          ctimeMs: st.ctimeMs,
-        });
+        into.set(childRel, entrySig(st));
       }
     });
   return walk(dir, "");
@@ -88,4 +80,17 @@ export function fingerprint(dir: string, into: Map<string, string>): void {
       // unreadable: its fingerprint above still catches entries added or removed
     }
   }
+}
+
+/** What the diff compares of a file, link or other entry (not a directory): identity, size, mode and times. */
+export function entrySig(st: Stats): EntrySig {
+  return {
+    kind: st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other",
+    dev: st.dev,
+    ino: st.ino,
+    size: st.size,
+    mode: st.mode & 0o7777,
+    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
+  };
 }
