@@ -62,7 +62,7 @@ describe("a lock another process holds", () => {
     expect(line).toContain(`remove ${lock.file}`);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(code).not.toBe(0);
-  });
+  }, 20_000);
 
   test("the workspace lock: the wait goes on once the holder is gone; with no terminal, and when the lock is free, nothing is said", async () => {
     const env = baseEnv();
@@ -81,7 +81,7 @@ describe("a lock another process holds", () => {
     setTimeout(again.end, 1500);
     const piped = await runCli(["undo", "cs-none", "-w", workspace], { cwd: workspace, env });
     expect(piped.stderr + piped.stdout).not.toContain("Waiting");
-  });
+  }, 30_000);
 
   test("the brain lock: after a second, the holder's pid and Ctrl-C; the dump goes on once the holder is gone", async () => {
     const env = baseEnv();

@@ -49,7 +49,7 @@ test("doctor --json names each model a run would use, where it was chosen, and w
   });
   expect(byRole.embeddings).toMatchObject({ label: "gemini:gemini-embedding-001", provider: "GEMINI_API_KEY" });
   expect(byRole.vision?.label).toMatch(/^groq:/);
-});
+}, 30_000);
 
 test("doctor's text names the models, their origin and price, and --model as the primary's origin", async () => {
   const { env } = await configured();
@@ -76,4 +76,4 @@ test("doctor's text names the models, their origin and price, and --model as the
     /primary local:qwen2\.5-coder:7b — LOCAL_LLM_BASE_URL, LOCAL_LLM_MODEL \(the environment\); free/,
   );
   expect(local).not.toMatch(/fallback openrouter/);
-});
+}, 30_000);
