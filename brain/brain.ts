@@ -1,3 +1,4 @@
+import { formatBytes } from "../core/format-bytes.ts";
 import { answerFromNotes, citation, NOT_IN_NOTES } from "./answer.ts";
 import type { Embedder } from "./embedder.ts";
 import { enrichWithModel, scriptedEnrichment, type ChatModel } from "./enrich.ts";
@@ -78,7 +79,7 @@ export class Brain {
     const bytes = Buffer.byteLength(capture.content, "utf8");
     if (bytes > MAX_NOTE_BYTES) {
       throw new DumpRefused(
-        `The note is ${(bytes / 1024 / 1024).toFixed(1)} MB; a note holds at most 1 MB of text. Nothing was stored: split it into several dumps, or store a link to it.`,
+        `The note is ${formatBytes(bytes)}; a note holds at most 1 MB of text. Nothing was stored: split it into several dumps, or store a link to it.`,
       );
     }
   }

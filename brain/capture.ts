@@ -1,3 +1,4 @@
+import { formatBytes } from "../core/format-bytes.ts";
 import { basename } from "node:path";
 import type { ModelEnv } from "../ai/model-specs.ts";
 import { ToolError } from "../core/errors.ts";
@@ -137,7 +138,7 @@ export async function capturePhoto(
   if (bytes.length === 0) throw new DumpRefused(`${name} is empty. Nothing was stored.`);
   if (bytes.length > MAX_IMAGE_BYTES) {
     throw new DumpRefused(
-      `${name} is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; photos are read up to 4 MB. Send a smaller or compressed copy. Nothing was stored.`,
+      `${name} is ${formatBytes(bytes.length)}; photos are read up to 4 MB. Send a smaller or compressed copy. Nothing was stored.`,
     );
   }
   const mediaType = imageType(bytes, name);

@@ -1,3 +1,4 @@
+import { formatBytes } from "../core/format-bytes.ts";
 import { failureWindow } from "../core/failure-window.ts";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -512,7 +513,7 @@ function report(
 ): string {
   const lines: string[] = [`$ ${command}`];
   const secs = (outcome.durationMs / 1000).toFixed(outcome.durationMs < 10_000 ? 2 : 1);
-  const cap = size(writeCap);
+  const cap = formatBytes(writeCap);
   if (outcome.overCap) {
     lines.push(
       `Stopped after ${secs} s: it wrote more than ${cap} to files, the cap on what one command may write (limits.scratchWriteBytes in the user's settings); the command and every process it started were killed.`,
@@ -545,7 +546,7 @@ function report(
       );
     }
     lines.push(
-      `Output (the last ${size(outcome.keptBytes)} of ${size(outcome.outputBytes)}; the first ${size(outcome.outputBytes - outcome.keptBytes)} were cut):`,
+      `Output (the last ${formatBytes(outcome.keptBytes)} of ${formatBytes(outcome.outputBytes)}; the first ${formatBytes(outcome.outputBytes - outcome.keptBytes)} were cut):`,
     );
     lines.push(output);
   } else {
@@ -744,13 +745,6 @@ function pencilHomeOf(options: RunCommandOptions): string {
 
 function limitText(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  return `${(bytes / 1024 / 1024 / 1024).toFixed(1)} GB`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { formatBytes } from "../format-bytes.ts";
 import { type StatsFs, statfsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -125,12 +126,4 @@ function existingDir(path: string): string | null {
     if (up === dir) return null;
     dir = up;
   }
-}
-
-/** A byte count for people: B, KiB, MiB or GiB. */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }

@@ -12,7 +12,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { rm } from "node:fs/promises";
-import { bytesFree, formatBytes } from "../apply/free-space.ts";
+import { bytesFree } from "../apply/free-space.ts";
+import { formatBytes } from "../format-bytes.ts";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";

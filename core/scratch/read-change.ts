@@ -1,4 +1,5 @@
 // What a command changed, read back safely: one entry's bytes within the caps, never through a link it left.
+import { formatBytes } from "../format-bytes.ts";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
@@ -66,7 +67,7 @@ export function readChange(
   if (sig.size > maxBytes) return out;
   if (budget.files <= 0 || sig.size > budget.bytes) {
     const { files, bytes } = budget.caps;
-    out.unread = `the command changed more than the ${files} files or ${bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${bytes} bytes`} read back per run, over the per-run cap; run a narrower command`;
+    out.unread = `the command changed more than the ${files} files or ${formatBytes(bytes)} read back per run, over the per-run cap; run a narrower command`;
     return out;
   }
   budget.files -= 1;

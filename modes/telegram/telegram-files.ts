@@ -1,3 +1,4 @@
+import { formatBytes } from "../../core/format-bytes.ts";
 import type { Api } from "grammy";
 import type { TelegramConfig } from "./config.ts";
 import { PencilError } from "../../core/errors.ts";
@@ -8,12 +9,6 @@ export const TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
 /** A file could not be fetched from Telegram; the message says why and never holds the token. */
 export class TelegramFileError extends PencilError {
   override name = "TelegramFileError";
-}
-
-/** Sizes as people read them: `312 KB`, `23.4 MB`. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024 * 1024) return `${Math.max(1, Math.round(bytes / 1024))} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /**

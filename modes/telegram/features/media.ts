@@ -1,3 +1,4 @@
+import { formatBytes } from "../../../core/format-bytes.ts";
 import type { UserContent } from "ai";
 import { Composer } from "grammy";
 import type { Document, PhotoSize } from "grammy/types";
@@ -5,7 +6,7 @@ import { describeImage, seesImages } from "../../../ai/vision.ts";
 import type { FeatureFactory, PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
 import { captionIntent } from "../media-routing.ts";
-import { downloadTelegramFile, formatBytes } from "../telegram-files.ts";
+import { downloadTelegramFile } from "../telegram-files.ts";
 
 /** Largest photo sent to a model: Groq takes base64 images up to 4 MB. */
 export const MAX_PHOTO_BYTES = 4 * 1024 * 1024;

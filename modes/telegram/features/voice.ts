@@ -1,10 +1,11 @@
+import { formatBytes } from "../../../core/format-bytes.ts";
 import { Composer } from "grammy";
 import { resolveTranscriber } from "../../../ai/transcriber.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type BotDeps, type FeatureFactory, type PencilContext } from "../context.ts";
 import { GoalCards } from "../goal-cards.ts";
 import { escapeHtml } from "../html.ts";
-import { downloadTelegramFile, formatBytes, TELEGRAM_DOWNLOAD_LIMIT } from "../telegram-files.ts";
+import { downloadTelegramFile, TELEGRAM_DOWNLOAD_LIMIT } from "../telegram-files.ts";
 
 /** Longest voice note transcribed: a goal, not a meeting (Groq takes 25 MB; Telegram lets bots fetch 20 MB). */
 export const MAX_VOICE_SECONDS = 600;
