@@ -1,4 +1,5 @@
 import { formatBytes } from "../core/format-bytes.ts";
+import { pencilHomeOf } from "../core/pencil-home.ts";
 import { failureWindow } from "../core/failure-window.ts";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -201,7 +202,7 @@ export async function runCommand(
   if (ctx.signal?.aborted) throw new ToolError("The run was cancelled before the command started.");
   const mode: ShareMode = chooseMode(options.sandbox ?? "auto");
   const realHome = options.realHome ?? homedir();
-  const pencilHome = pencilHomeOf(options);
+  const pencilHome = options.pencilHome || pencilHomeOf(process.env);
   const builtins = builtinPolicy(ctx, pencilHome);
   const secrets = secretPaths(realHome, pencilHome, options.parentEnv ?? process.env);
   // The built-in read denies even when a caller forgot them, and credentials below home (the workspace may be the
@@ -737,10 +738,6 @@ function writeJudge(ctx: ToolContext, pencilHome: string): WriteRefusal {
 /** The policy with no rules: only the built-in denies that no settings file removes. */
 function builtinPolicy(ctx: ToolContext, pencilHome: string): Policy {
   return compilePolicy({ workspaceRoot: ctx.ws.root, home: ctx.ws.home, pencilHome, rules: [] });
-}
-
-function pencilHomeOf(options: RunCommandOptions): string {
-  return options.pencilHome || process.env.PENCIL_HOME || join(homedir(), ".pencil");
 }
 
 function limitText(ms: number): string {
