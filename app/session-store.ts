@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import type { BaseState } from "../core/staging/overlay.ts";
@@ -7,7 +7,7 @@ import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import type { StagedEntry } from "../core/staging/overlay.ts";
-import { errorCause, isMissing } from "../core/errors.ts";
+import { listStateDir, parseStateJson, readStateText } from "../core/state-file.ts";
 import { SessionFileError, UnknownSessionError } from "./errors.ts";
 
 export { SessionFileError, UnknownSessionError };
@@ -233,24 +233,21 @@ export class SessionStore {
   /** Reads a session's header; throws SessionFileError for a damaged or newer one, UnknownSessionError when there is none. */
   header(id: string): SessionHeader {
     const file = join(this.pathOf(id), "session.json");
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      if (!isMissing(error))
-        throw new SessionFileError(
-          `Cannot read ${file} (${errorCause(error)}): fix its permissions (it must be readable by you), then try again; nothing was changed.`,
-        );
-      throw new UnknownSessionError(`No session ${id} under ${this.dir}.`, this.ids());
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new SessionFileError(
-        `${file} is not valid JSON (${(error as Error).message}). Move the directory ${this.pathOf(id)} aside to start afresh; its changeset, if saved, is still reviewable with pencil review.`,
-      );
-    }
+    const text = readStateText(
+      file,
+      (cause) =>
+        new SessionFileError(
+          `Cannot read ${file} (${cause}): fix its permissions (it must be readable by you), then try again; nothing was changed.`,
+        ),
+    );
+    if (text === null) throw new UnknownSessionError(`No session ${id} under ${this.dir}.`, this.ids());
+    const json = parseStateJson(
+      text,
+      (cause) =>
+        new SessionFileError(
+          `${file} is not valid JSON (${cause}). Move the directory ${this.pathOf(id)} aside to start afresh; its changeset, if saved, is still reviewable with pencil review.`,
+        ),
+    );
     const format = (json as { format?: unknown } | null)?.format;
     if (typeof format === "number" && format > SESSION_FORMAT) {
       throw new SessionFileError(
@@ -355,15 +352,13 @@ export class SessionStore {
 
   /** Every session id, oldest first (ids sort by time). */
   ids(): string[] {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch (error) {
-      if (isMissing(error)) return [];
-      throw new SessionFileError(
-        `Cannot read the sessions directory ${this.dir} (${errorCause(error)}): fix its permissions (chmod u+rwx ${this.dir}), then try again; nothing was changed.`,
-      );
-    }
+    const names = listStateDir(
+      this.dir,
+      (cause) =>
+        new SessionFileError(
+          `Cannot read the sessions directory ${this.dir} (${cause}): fix its permissions (chmod u+rwx ${this.dir}), then try again; nothing was changed.`,
+        ),
+    );
     return names.filter((n) => /^[A-Za-z0-9_-]+$/.test(n)).sort();
   }
 

@@ -17,6 +17,7 @@ import type { FileImage } from "./file-image.ts";
 import { writeFileAtomic } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
 import { PencilError } from "../errors.ts";
+import { parseStateJson, readStateText } from "../state-file.ts";
 
 /**
  * The apply journal. One directory per apply under the journal directory, named by
@@ -152,22 +153,17 @@ export function readEntry(journalDir: string, applyId: string): JournalEntry {
     );
   }
   const file = join(journalDir, applyId, ENTRY_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    throw new JournalError(
-      `No journal entry ${applyId} in ${journalDir}: list the journal (pencil log) for valid ids.`,
-    );
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new JournalError(
-      `Journal entry ${file} is not valid JSON: move that directory out of ${journalDir} and try again.`,
-    );
-  }
+  const missing = () =>
+    new JournalError(`No journal entry ${applyId} in ${journalDir}: list the journal (pencil log) for valid ids.`);
+  const text = readStateText(file, missing);
+  if (text === null) throw missing();
+  const parsed = parseStateJson(
+    text,
+    () =>
+      new JournalError(
+        `Journal entry ${file} is not valid JSON: move that directory out of ${journalDir} and try again.`,
+      ),
+  );
   const e = parsed as Partial<JournalEntry>;
   if (
     e.version !== 1 ||

@@ -1,7 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { errorCause, isMissing, UnknownChangesetError, UnreadableStateError } from "../errors.ts";
+import { UnknownChangesetError, UnreadableStateError } from "../errors.ts";
+import { listStateDir, parseStateJson, readStateText } from "../state-file.ts";
 import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./changeset.ts";
 import { writeFileAtomic } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
@@ -33,23 +34,21 @@ export class ChangesetStore {
   /** The saved conversation of a changeset, or null when none was saved; one that is there but unreadable or damaged throws. */
   loadConversation(id: string): unknown[] | null {
     const file = join(this.dir, `${this.checkId(id)}.conversation.json`);
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw new UnreadableStateError(
-        `Cannot read ${file} (${errorCause(error)}): fix its permissions or move it aside, then try again; nothing was changed.`,
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      throw new UnreadableStateError(
-        `${file} is not valid JSON (${errorCause(error)}): move it aside, then try again (revisions then start from the goal); nothing was changed.`,
-      );
-    }
+    const text = readStateText(
+      file,
+      (cause) =>
+        new UnreadableStateError(
+          `Cannot read ${file} (${cause}): fix its permissions or move it aside, then try again; nothing was changed.`,
+        ),
+    );
+    if (text === null) return null;
+    const parsed = parseStateJson(
+      text,
+      (cause) =>
+        new UnreadableStateError(
+          `${file} is not valid JSON (${cause}): move it aside, then try again (revisions then start from the goal); nothing was changed.`,
+        ),
+    );
     if (!Array.isArray(parsed))
       throw new UnreadableStateError(`${file} is not a list of messages: move it aside, then try again.`);
     return parsed;
@@ -67,30 +66,26 @@ export class ChangesetStore {
           : `${idOrPrefix} matches ${ids.length} changesets (${ids.slice(0, 3).join(", ")}…): give more of the id.`,
       );
     }
-    let text: string;
-    try {
-      text = readFileSync(this.pathOf(id), "utf8");
-    } catch (error) {
-      if (isMissing(error))
-        throw new UnknownChangesetError(`Changeset ${id} is gone from ${this.dir} (removed meanwhile).`);
-      throw new UnreadableStateError(
-        `Cannot read ${this.pathOf(id)} (${errorCause(error)}): fix its permissions (it must be readable by you), then try again; nothing was changed.`,
-      );
-    }
+    const text = readStateText(
+      this.pathOf(id),
+      (cause) =>
+        new UnreadableStateError(
+          `Cannot read ${this.pathOf(id)} (${cause}): fix its permissions (it must be readable by you), then try again; nothing was changed.`,
+        ),
+    );
+    if (text === null) throw new UnknownChangesetError(`Changeset ${id} is gone from ${this.dir} (removed meanwhile).`);
     return deserialize(text, this.pathOf(id));
   }
 
   /** All saved changeset ids, oldest first (ids sort by time); none when the directory is not there yet, an error when it cannot be read. */
   ids(): string[] {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch (error) {
-      if (isMissing(error)) return [];
-      throw new UnreadableStateError(
-        `Cannot read the changesets directory ${this.dir} (${errorCause(error)}): fix its permissions (chmod u+rwx ${this.dir}), then try again; nothing was changed.`,
-      );
-    }
+    const names = listStateDir(
+      this.dir,
+      (cause) =>
+        new UnreadableStateError(
+          `Cannot read the changesets directory ${this.dir} (${cause}): fix its permissions (chmod u+rwx ${this.dir}), then try again; nothing was changed.`,
+        ),
+    );
     return names
       .filter((n) => n.endsWith(".json") && !n.endsWith(".conversation.json"))
       .map((n) => n.slice(0, -5))
