@@ -3,9 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { buildChangeset, type Changeset, type FileChange } from "../core/staging/changeset.ts";
-import type { StagedEntry } from "../core/staging/overlay.ts";
+import type { Overlay, StagedEntry } from "../core/staging/overlay.ts";
 import { decodeText } from "../core/text.ts";
-import type { AgentRun } from "./agent-run.ts";
 import type { Runtime } from "./runtime.ts";
 import type { Env } from "../core/pencil-home.ts";
 
@@ -82,6 +81,12 @@ export function openStagedInEditor(file: FileChange, env: Env): EditorOutcome {
   }
 }
 
+/** A live run whose staging follows an owner's edit: its overlay, and its changeset when it is the one edited. */
+export interface LiveStaging {
+  readonly overlay: Overlay;
+  changeset: Changeset | null;
+}
+
 /**
  * Replaces one file's staged content with the owner's, rebuilds the changeset (diff,
  * flags, digests: earlier approvals and buttons no longer match it), marks the file
@@ -92,7 +97,7 @@ export function replaceStagedContent(
   cs: Changeset,
   path: string,
   bytes: Uint8Array,
-  run: AgentRun | null = null,
+  run: LiveStaging | null = null,
   mark: { tool: string; edited: boolean } = { tool: OWNER_EDIT, edited: true },
 ): Changeset {
   const target = cs.files.find((f) => f.path === path);

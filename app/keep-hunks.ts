@@ -1,7 +1,7 @@
 import type { Changeset } from "../core/staging/changeset.ts";
 import { fileHunks, keptBytes } from "../core/staging/file-hunks.ts";
 import { hunkLabel } from "../core/staging/hunks.ts";
-import type { Rejection } from "./agent-run.ts";
+import type { Rejection } from "./rejection.ts";
 import { replaceStagedContent } from "./edit-staged.ts";
 import type { Runtime } from "./runtime.ts";
 

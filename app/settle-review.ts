@@ -1,5 +1,5 @@
 import type { Changeset } from "../core/staging/changeset.ts";
-import { MAX_REVISION_ROUNDS, type Rejection } from "./agent-run.ts";
+import { MAX_REVISION_ROUNDS, type Rejection } from "./rejection.ts";
 import { applyReviewed, type ReviewedApply } from "./apply-reviewed.ts";
 import { type HunkVerdict, narrowToKeptHunks } from "./keep-hunks.ts";
 import type { Runtime } from "./runtime.ts";

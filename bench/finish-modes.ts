@@ -713,7 +713,9 @@ export const FINISH_MODES: FinishMode[] = [
 
 /** Plays every mode against the project at `root` over HTTP; each in a fresh workspace and home. */
 export async function replayFinish(root: string, modes: FinishMode[] = FINISH_MODES): Promise<FinishResult[]> {
-  const { AgentRun, chooseModels } = await import(join(root, "app/agent-run.ts"));
+  const { AgentRun, ...runModule } = await import(join(root, "app/agent-run.ts"));
+  // An older checkout (a baseline) exports chooseModels beside AgentRun; later it has a file of its own.
+  const { chooseModels } = runModule.chooseModels ? runModule : await import(join(root, "app/model-choice.ts"));
   const { createRuntime } = await import(join(root, "app/runtime.ts"));
   const { nobodyApprover } = await import(join(root, "core/policy/approver.ts"));
   const server = await startFakeOpenAIServer();

@@ -11,7 +11,9 @@ import { findDependencies, splitDependencies } from "../../render/dependencies.t
 import { formatSteps } from "../../render/steps-view.ts";
 import { formatSummary } from "../../render/summary.ts";
 import { wrapText } from "../../render/wrap.ts";
-import type { AgentRun, Rejection, RunHooks } from "../../app/agent-run.ts";
+import type { AgentRun } from "../../app/agent-run.ts";
+import type { Rejection } from "../../app/rejection.ts";
+import type { RunHooks } from "../../app/run-turn.ts";
 import { settleReview } from "../../app/settle-review.ts";
 import { revisionLimitText } from "../../render/revision-limit.ts";
 import type { Runtime } from "../../app/runtime.ts";

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import type { AgentRun, RunHooks } from "../../app/agent-run.ts";
+import type { AgentRun } from "../../app/agent-run.ts";
+import type { RunHooks } from "../../app/run-turn.ts";
 import type { Runtime } from "../../app/runtime.ts";
 import { settleReview } from "../../app/settle-review.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";

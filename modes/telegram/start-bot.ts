@@ -1,6 +1,7 @@
 import { GrammyError } from "grammy";
 import type { RunMode } from "../../agent/prompts.ts";
-import { chooseModels, type RunOptions } from "../../app/agent-run.ts";
+import type { RunOptions } from "../../app/agent-run.ts";
+import { chooseModels } from "../../app/model-choice.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import type { Env } from "../../core/pencil-home.ts";
 import { findInterruptedApplies } from "../../core/apply/recovery.ts";

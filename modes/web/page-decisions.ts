@@ -1,5 +1,5 @@
 import type { HunkVerdict } from "../../app/keep-hunks.ts";
-import type { Rejection } from "../../app/agent-run.ts";
+import type { Rejection } from "../../app/rejection.ts";
 import type { ReviewVerdict } from "../../app/settle-review.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";
 import { fileHunks } from "../../core/staging/file-hunks.ts";

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { Rejection } from "../../app/agent-run.ts";
+import type { Rejection } from "../../app/rejection.ts";
 import type { ReviewNext } from "../../app/settle-review.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";
 import { embeddedPath } from "../../core/embedded-files.ts";

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MAX_REVISION_ROUNDS } from "../../app/agent-run.ts";
+import { MAX_REVISION_ROUNDS } from "../../app/rejection.ts";
 import { applyReviewed } from "../../app/apply-reviewed.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import { nextAfterReview, settleReview } from "../../app/settle-review.ts";

@@ -1,0 +1,88 @@
+import { type ModelMessage, modelMessageSchema } from "ai";
+import { z } from "zod";
+import type { RunMode } from "../agent/prompts.ts";
+import { PencilError, UnknownChangesetError } from "../core/errors.ts";
+import type { Changeset } from "../core/staging/changeset.ts";
+import type { StagedEntry } from "../core/staging/overlay.ts";
+import type { Runtime } from "./runtime.ts";
+import { SavedSession } from "./saved-session.ts";
+import { SessionFileError, SessionStore } from "./session-store.ts";
+
+/** A saved session read back as the start of a run: its mode, goal, checked conversation, staged files and changeset. */
+export interface ReopenedSession {
+  session: SavedSession;
+  mode: RunMode;
+  goal: string;
+  messages: ModelMessage[];
+  staged: StagedEntry[];
+  /** The session's current changeset; null when it names none, or one that is no longer there. */
+  changeset: Changeset | null;
+}
+
+/**
+ * Reads a saved session to continue it (`-c`, `--resume`, a restart after a crash): its conversation
+ * checked against the AI SDK's message schema, its staged files and its current changeset. Throws
+ * SessionFileError for a damaged or newer session, one of another workspace, or an unreadable changeset.
+ */
+export function reopenSession(runtime: Runtime, id: string, asMode?: RunMode): ReopenedSession {
+  const session = SavedSession.open(sessionStore(runtime), id);
+  const header = session.header;
+  if (header.workspace !== runtime.ws.root)
+    throw new SessionFileError(
+      `Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`,
+    );
+  // The next turn may be another kind of work than the first (ask -c after an agent run): same conversation, that mode's tools.
+  const mode: RunMode = asMode ?? (header.mode === "plan" || header.mode === "ask" ? header.mode : "agent");
+  const state = session.state();
+  const messages = validMessages(state.messages, id, session.checkedMessages);
+  const staged = session.stagedEntries(state);
+  let changeset: Changeset | null = null;
+  if (header.changeset) {
+    try {
+      changeset = runtime.store.load(header.changeset);
+    } catch (error) {
+      // Only a record that is not there is none (the staged files come from the session and get a new one). One that
+      // is there but unreadable would be orphaned by a new id while it may hold decisions: stop and say so.
+      if (!(error instanceof UnknownChangesetError)) {
+        const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
+        throw new SessionFileError(
+          `Session ${id}'s changeset ${header.changeset} cannot be read (${why}). Fix or move it aside, then continue the session; nothing was changed.`,
+        );
+      }
+    }
+  }
+  return { session, mode, goal: header.goal, messages, staged, changeset };
+}
+
+/** The session a saved changeset was made in, with its checked conversation; null when it has none or it is damaged. */
+export function changesetSession(
+  runtime: Runtime,
+  changeset: Changeset,
+): { session: SavedSession; messages: ModelMessage[] } | null {
+  if (!changeset.session) return null;
+  try {
+    const session = SavedSession.open(sessionStore(runtime), changeset.session);
+    return { session, messages: validMessages(session.state().messages, session.id, session.checkedMessages) };
+  } catch {
+    // A damaged session leaves the changeset reviewable; revisions then start from the saved conversation.
+    return null;
+  }
+}
+
+/** The sessions of the runtime's Pencil home. */
+export function sessionStore(runtime: Runtime): SessionStore {
+  return new SessionStore(runtime.pencilHome);
+}
+
+/** A saved conversation, checked message by message against the AI SDK's schema before the model sees it. */
+function validMessages(messages: unknown[], id: string, alreadyChecked = 0): ModelMessage[] {
+  // The first `alreadyChecked` are byte for byte what Pencil wrote at the end of a run (the log's digest says so).
+  const parsed = z.array(modelMessageSchema).safeParse(messages.slice(alreadyChecked));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SessionFileError(
+      `Session ${id}: message ${alreadyChecked + Number(issue?.path[0] ?? 0)} is not a valid model message (${issue?.message}). Its changeset, if saved, is still reviewable with pencil review; nothing was changed.`,
+    );
+  }
+  return [...(messages.slice(0, alreadyChecked) as ModelMessage[]), ...parsed.data];
+}
