@@ -29,6 +29,11 @@ export const IntentAnswerSchema = z.object({
 export const INTENT_DIFF_CHARS = 24_000;
 /** Lines of one file's diff given before the character budget is applied; the rest are counted. */
 const FILE_DIFF_LINES = 800;
+/**
+ * Time the diff may take to prepare, at most (each file's line diff is work): 1 s, or a quarter of the wait
+ * when that is shorter. What is not ready by then is named as left out, like what does not fit.
+ */
+const PREPARE_MS = 1000;
 /** Characters of one diff line given (a minified line says no more past this). */
 const LINE_CHARS = 400;
 /** Files left out of the diff that the prompt names one by one; the rest are counted. */
@@ -98,7 +103,7 @@ export async function checkIntent(input: IntentCheckInput): Promise<IntentCheckR
     const call = generateText({
       model: input.model,
       system: SYSTEM,
-      prompt: intentPrompt(cs, input.diffChars ?? INTENT_DIFF_CHARS),
+      prompt: intentPrompt(cs, input.diffChars ?? INTENT_DIFF_CHARS, Math.min(PREPARE_MS, input.timeoutMs / 4)),
       output: Output.object({
         schema: IntentAnswerSchema,
         name: "intent_verdict",
@@ -141,9 +146,12 @@ export async function checkIntent(input: IntentCheckInput): Promise<IntentCheckR
 
 /**
  * The prompt of an intent check: the goal (and the session's first goal, when this is a
- * later turn's), then the diff within `budget` characters, saying exactly what was cut.
+ * later turn's), then the diff within `budget` characters and `prepareMs` of work, saying
+ * exactly what was cut.
  */
-export function intentPrompt(cs: Changeset, budget: number): string {
+export function intentPrompt(cs: Changeset, budget: number, prepareMs = PREPARE_MS): string {
+  const deadline = performance.now() + prepareMs;
+  let outOfTime = false;
   const added = cs.files.reduce((n, f) => n + f.added, 0);
   const removed = cs.files.reduce((n, f) => n + f.removed, 0);
   const parts: string[] = [];
@@ -153,7 +161,8 @@ export function intentPrompt(cs: Changeset, budget: number): string {
   const leftOut: string[] = [];
   for (const file of cs.files) {
     const counts = file.binary ? "binary" : `+${file.added} -${file.removed}`;
-    if (left <= 0) {
+    if (left > 0 && !outOfTime && performance.now() > deadline) outOfTime = true;
+    if (left <= 0 || outOfTime) {
       leftOut.push(`${file.path} (${file.kind}, ${counts})`);
       continue;
     }
@@ -191,7 +200,7 @@ export function intentPrompt(cs: Changeset, budget: number): string {
   if (cut.length || leftOut.length) {
     const named = leftOut.slice(0, LEFT_OUT_NAMED);
     lines.push(
-      `The diff was cut to fit ${budget.toLocaleString("en-US")} characters: ${whole} of ${cs.files.length} files are shown whole` +
+      `The diff was cut ${outOfTime ? "short (it is prepared within a second)" : `to fit ${budget.toLocaleString("en-US")} characters`}: ${whole} of ${cs.files.length} files are shown whole` +
         (cut.length ? `, ${cut[0]} is shown in part` : "") +
         (leftOut.length
           ? `, and ${leftOut.length} are not shown: ${named.join(", ")}${leftOut.length > named.length ? ` and ${leftOut.length - named.length} more` : ""}`

@@ -105,5 +105,9 @@ describe("checkIntent: one structured call, zod-checked, bounded in time", () =>
     expect(prompt).toMatch(/\[… the rest of this file's diff is cut: \d+ more lines\]/);
     // Within the budget nothing is said to be cut.
     expect(intentPrompt(cs, 100_000)).not.toContain("was cut");
+    // Preparing the diff is bounded in time too: what is not ready is named like what does not fit.
+    expect(intentPrompt(cs, 100_000, -1)).toContain(
+      "The diff was cut short (it is prepared within a second): 0 of 3 files are shown whole, and 3 are not shown: a.ts (create, +400 -0)",
+    );
   });
 });
