@@ -143,9 +143,13 @@ export async function untilFirstRequest(
   return elapsed;
 }
 
-/** `12.3 ms` (three decimals below 1 ms, none from 1,000 ms). */
+/** Milliseconds' digits: three decimals below 1, none from 1,000 (`0.204`, `12.3`, `1,523`). */
+const msDigits = (n: number) =>
+  n < 1 ? n.toFixed(3) : n < 1000 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
+
+/** `12.3 ms`. */
 export function ms(n: number): string {
-  return `${n < 1 ? n.toFixed(3) : n < 1000 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US")} ms`;
+  return `${msDigits(n)} ms`;
 }
 
 /** How a figure's value reads: the unit it is printed with. */
@@ -153,7 +157,7 @@ export type Unit = "ms" | "s" | "×" | "/s" | "MiB" | "MB/s" | "count" | "share"
 
 /** Each unit's digits and the text after them. */
 const UNITS: Record<Unit, { digits: (n: number) => string; suffix: string }> = {
-  ms: { digits: (n) => ms(n).slice(0, -3), suffix: " ms" },
+  ms: { digits: msDigits, suffix: " ms" },
   s: { digits: (n) => n.toFixed(2), suffix: " s" },
   "×": { digits: (n) => n.toFixed(2), suffix: "×" },
   "/s": { digits: (n) => Math.round(n).toLocaleString("en-US"), suffix: "/s" },
@@ -215,11 +219,6 @@ export function judge(figure: Figure): Exclude<Verdict, "SKIPPED"> {
 export const RESULTS_FILE_VARIABLE = "PENCIL_BENCH_RESULTS";
 
 const results: Result[] = [];
-
-/** Everything this process recorded so far. */
-export function recorded(): readonly Result[] {
-  return results;
-}
 
 function record(result: Result): void {
   results.push(result);
