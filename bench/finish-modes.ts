@@ -17,7 +17,7 @@ import {
   startFakeOpenAIServer,
   textReply,
 } from "../test/support/fake-openai-server.ts";
-import { FIXTURE, stagedView } from "./recovery-modes.ts";
+import { FIXTURE, importApprover, stagedView } from "./recovery-modes.ts";
 
 /** One failure mode: files, the model's replies over HTTP, and what a good harness ends with. */
 export interface FinishMode {
@@ -717,7 +717,7 @@ export async function replayFinish(root: string, modes: FinishMode[] = FINISH_MO
   // An older checkout (a baseline) exports chooseModels beside AgentRun; later it has a file of its own.
   const { chooseModels } = runModule.chooseModels ? runModule : await import(join(root, "app/model-choice.ts"));
   const { createRuntime } = await import(join(root, "app/runtime.ts"));
-  const { nobodyApprover } = await import(join(root, "core/policy/approver.ts"));
+  const { nobodyApprover } = await importApprover(root);
   const server = await startFakeOpenAIServer();
   const out: FinishResult[] = [];
   try {

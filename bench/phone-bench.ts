@@ -63,9 +63,8 @@ async function main(): Promise<void> {
 }
 
 async function voiceOverhead(base: string): Promise<{ total: number; transcribe: number; command: number }> {
-  const { startFakeTelegram, messageUpdate } = await import("../test/support/fake-telegram-server.ts");
+  const { startFakeTelegram, messageUpdate, mediaUpdate } = await import("../test/support/fake-telegram-server.ts");
   const { startFakeTranscriptionServer } = await import("../test/support/fake-transcription-server.ts");
-  const { mediaUpdate } = await import("../test/support/telegram-world.ts");
   const { startTelegramBot } = await import("../modes/telegram/start-bot.ts");
   const { ScriptedModel } = await import("../ai/scripted-model.ts");
   const { resolveTranscriber } = await import("../ai/transcriber.ts");

@@ -3,7 +3,7 @@
 // Shared by bench/recovery-bench.ts (today's tree against a baseline checkout)
 // and test/agent/recovery-loop.test.ts. The replay imports the project from a given
 // root, so the very same script measures an older checkout.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -598,6 +598,13 @@ export const MODES: RecoveryMode[] = [
   },
 ];
 
+/** The approver module of the checkout at `root`: core/policy/ since the folder move, agent/ before it (the baselines). */
+export async function importApprover(root: string): Promise<{ nobodyApprover: unknown }> {
+  const path = ["core/policy/approver.ts", "agent/approver.ts"].map((p) => join(root, p)).find((p) => existsSync(p));
+  if (!path) throw new Error(`no approver module in ${root} (core/policy/approver.ts or agent/approver.ts)`);
+  return import(path);
+}
+
 /** An overlay entry as a replay reads it (the project may be an older checkout, so only this shape is assumed). */
 export interface StagedEntry {
   real: string;
@@ -637,7 +644,7 @@ export async function replay(root: string, modes: RecoveryMode[] = MODES): Promi
   const { AgentRun } = await import(join(root, "app/agent-run.ts"));
   const { createRuntime } = await import(join(root, "app/runtime.ts"));
   const { ScriptedModel, lastToolResults } = await import(join(root, "ai/scripted-model.ts"));
-  const { nobodyApprover } = await import(join(root, "core/policy/approver.ts"));
+  const { nobodyApprover } = await importApprover(root);
   const out: ModeResult[] = [];
   for (const mode of modes) {
     const workspace = mkdtempSync(join(tmpdir(), "pencil-recovery-ws-"));

@@ -134,6 +134,19 @@ const HTML_TAGS = new Set([
   "blockquote",
 ]);
 
+/** A message update carrying media (voice, audio, photo, document) instead of text. */
+export function mediaUpdate(fromId: number, media: Partial<Message>, chatId = fromId): Omit<Update, "update_id"> {
+  return {
+    message: {
+      message_id: Math.floor(Math.random() * 1e9),
+      date: Math.floor(Date.now() / 1000),
+      from: { id: fromId, is_bot: false, first_name: `user${fromId}` },
+      chat: { id: chatId, type: "private", first_name: `user${chatId}` },
+      ...media,
+    } as Message,
+  } as Omit<Update, "update_id">;
+}
+
 /** A message update from a user in a chat (private chat with that user by default); `/commands` get their entity. */
 export function messageUpdate(
   fromId: number,

@@ -1,17 +1,20 @@
 import { afterEach } from "bun:test";
 import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
-import type { Message, Update } from "grammy/types";
 import { ScriptedModel, type ScriptedStructured, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { startTelegramBot, type TelegramBot, type TelegramBotOptions } from "../../modes/telegram/start-bot.ts";
 import {
   callbackUpdate,
   type FakeTelegram,
+  mediaUpdate,
   messageUpdate,
   startFakeTelegram,
   type StoredMessage,
   visibleText,
 } from "./fake-telegram-server.ts";
+
+// A message carrying media (a photo, a voice note, a document), for the tests that import it from here.
+export { mediaUpdate };
 import { tempDir, writeTree } from "./temp.ts";
 
 /*
@@ -243,17 +246,4 @@ export function telegramWorld(
       await fake.close();
     },
   };
-}
-
-/** A message update carrying media (voice, audio, photo, document) instead of text. */
-export function mediaUpdate(fromId: number, media: Partial<Message>, chatId = fromId): Omit<Update, "update_id"> {
-  return {
-    message: {
-      message_id: Math.floor(Math.random() * 1e9),
-      date: Math.floor(Date.now() / 1000),
-      from: { id: fromId, is_bot: false, first_name: `user${fromId}` },
-      chat: { id: chatId, type: "private", first_name: `user${chatId}` },
-      ...media,
-    } as Message,
-  } as Omit<Update, "update_id">;
 }
