@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, relative, sep } from "node:path";
 import { z } from "zod";
@@ -56,6 +56,8 @@ export interface SearchHit {
 export interface SearchResult {
   hits: SearchHit[];
   total: number;
+  /** Set when ripgrep was there but failed, so the JavaScript engine answered instead: what went wrong, for the model to read. */
+  ripgrepFailure?: string;
 }
 
 /** A search over a directory tree, given everything the tool resolved. */
@@ -118,9 +120,14 @@ async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | 
   }
   if (ctx.signal?.aborted) throw new ToolError("The search was cancelled.");
   const scope = `${root === ctx.ws.root ? "the workspace" : shown}${glob ? ` (glob ${glob})` : ""}`;
+  const note = result.ripgrepFailure
+    ? `\n[${result.ripgrepFailure}; the built-in search answered instead, by the same rules. Say so to the owner: ripgrep may need reinstalling.]`
+    : "";
   if (result.total === 0)
-    return noMatches(input.pattern, scope, (p) =>
-      retry(p, { ctx, pattern, root, glob, max: 3, rg }, st.kind === "file"),
+    return (
+      (await noMatches(input.pattern, scope, (p) =>
+        retry(p, { ctx, pattern, root, glob, max: 3, rg }, st.kind === "file"),
+      )) + note
     );
   const lines = result.hits.map((h) => `${h.path}:${h.line}:${h.text}`);
   if (result.total > result.hits.length) {
@@ -129,7 +136,13 @@ async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | 
       `[${fmt(result.hits.length)} of ${fmt(result.total)} matching lines shown; ${fmt(more)} more. Narrow the search with path, glob or a more specific pattern.]`,
     );
   }
-  return lines.join("\n");
+  return lines.join("\n") + note;
+}
+
+/** The first few lines of rg's error output, for the note (a crash can print pages). */
+function firstLines(text: string): string {
+  const lines = text.trim().split("\n");
+  return lines.length > 3 ? `${lines.slice(0, 3).join(" ")} …` : lines.join(" ");
 }
 
 function compileOrExplain(source: string): SearchPattern {
@@ -212,7 +225,10 @@ export async function searchTree(q: TreeSearch): Promise<SearchResult> {
   const stagedIgnore = [...staged.paths.keys()].some((p) => basename(p) === ".gitignore" && isInside(top, p));
   if (q.rg && !stagedIgnore) {
     const viaRg = await searchWithRipgrep(q, q.rg, rules, top);
-    if (viaRg) return viaRg;
+    if ("hits" in viaRg) return viaRg;
+    const js = searchWithJs(q, rules);
+    // Only a missing rg falls back silently; any other failure is said, so a broken rg never hides behind the JS engine.
+    return viaRg.failed === null ? js : { ...js, ripgrepFailure: viaRg.failed };
   }
   return searchWithJs(q, rules);
 }
@@ -269,14 +285,15 @@ function searchText(text: string, pattern: SearchPattern, onHit: (line: number, 
  * rg finds candidate lines fast; each is then held to the JS rules (ignore
  * files, policy visibility, glob, the JS regex), so rg can only ever make the
  * search faster, never different. Staged files are searched in the overlay.
- * Null when rg could not run: the caller searches in JS.
+ * `failed` when rg did not give a whole answer, so the caller searches in JS: null when rg is not
+ * installed (nothing to report), else what went wrong.
  */
 async function searchWithRipgrep(
   q: TreeSearch,
   rg: string,
   rules: WalkRules,
   top: string,
-): Promise<SearchResult | null> {
+): Promise<SearchResult | { failed: string | null }> {
   const { ctx, pattern, root } = q;
   const cwd = root === top || !isInside(top, root) ? root : top;
   const target = cwd === root ? null : posix(relative(cwd, root));
@@ -328,10 +345,14 @@ async function searchWithRipgrep(
       },
       ctx.signal,
     );
+    if (run.signal !== null && !ctx.signal?.aborted) return { failed: `ripgrep (${rg}) was killed by ${run.signal}` };
     if (run.code > 1) {
       if (/regex|pattern/i.test(run.stderr))
         throw new ToolError(`ripgrep rejected the pattern ${quote(pattern.source)}: ${run.stderr.trim()}`);
-      if (run.stderr.trim() !== "") return null;
+      // Exit 2 with nothing said is rg's "some files could not be read" (its messages are off): those are
+      // skipped, as the JS engine skips them. Anything it says is a failure of rg itself.
+      if (run.stderr.trim() !== "")
+        return { failed: `ripgrep (${rg}) failed with exit code ${run.code}: ${firstLines(run.stderr)}` };
     }
     for (const [real, deleted] of staged.paths) {
       if (deleted || !isInside(root, real) || real === root) continue;
@@ -342,7 +363,9 @@ async function searchWithRipgrep(
     return hits.result();
   } catch (error) {
     if (error instanceof ToolError) throw error;
-    return null;
+    // rg gone since it was found on PATH: not installed, the one failure that is not reported.
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(rg)) return { failed: null };
+    return { failed: `ripgrep (${rg}) could not be run: ${(error as Error).message}` };
   } finally {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }

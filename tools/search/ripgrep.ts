@@ -85,6 +85,8 @@ export function ripgrepArgs(q: RipgrepQuery): string[] {
 /** How an rg run ended. */
 export interface RipgrepResult {
   code: number;
+  /** The signal that ended rg (SIGSEGV when it crashed, SIGTERM when the search was cancelled), or null when it exited. */
+  signal: string | null;
   stderr: string;
 }
 
@@ -168,7 +170,7 @@ export async function runRipgrep(
     if (rest.length > 0) splitLines(rest, handle);
     flush();
     const code = await proc.exited;
-    return { code, stderr: await stderr };
+    return { code, signal: proc.signalCode === null ? null : String(proc.signalCode), stderr: await stderr };
   } finally {
     signal?.removeEventListener("abort", abort);
   }
