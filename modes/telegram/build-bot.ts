@@ -10,7 +10,7 @@ import { FEATURES } from "./features/index.ts";
 import { htmlFallback } from "./html-fallback.ts";
 import { escapeHtml } from "./html.ts";
 import { ownerGuard } from "./owner-guard.ts";
-import { NOT_PENDING } from "./review-desk.ts";
+import { NOT_PENDING } from "./press-answers.ts";
 import { errorText } from "./scrub.ts";
 import { UpdateLanes } from "./update-lanes.ts";
 import { admitOnce, UpdateLedger } from "./update-ledger.ts";

@@ -1,7 +1,7 @@
 import type { MiddlewareFn } from "grammy";
 import type { ButtonTokens } from "./button-tokens.ts";
 import type { PencilContext } from "./context.ts";
-import { NOT_PENDING } from "./review-desk.ts";
+import { NOT_PENDING } from "./press-answers.ts";
 
 /**
  * Resolves a pressed button's callback data to its server-side binding (only the

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ALREADY_DECIDED, DIFF_FIRST, PRESS_AGAIN } from "../../../modes/telegram/review-desk.ts";
+import { ALREADY_DECIDED, DIFF_FIRST, PRESS_AGAIN } from "../../../modes/telegram/press-answers.ts";
 import {
   callbackUpdate,
   type FakeTelegram,

@@ -6,7 +6,7 @@ import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { startTimeOf } from "../../../core/process-alive.ts";
 import { lockFileOf } from "../../../core/workspace-lock.ts";
-import { ALREADY_DECIDED } from "../../../modes/telegram/review-desk.ts";
+import { ALREADY_DECIDED } from "../../../modes/telegram/press-answers.ts";
 import { startTelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { callbackUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
 import { startFakeOpenAIServer, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
