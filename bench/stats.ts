@@ -145,7 +145,7 @@ export async function untilFirstRequest(
 
 /** Milliseconds' digits: three decimals below 1, none from 1,000 (`0.204`, `12.3`, `1,523`). */
 const msDigits = (n: number) =>
-  n < 1 ? n.toFixed(3) : n < 1000 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
+  Math.abs(n) < 1 ? n.toFixed(3) : Math.abs(n) < 1000 ? n.toFixed(1) : Math.round(n).toLocaleString("en-US");
 
 /** `12.3 ms`. */
 export function ms(n: number): string {
