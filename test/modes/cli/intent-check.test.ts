@@ -67,9 +67,9 @@ describe("intent check in the terminal", () => {
     const json = JSON.parse((await runCli(["log", "--json", "-w", workspace], { cwd: workspace, env })).stdout);
     expect(json[0].intent).toBe(line);
     expect(groq.structuredRequests).toHaveLength(1);
-  });
+  }, 90_000);
 
-  test("a junk answer and a failed call each say so in the line; the review is there either way", async () => {
+  test("a junk answer says so in the line; the review is there as ever", async () => {
     const { workspace, groq, env } = await modelWorld({ "pricing.ts": PRICING });
     enqueueRun(groq);
     groq.enqueueStructured(textReply("Looks good to me!"));
@@ -79,20 +79,18 @@ describe("intent check in the terminal", () => {
       "intent not checked: the model's answer was not a verdict (groq:openai/gpt-oss-120b)",
     );
     expect(junk.stdout).toContain("modify pricing.ts");
+  }, 90_000);
 
-    const second = await modelWorld({ "pricing.ts": PRICING });
-    enqueueRun(second.groq);
-    second.groq.enqueueStructured(
-      errorReply(400, "json_schema is not supported by this model", "invalid_request_error"),
-    );
-    const failed = await runCli(["agent", "raise TAX to 0.15", "-w", second.workspace], {
-      cwd: second.workspace,
-      env: second.env,
-    });
+  test("a failed call says so in the line, and the record keeps it as not checked", async () => {
+    const { workspace, groq, env } = await modelWorld({ "pricing.ts": PRICING });
+    enqueueRun(groq);
+    groq.enqueueStructured(errorReply(400, "json_schema is not supported by this model", "invalid_request_error"));
+    const failed = await runCli(["agent", "raise TAX to 0.15", "-w", workspace], { cwd: workspace, env });
     expect(failed.code).toBe(3);
     expect(failed.stdout).toMatch(/intent not checked: the model failed: .*json_schema is not supported by this model/);
-    expect(record(second.env).intent.verdict).toBe("unchecked");
-  });
+    expect(failed.stdout).toContain("modify pricing.ts");
+    expect(record(env).intent.verdict).toBe("unchecked");
+  }, 90_000);
 
   test("no answer within review.intentSeconds: the line says it timed out, and the summary comes after that bound", async () => {
     const { workspace, groq, env } = await modelWorld({ "pricing.ts": PRICING });
@@ -106,7 +104,7 @@ describe("intent check in the terminal", () => {
     expect(result.stdout).toContain("modify pricing.ts");
     // The hang is abandoned at the bound, not at the model's own timeouts (a minute).
     expect(performance.now() - started).toBeLessThan(30_000);
-  });
+  }, 90_000);
 
   test("review.intentCheck false: no structured call at all, and no intent line", async () => {
     const { workspace, groq, env } = await modelWorld({ "pricing.ts": PRICING });
@@ -119,7 +117,7 @@ describe("intent check in the terminal", () => {
     expect(result.stdout).not.toContain("Model's view");
     expect(result.stdout).not.toContain("intent not checked");
     expect(record(env).intent).toBeUndefined();
-  });
+  }, 90_000);
 
   test("a review setting of the wrong type stops with the file, the key and what it takes", async () => {
     const { workspace, env } = await modelWorld({ "pricing.ts": PRICING });

@@ -40,7 +40,7 @@ describe("telegram: the intent check on the card", () => {
     expect(readFileSync(join(w.root, "pricing.ts"), "utf8")).toContain("(1 + 0.15)");
     // The settled card still says what the model thought.
     expect(textOf(w.fake, card)).toContain("Model's view of intent: more than asked");
-  });
+  }, 60_000);
 
   test("no answer within review.intentSeconds: the card comes after the bound and says the check timed out", async () => {
     const w = world(hardCode, { "pricing.ts": PRICING }, [{ json: { verdict: "matches", what: "" }, delayMs: 10_000 }]);
@@ -53,7 +53,7 @@ describe("telegram: the intent check on the card", () => {
     expect(card.visible).toContain("🧭 intent not checked: the model timed out after 1 s (scripted:demo)");
     await press(w.fake, "✅ Approve all", card);
     expect(readFileSync(join(w.root, "pricing.ts"), "utf8")).toContain("(1 + 0.15)");
-  });
+  }, 60_000);
 
   test("review.intentCheck false: the model is not asked and the card has no intent line", async () => {
     const w = world(hardCode, { "pricing.ts": PRICING }, [{ json: { verdict: "matches", what: "" } }]);
@@ -63,5 +63,5 @@ describe("telegram: the intent check on the card", () => {
     const card = await message(w.fake, (t) => t.includes("📝 Review"));
     expect(w.model.structuredCalls).toHaveLength(0);
     expect(card.visible).not.toContain("intent");
-  });
+  }, 60_000);
 });
