@@ -5,10 +5,11 @@
 //    one, else a made one): without the saved index (every process searches the root for secrets before its first
 //    command), and with it (a process checks the last one's listings). Target: ≤ 300 ms with the index.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { compilePolicy, decide } from "../core/policy/policy.ts";
+import { dirWatcher } from "../core/sandbox/dir-watch.ts";
 import { sandboxAvailable } from "../core/sandbox/namespace.ts";
 import { createRunCommandTool } from "../tools/run-command.ts";
 import { toolContext } from "../test/support/tool-context.ts";
@@ -63,6 +64,12 @@ const load = () =>
     .join(" ");
 console.log(`load average at start: ${load()} (${navigator.hardwareConcurrency} cores)`);
 const base = realpathSync(mkdtempSync(join(tmpdir(), "pencil-command-env-bench-")));
+// Later commands skip the toolchains' lstat's under inotify watches; where the user's limit is used up (every program
+// of the user's shares it) each command lstat's every directory of them instead, and A's figure says so.
+const watches = dirWatcher()?.watch(base, lstatSync(base, { bigint: true }).dev) != null;
+console.log(
+  `inotify watches: ${watches ? "available" : "refused (the user's limit is used up by other programs): every later command lstat's each toolchain directory"}`,
+);
 
 // A. npm test in a 2,000-file project.
 const project = join(base, "ws");
