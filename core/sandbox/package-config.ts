@@ -3,6 +3,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { looksLikeCredential } from "../staging/flags.ts";
 import { stagedInside } from "../scratch/make.ts";
 import { entrySig } from "../scratch/record.ts";
+import type { StagedEntry } from "../staging/overlay.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { looksSecret, relativeToHome } from "./command-env.ts";
 
@@ -90,16 +91,15 @@ function readSettings(path: string): string | null {
   }
 }
 
-/** Reads a workspace settings file as the staged view has it (the model's staged edit of a .yarnrc.yml included), else null. */
-function readStaged(s: Scratch, real: string): string | null {
-  try {
-    const st = s.fs.stat(real);
-    if (st === null || st.kind !== "file" || st.size > MAX_SETTINGS_BYTES) return null;
-    return new TextDecoder().decode(s.fs.readBytes(real));
-  } catch {
-    // Unreadable: no settings from it reach the command.
-    return null;
-  }
+/**
+ * A workspace settings file as the staged view has it: the staged bytes (the model's edit of a .yarnrc.yml), else the
+ * file on disk when it is a regular file itself (a link is never followed: it could lead anywhere); null otherwise.
+ */
+function readWorkspaceSettings(s: Scratch, rel: string, staged: ReadonlyMap<string, StagedEntry>): string | null {
+  const entry = staged.get(rel);
+  if (entry === undefined) return readSettings(join(s.ws.root, rel));
+  if (!entry.after || entry.after.bytes.length > MAX_SETTINGS_BYTES) return null;
+  return new TextDecoder().decode(entry.after.bytes);
 }
 
 /** What placeSettings placed: home files copied, workspace files shown (relative paths). */
@@ -146,8 +146,12 @@ export function placeSettings(
   const found = new Set<string>();
   if (ov) for (const rel of ov.hidden) if (isFilteredSettingsName(basename(rel))) found.add(rel);
   for (const rel of s.hiddenFiles ?? []) found.add(rel);
-  for (const { rel, entry } of stagedInside(s.ws, s.fs))
-    if (entry.after && isFilteredSettingsName(basename(rel))) found.add(rel);
+  const staged = new Map<string, StagedEntry>();
+  for (const { rel, entry } of stagedInside(s.ws, s.fs)) {
+    if (!isFilteredSettingsName(basename(rel))) continue;
+    staged.set(rel, entry);
+    if (entry.after) found.add(rel);
+  }
   let n = 0;
   const bindFiltered = (text: string, target: string) => {
     const source = join(s.root, "settings", String(n++));
@@ -157,7 +161,7 @@ export function placeSettings(
     s.hidden = Math.max(0, s.hidden - 1);
   };
   for (const rel of [...found].sort()) {
-    const text = readStaged(s, join(s.ws.root, rel));
+    const text = readWorkspaceSettings(s, rel, staged);
     if (text === null) continue;
     if (ov) {
       // Only over a file the overlay shows from the workspace (one staged and nowhere on disk has no path to bind on).

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRecord } from "../../core/staging/command-record.ts";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
@@ -48,7 +48,8 @@ const YARNRC = [
 
 const SYSTEM_PYTHON = "/usr/bin/python3";
 const hasNamespace = sandboxAvailable();
-const hasVenv = existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, ["-c", "import ensurepip, venv"]).status === 0;
+// A virtualenv without its own pip (quick to make) that imports the system's: pip reads the virtualenv's pip.conf.
+const hasVenv = existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, ["-c", "import venv, pip"]).status === 0;
 
 function session(root: string, home: string) {
   const t = toolContext(root);
@@ -78,18 +79,32 @@ describe.each(["overlay", "copy"] as ScratchKind[])(
           "pip.conf": `[global]\nindex-url = https://me:${PIP_PASSWORD}@pypi.acme.example/simple\ntimeout = 61\n`,
           ".pypirc": `[distutils]\nindex-servers = acme\n[acme]\nrepository = https://upload.acme.example/legacy/\nusername = __token__\npassword = ${PYPIRC_PASSWORD}\n`,
         });
+        // A settings name that is a link is never followed: it could lead anywhere (here, a private file outside).
+        const outside = tempDir("pencil-pmf-outside-");
+        writeTree(outside, { "notes.txt": "[global]\ntimeout = 5\nOUTSIDE-LINKED-NOTE\n" });
+        mkdirSync(join(root, "linked"));
+        symlinkSync(join(outside, "notes.txt"), join(root, "linked/pip.conf"));
         const env = {
           PATH: "/usr/local/bin:/usr/bin:/bin",
           HOME: home,
           LANG: "C.UTF-8",
           PIP_CONFIG_FILE: join(root, "pip.conf"),
         };
-        expect(spawnSync(SYSTEM_PYTHON, ["-m", "venv", ".venv"], { cwd: root, env }).status).toBe(0);
+        expect(
+          spawnSync(SYSTEM_PYTHON, ["-m", "venv", "--without-pip", "--system-site-packages", ".venv"], {
+            cwd: root,
+            env,
+          }).status,
+        ).toBe(0);
         writeTree(root, {
           ".venv/pip.conf": `[global]\nextra-index-url = https://__token__:${PIP_PASSWORD}@extra.acme.example/simple\n[install]\npassword = ${PIP_PASSWORD}\n`,
         });
         // What pip makes of the files bare, as the owner's shell runs it: the same settings, with the credentials.
-        const bare = spawnSync("bash", ["-c", ".venv/bin/pip config list"], { cwd: root, env, encoding: "utf8" });
+        const bare = spawnSync("bash", ["-c", ".venv/bin/python -m pip config list"], {
+          cwd: root,
+          env,
+          encoding: "utf8",
+        });
         expect(bare.stdout).toContain(PIP_PASSWORD);
         const t = session(root, home);
         const scratchParent = tempDir();
@@ -103,8 +118,9 @@ describe.each(["overlay", "copy"] as ScratchKind[])(
         try {
           const out = await t.run(tool, {
             command: [
-              ".venv/bin/pip config list",
+              ".venv/bin/python -m pip config list",
               "echo ---",
+              "cat linked/pip.conf 2>/dev/null",
               "cat .yarnrc.yml packages/a/.yarnrc.yml .pypirc .venv/pip.conf ~/.yarnrc.yml ~/.pypirc",
               "echo ---",
               "(echo x >> .yarnrc.yml) 2>/dev/null || echo yarnrc-read-only",
@@ -126,6 +142,7 @@ describe.each(["overlay", "copy"] as ScratchKind[])(
           expect(out).toContain('npmRegistryServer: "http://127.0.0.1:4875"');
           expect(out).toContain("repository = https://home.acme.example/legacy/");
           expect(out).not.toMatch(/npmAuthToken|npmAuthIdent|username|password/);
+          expect(out).not.toContain("OUTSIDE-LINKED-NOTE");
           expect(out).toContain("yarnrc-read-only");
           expect(out).toContain("pipconf-read-only");
           expect(out).toContain("No file changes.");
