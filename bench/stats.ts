@@ -219,6 +219,11 @@ export function judge(figure: Figure): Exclude<Verdict, "SKIPPED"> {
 export const RESULTS_FILE_VARIABLE = "PENCIL_BENCH_RESULTS";
 
 const results: Result[] = [];
+// Set again as the process ends: a library may reset process.exitCode on its way out (PGlite's WebAssembly runtime
+// sets it to 0 when it closes), which would turn a missed target into a clean exit.
+process.on("exit", () => {
+  if (results.some((r) => r.verdict === "NOT MET")) process.exitCode = 1;
+});
 
 function record(result: Result): void {
   results.push(result);

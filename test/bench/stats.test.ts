@@ -39,6 +39,9 @@ target({ name: "rate", value: 60000, unit: "/s", min: 50000 });
 check("state unchanged", true, "unchanged", "unchanged");`,
   "skip-bench.ts": `import { skip } from ${STATS};
 skip("sandboxed thing", "no namespace sandbox here");`,
+  "reset-bench.ts": `import { target } from ${STATS};
+target({ name: "missed, then reset", value: 3, unit: "ms", max: 1 });
+process.exitCode = 0;`,
   "exit-bench.ts": `import { finish, target } from ${STATS};
 target({ name: "held open", value: 0.5, unit: "share", min: 0.95 });
 setInterval(() => {}, 1000);
@@ -66,6 +69,11 @@ describe("a bench process", () => {
     expect(out).toContain("slow thing: 45.0 ms — target ≤ 20 ms: NOT MET");
     expect(out).toContain("rate: 60,000/s — target ≥ 50,000/s: MET");
     expect(out).toContain("state unchanged: unchanged — target unchanged: MET");
+    expect(code).toBe(1);
+  });
+
+  test("a miss still exits 1 when a library resets process.exitCode on its way out", async () => {
+    const { code } = await run([join(dir, "reset-bench.ts")]);
     expect(code).toBe(1);
   });
 
@@ -97,7 +105,7 @@ throw new Error("the fixture broke");`,
     const summary = out.slice(out.indexOf("## Summary"));
     expect(summary).toMatch(/met-bench\s+fast thing\s+12\.3 ms\s+bare thing 3\.0 ms\s+≤ 20 ms\s+MET/);
     expect(summary).toMatch(/skip-bench\s+sandboxed thing\s+no namespace sandbox here\s+SKIPPED/);
-    expect(summary).toContain("7 figures with a target: 4 met, 2 not met, 1 skipped");
+    expect(summary).toContain("8 figures with a target: 4 met, 3 not met, 1 skipped");
     expect(summary).toContain("NOT MET: miss-bench.ts slow thing: 45.0 ms, target ≤ 20 ms");
     expect(summary).toContain("NOT MET: exit-bench.ts held open: 0.500, target ≥ 0.95");
     expect(summary).toContain("FAILED: crash-bench.ts failed (exit 1) before its verdicts");
