@@ -90,6 +90,11 @@ export const SECRET_FILE_NAMES: readonly string[] = [
   "_netrc",
   ".npmrc",
   ".pypirc",
+  // Package managers' settings hold registry tokens as often as not: commands see them with the tokens removed.
+  ".yarnrc",
+  ".yarnrc.yml",
+  "pip.conf",
+  "pip.ini",
   ".git-credentials",
   ".pgpass",
   ".vault-token",
@@ -121,7 +126,8 @@ export function isSecretFileName(name: string): boolean {
   const n = name.length;
   if (n < 4) return false;
   const first = name.charCodeAt(0);
-  if (first === DOT || first === UNDERSCORE) {
+  // The listed names start with ".", "_" or "p" (pip.conf): other names skip the list.
+  if (first === DOT || first === UNDERSCORE || (first | 32) === 112) {
     for (const s of SECRET_FILE_NAMES) if (equalsCI(name, 0, n, s)) return true;
   }
   if (
@@ -148,11 +154,11 @@ const ENV_WRITE = result(
 );
 const SECRET_FILE_READ = result(
   "deny",
-  "Reading this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials that must never reach the model. Ask the user for the non-secret information you need.",
+  "Reading this file is never allowed: files of this kind (.envrc, .npmrc, .yarnrc.yml, pip.conf, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials that must never reach the model. Ask the user for the non-secret information you need.",
 );
 const SECRET_FILE_WRITE = result(
   "deny",
-  "Writing this file is never allowed: files of this kind (.envrc, .npmrc, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials, which the user manages. Tell the user what to change there.",
+  "Writing this file is never allowed: files of this kind (.envrc, .npmrc, .yarnrc.yml, pip.conf, .pypirc, .netrc, *.pem, *.key, *.ppk, *.jks, id_* private keys) hold credentials, which the user manages. Tell the user what to change there.",
 );
 const GIT_CONFIG_READ = result(
   "deny",

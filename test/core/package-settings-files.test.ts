@@ -173,3 +173,19 @@ describe.each(["overlay", "copy"] as ScratchKind[])(
 function records(t: ReturnType<typeof session>): CommandRecord[] {
   return t.records;
 }
+
+describe("package managers' settings are secret to the agent's own readers", () => {
+  const names = [".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".npmrc", ".pypirc"];
+  for (const name of names) {
+    test(`${name}: read_file, search and list_files never get it; it is never written`, () => {
+      const root = tempDir("pencil-pkg-secret-");
+      const home = tempDir("pencil-pkg-home-");
+      const policy = compilePolicy({ workspaceRoot: root, home, pencilHome: tempDir(), rules: [] });
+      for (const at of [join(root, name), join(root, "sub", ".venv", name)]) {
+        expect(decide(policy, { tool: "read_file", access: "read", real: at }).decision).toBe("deny");
+        expect(decide(policy, { tool: "search", access: "read", real: at }).decision).toBe("deny");
+        expect(decide(policy, { tool: "write_file", access: "write", real: at }).decision).toBe("deny");
+      }
+    });
+  }
+});
