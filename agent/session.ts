@@ -232,7 +232,7 @@ function withThinkTags(model: LanguageModel): LanguageModel {
 }
 
 /** The last tool calls of a conversation, in words: "calling edit_file (src/a.ts), run_command (`npm test`)". */
-export function lastActivity(messages: ModelMessage[]): string {
+function lastActivity(messages: ModelMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== "assistant" || typeof m.content === "string") continue;

@@ -8,7 +8,7 @@ import { jsonrepair } from "jsonrepair";
 import { stripHarmony } from "./tool-call-repair.ts";
 
 /** A tool call found in a reply's text: the name as written, its arguments, and the text it was read from. */
-export interface TextToolCall {
+interface TextToolCall {
   name: string;
   input: unknown;
   raw: string;

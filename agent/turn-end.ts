@@ -52,7 +52,7 @@ export function claimsSuccess(text: string): boolean {
 }
 
 /** The failure text of the last write-tool call of the conversation, when it failed; null when it succeeded or there was none. */
-export function lastWriteFailure(messages: ModelMessage[]): { tool: string; text: string } | null {
+function lastWriteFailure(messages: ModelMessage[]): { tool: string; text: string } | null {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== "tool") continue;

@@ -18,7 +18,7 @@ export function classifyFailure(error: unknown, callerSignal?: AbortSignal): Fai
 }
 
 /** The HTTP status carried by a provider error (APICallError, in-stream error objects), if any. */
-export function statusOf(error: unknown): number | undefined {
+function statusOf(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const record = error as { statusCode?: unknown; code?: unknown };
   if (typeof record.statusCode === "number") return record.statusCode;

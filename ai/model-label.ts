@@ -1,7 +1,7 @@
 import type { SharedV4ProviderMetadata } from "@ai-sdk/provider";
 
 /** Provider-metadata key under which Pencil records, on each step's finish, the model that produced it. */
-export const PENCIL_METADATA_KEY = "pencil";
+const PENCIL_METADATA_KEY = "pencil";
 
 /** Returns `metadata` with `pencil.model` set to `label` (the other providers' entries kept). */
 export function withModelLabel(

@@ -24,7 +24,7 @@ export interface ModelSpec {
 const PROVIDERS: ReadonlySet<string> = new Set<ProviderName>(["groq", "openrouter", "local"]);
 
 /** Every variable that selects a model, as named in the messages. */
-export const MODEL_VARIABLES = ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_URL", "LOCAL_LLM_MODEL"];
+const MODEL_VARIABLES = ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_URL", "LOCAL_LLM_MODEL"];
 
 /**
  * The chain of models to use, primary first, from the environment and an optional

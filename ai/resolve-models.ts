@@ -19,7 +19,7 @@ interface TimeoutSetting {
  * are the ones that apply). A local model on a CPU may read a long prompt for minutes
  * before its first token, and has no fallback to hurry to: it gets longer defaults.
  */
-export const MODEL_TIMEOUTS: readonly TimeoutSetting[] = [
+const MODEL_TIMEOUTS: readonly TimeoutSetting[] = [
   { variable: "PENCIL_TIMEOUT_FIRST_BYTE_MS", option: "firstByteTimeoutMs", cloud: 60_000, local: 300_000 },
   { variable: "PENCIL_TIMEOUT_IDLE_MS", option: "idleTimeoutMs", cloud: 60_000, local: 120_000 },
   { variable: "PENCIL_TIMEOUT_STEP_MS", option: "stepTimeoutMs", cloud: 600_000, local: 1_800_000 },

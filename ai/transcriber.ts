@@ -4,14 +4,12 @@ import { APICallError, NoTranscriptGeneratedError, transcribe, type Transcriptio
 import { PencilError } from "../core/errors.ts";
 
 /** Groq's Whisper model when GROQ_TRANSCRIBE_MODEL is not set: fast, and priced per hour of audio. */
-export const DEFAULT_GROQ_TRANSCRIBE_MODEL = "whisper-large-v3-turbo";
+const DEFAULT_GROQ_TRANSCRIBE_MODEL = "whisper-large-v3-turbo";
 /** The local server's model when LOCAL_TRANSCRIBE_MODEL is not set (the name most OpenAI-compatible servers answer to). */
-export const DEFAULT_LOCAL_TRANSCRIBE_MODEL = "whisper-1";
-/** The variables that configure a transcription provider, as named in messages. */
-export const TRANSCRIBE_VARIABLES = ["GROQ_API_KEY", "LOCAL_TRANSCRIBE_BASE_URL"];
+const DEFAULT_LOCAL_TRANSCRIBE_MODEL = "whisper-1";
 
 /** What a transcription gave: the text (empty when nothing was heard), and which provider gave it. */
-export interface Transcript {
+interface Transcript {
   text: string;
   /** `provider:model`, e.g. `groq:whisper-large-v3-turbo`. */
   label: string;
@@ -27,7 +25,7 @@ export interface Transcriber {
 }
 
 /** No provider could transcribe; the message says what each one answered. */
-export class TranscriptionError extends PencilError {
+class TranscriptionError extends PencilError {
   override name = "TranscriptionError";
 }
 

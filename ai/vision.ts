@@ -7,7 +7,7 @@ import { createModel } from "./resolve-models.ts";
 /** Groq's model that turns a photo into text when GROQ_VISION_MODEL is not set (README: Configuration). */
 export const DEFAULT_GROQ_VISION_MODEL = "meta-llama/llama-4-scout-17b-16e-instruct";
 /** OpenRouter's vision model, Groq's fallback. */
-export const DEFAULT_OPENROUTER_VISION_MODEL = "meta-llama/llama-4-scout";
+const DEFAULT_OPENROUTER_VISION_MODEL = "meta-llama/llama-4-scout";
 
 /** Model families that read images; anything else gets a description of the photo instead. */
 const SEES_IMAGES = /llama-4|vision|vl\b|-vl-|gpt-4o|gpt-4\.1|gpt-5|claude|gemini|pixtral|llava|gemma-3/i;
@@ -18,7 +18,7 @@ export function seesImages(label: string): boolean {
 }
 
 /** The vision model could not describe the photo; the message says why and what to do. */
-export class VisionError extends PencilError {
+class VisionError extends PencilError {
   override name = "VisionError";
 }
 

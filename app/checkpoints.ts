@@ -12,8 +12,6 @@ import { SavedSession } from "./saved-session.ts";
 import type { Checkpoint } from "./session-replay.ts";
 import { SessionStore, UnknownSessionError } from "./session-store.ts";
 
-export { CheckpointError };
-
 /**
  * The session an `ID` names: a session id, or a changeset id (its session), or —
  * with no ID — the workspace's most recently active session.

@@ -15,10 +15,10 @@ export type EditorOutcome =
   | { kind: "refused"; reason: string };
 
 /** The tool name recorded in a file's origins when the owner replaced its staged content. */
-export const OWNER_EDIT = "edited by you";
+const OWNER_EDIT = "edited by you";
 
 /** The editor command: $VISUAL, then $EDITOR, else vi — the order git uses. */
-export function editorOf(env: Env): string {
+function editorOf(env: Env): string {
   for (const name of ["VISUAL", "EDITOR"] as const) {
     const value = env[name]?.trim();
     if (value) return value;

@@ -8,7 +8,7 @@ import { hunkLabel } from "../core/staging/hunks.ts";
 import { decodeText } from "../core/text.ts";
 
 /** What the model must answer, checked before anything of it is shown. */
-export const IntentAnswerSchema = z.object({
+const IntentAnswerSchema = z.object({
   verdict: z
     .enum(["matches", "more than asked", "less than asked"])
     .describe(
@@ -26,7 +26,7 @@ export const IntentAnswerSchema = z.object({
  * smallest context window Pencil runs with beside the instructions and the answer, and
  * keeps the one call cheap. What does not fit is named in the prompt, never dropped unsaid.
  */
-export const INTENT_DIFF_CHARS = 24_000;
+const INTENT_DIFF_CHARS = 24_000;
 /** Lines of one file's diff given before the character budget is applied; the rest are counted. */
 const FILE_DIFF_LINES = 800;
 /**
@@ -50,7 +50,7 @@ const SYSTEM = [
 ].join("\n");
 
 /** The model's use of one intent check: tokens, and dollars when the provider reported them. */
-export interface IntentUsage {
+interface IntentUsage {
   model: string;
   inputTokens: number;
   outputTokens: number;

@@ -14,7 +14,7 @@ export interface InterruptedRun {
 }
 
 /** Sessions of the workspace whose running mark outlived its process. */
-export function findInterrupted(runtime: Runtime): SessionHeader[] {
+function findInterrupted(runtime: Runtime): SessionHeader[] {
   return new SessionStore(runtime.pencilHome)
     .listFor(runtime.ws.root)
     .filter((h) => h.running && !processAlive(h.running.pid));

@@ -6,7 +6,7 @@ import { replaceStagedContent } from "./edit-staged.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** The tool name recorded in a file's origins when the owner kept only some of its hunks. */
-export const HUNKS_KEPT = "hunks kept by you";
+const HUNKS_KEPT = "hunks kept by you";
 
 /**
  * The owner's say on one file reviewed hunk by hunk, bound to what was shown: the file's

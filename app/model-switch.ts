@@ -16,7 +16,7 @@ const ANY_MODEL = "Any model your provider serves works as groq:NAME, openrouter
  * The models a person can name here, as `provider:model` labels: those in use, the chain the
  * configuration selects, and every model the price table (telegram.prices) lists.
  */
-export function knownModels(runtime: Runtime, inUse: string[] = []): string[] {
+function knownModels(runtime: Runtime, inUse: string[] = []): string[] {
   const configured = (override?: string): string[] => {
     try {
       return modelSpecs(runtime.env, override).map((spec) => spec.label);
@@ -40,7 +40,7 @@ export function knownModels(runtime: Runtime, inUse: string[] = []): string[] {
  * model's id), since a typo is likelier than a model nobody configured. Throws ModelConfigError,
  * with what to do, for an unknown name, a missing key or a malformed name; nothing changes then.
  */
-export function resolveModelName(runtime: Runtime, name: string, known: string[]): { model: string; labels: string[] } {
+function resolveModelName(runtime: Runtime, name: string, known: string[]): { model: string; labels: string[] } {
   let model = name.trim();
   if (!PROVIDER_PREFIX.test(model) && !known.includes(model)) {
     const byId = known.find((label) => label.slice(label.indexOf(":") + 1) === model);

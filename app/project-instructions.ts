@@ -5,7 +5,7 @@ import { decide, type Policy } from "../core/policy/policy.ts";
 import { isInside, realPathLoose, type Workspace } from "../core/workspace.ts";
 
 /** One instruction file given to the model: where it is, who wrote it, and how much of it was cut. */
-export interface InstructionFile {
+interface InstructionFile {
   /** Shown to the model and the owner: `~pencil/AGENTS.md` for the owner's file, else the workspace-relative path. */
   path: string;
   /** `owner`: `$PENCIL_HOME/AGENTS.md`; `workspace`: a file of the repository. */
@@ -25,7 +25,7 @@ export interface ProjectInstructions {
 }
 
 /** Total bytes of instruction text given to the model (Codex's default project_doc_max_bytes is 32 KiB). */
-export const MAX_INSTRUCTION_BYTES = 32 * 1024;
+const MAX_INSTRUCTION_BYTES = 32 * 1024;
 const MAX_DIRS = 4000;
 const MAX_DEPTH = 8;
 const SKIP_DIRS = new Set(["node_modules", "dist", "build", "target", "vendor", "coverage", "out"]);

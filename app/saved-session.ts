@@ -8,7 +8,6 @@ import { displayPath, type Workspace } from "../core/workspace.ts";
 import { replay, type Checkpoint, type Replayed } from "./session-replay.ts";
 import {
   entryRecord,
-  SessionFileError,
   type CheckpointFile,
   type EntryRecord,
   type LogRecord,
@@ -264,8 +263,6 @@ function readBase(entry: StagedEntry): Uint8Array | null {
     return null;
   }
 }
-
-export { SessionFileError };
 
 /** A run as the header keeps it: its first COMMANDS_KEPT commands, the rest counted. */
 function keptRun(run: RunRecord): RunRecord {

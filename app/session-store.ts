@@ -13,7 +13,7 @@ import { SessionFileError, UnknownSessionError } from "./errors.ts";
 export { SessionFileError, UnknownSessionError };
 
 /** The session format this Pencil writes; a higher one on disk was written by a newer Pencil and is refused. */
-export const SESSION_FORMAT = 1;
+const SESSION_FORMAT = 1;
 
 /** A run going on in a session, written when it starts and cleared when it ends: still set after a kill -9. */
 export interface RunningMark {

@@ -59,7 +59,7 @@ export interface Settings {
 }
 
 /** The review's own settings (`review.*`), the owner's alone. */
-export interface ReviewSettings {
+interface ReviewSettings {
   intentCheck: boolean;
   intentSeconds: number;
 }
@@ -122,7 +122,7 @@ const REVIEW_KEYS: readonly string[] = ["intentCheck", "intentSeconds"];
  * `workspace` (a repository's file, written by whoever wrote the repository) may only
  * tighten — what would weaken safety is ignored with a warning.
  */
-export type Trust = "user" | "workspace";
+type Trust = "user" | "workspace";
 
 /** One source of settings: its trust, the file it came from (none for flags), and the rule source per effect. */
 interface Layer {

@@ -18,7 +18,7 @@ import type { RunMode } from "../agent/prompts.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** The read-only workspace tools every mode has. */
-export function readTools(): PencilTool[] {
+function readTools(): PencilTool[] {
   return [createReadFileTool(), createListFilesTool(), createSearchTool()];
 }
 

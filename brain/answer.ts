@@ -53,7 +53,7 @@ export async function answerFromNotes(
 }
 
 /** Finds the `[#id …]` citations in an answer, keeping only ids of the given notes (an invented id is not a source). */
-export function readCitations(text: string, notes: Pick<Note, "id">[]): NotesAnswer {
+function readCitations(text: string, notes: Pick<Note, "id">[]): NotesAnswer {
   const known = new Set(notes.map((n) => n.id));
   const cited: number[] = [];
   for (const match of text.matchAll(/\[#(\d+)\b/g)) {

@@ -1,5 +1,5 @@
 /** Characters of one piece of text sent to the embedding model (well under every provider's input limit). */
-export const CHUNK_CHARS = 4000;
+const CHUNK_CHARS = 4000;
 /** Pieces of one note that are embedded at most; the rest of a long note is still found by full-text search. */
 export const MAX_EMBEDDED_CHUNKS = 32;
 

@@ -8,9 +8,9 @@ import { chunkText, MAX_EMBEDDED_CHUNKS } from "./chunk.ts";
 import { VECTOR_DIMENSIONS } from "./note.ts";
 
 /** Gemini's embedding model when none is named. */
-export const DEFAULT_GEMINI_EMBED = "gemini-embedding-001";
+const DEFAULT_GEMINI_EMBED = "gemini-embedding-001";
 /** OpenRouter's embedding model when none is named (1,536 dimensions, like Gemini's here). */
-export const DEFAULT_OPENROUTER_EMBED = "openai/text-embedding-3-small";
+const DEFAULT_OPENROUTER_EMBED = "openai/text-embedding-3-small";
 
 /** Turns text into vectors with one model; its label is what every note records. */
 export interface Embedder {
@@ -121,7 +121,7 @@ function build(provider: Provider, name: string, env: ModelEnv, fetchImpl?: type
 }
 
 /** The mean of the vectors after scaling each to length 1, so every piece of a note counts alike. */
-export function meanOfUnitVectors(vectors: number[][]): number[] {
+function meanOfUnitVectors(vectors: number[][]): number[] {
   const width = Math.max(...vectors.map((v) => v.length));
   const sum = new Array<number>(width).fill(0);
   for (const v of vectors) {

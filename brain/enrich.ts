@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Enrichment, NoteKind } from "./note.ts";
 
 /** What the model must return about a note; parsed, never trusted. */
-export const enrichmentSchema = z.object({
+const enrichmentSchema = z.object({
   title: z.string().trim().min(1).max(120),
   tags: z.array(z.string().trim().min(1).max(40)).min(1).max(6),
   summary: z.string().trim().min(1).max(600),
@@ -46,7 +46,7 @@ export async function enrichWithModel(
 }
 
 /** Parses a model's reply into an Enrichment (the first JSON object in it); throws with the reason when it does not fit. */
-export function parseEnrichment(reply: string): Enrichment {
+function parseEnrichment(reply: string): Enrichment {
   const start = reply.indexOf("{");
   const end = reply.lastIndexOf("}");
   if (start === -1 || end <= start) throw new Error("the model's reply held no JSON object");

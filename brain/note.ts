@@ -2,7 +2,7 @@
 export type NoteKind = "text" | "url" | "image";
 
 /** Who wrote a note's title, tags and summary: a model's label (`groq:…`), `scripted` (keyword rules, no model), or null (not yet: waiting for `brain reindex`). */
-export type EnrichedBy = string | null;
+type EnrichedBy = string | null;
 
 /** One note of the second brain (README "The second brain"), as stored; the vector itself stays in the store. */
 export interface Note {

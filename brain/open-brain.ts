@@ -46,7 +46,7 @@ export async function openStore(env: ModelEnv, options: OpenBrainOptions = {}): 
 }
 
 /** The chat model for enrichment and answers, or null when no model is configured; the AI SDK is loaded only when there is one. */
-export async function chatFor(env: ModelEnv, options: OpenBrainOptions = {}): Promise<ChatModel | null> {
+async function chatFor(env: ModelEnv, options: OpenBrainOptions = {}): Promise<ChatModel | null> {
   try {
     modelSpecs(env, options.model);
   } catch (error) {

@@ -3,13 +3,13 @@ import type { Note } from "./note.ts";
 import type { BrainStore, ScoredId } from "./store.ts";
 
 /** Notes an answer may use at most. */
-export const TOP_NOTES = 8;
+const TOP_NOTES = 8;
 /** Candidates each search brings to the fusion. */
 const CANDIDATES = 40;
 /** Reciprocal rank fusion's constant (the usual 60: ranks matter, raw scores of two scales do not). */
 const RRF_K = 60;
 /** Cosine similarity below which a note is not relevant to a question. */
-export const MIN_SIMILARITY = 0.55;
+const MIN_SIMILARITY = 0.55;
 
 /** A note found for a question, with how it was found. */
 export interface RetrievedNote {

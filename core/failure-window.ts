@@ -32,8 +32,8 @@ export function firstFailure(lines: readonly string[]): { index: number; tool: s
 }
 
 /** Lines shown before and after the failure line. */
-export const WINDOW_BEFORE = 2;
-export const WINDOW_AFTER = 14;
+const WINDOW_BEFORE = 2;
+const WINDOW_AFTER = 14;
 
 /** The range [start, end) of the lines around the first failure, or null. */
 export function failureWindow(lines: readonly string[]): { start: number; end: number } | null {

@@ -4,7 +4,7 @@ import { STANDALONE } from "./standalone.ts";
 export { STANDALONE };
 
 /** How this copy of Pencil came to the machine: a git clone, the npm package, a bunx run, or the single executable. */
-export type InstallKind = "clone" | "npm package" | "bunx" | "binary";
+type InstallKind = "clone" | "npm package" | "bunx" | "binary";
 
 /**
  * Pencil's install directory (the repository root, or the installed package's folder), whose `.env` files hold keys

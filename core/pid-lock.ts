@@ -51,7 +51,7 @@ export function thisProcess(): PidLockHolder {
  * releasePidLock needs, or returns the live holder that has it. Errors other than "already there" (a
  * directory that cannot be made or written) are thrown as they are.
  */
-export function tryPidLock<H extends PidLockHolder>(file: string, holder: H): { taken: string } | { heldBy: H } {
+function tryPidLock<H extends PidLockHolder>(file: string, holder: H): { taken: string } | { heldBy: H } {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(holder)}\n`;
   const aside = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** One step of a plan: a stable id the user picks it by, what to do, and the files it touches. */
-export const planStepSchema = z.object({
+const planStepSchema = z.object({
   id: z
     .string()
     .trim()
@@ -67,9 +67,6 @@ export const planSchema = z
 
 /** A plan as submitted by the model (after validation and defaults). */
 export type Plan = z.infer<typeof planSchema>;
-
-/** One step of a `Plan`. */
-export type PlanStep = Plan["steps"][number];
 
 /**
  * The goal of an agent run that carries out the chosen steps of `plan` (in the

@@ -31,7 +31,7 @@ export function isBinary(bytes: Uint8Array): boolean {
 }
 
 /** First code point of the range revealBytes maps invalid bytes to: byte b becomes U+10FF00 + b (b ≥ 0x80). */
-export const REVEALED_BYTE_BASE = 0x10ff00;
+const REVEALED_BYTE_BASE = 0x10ff00;
 
 /**
  * Decodes bytes as UTF-8 whatever they hold, so content that is "binary" only

@@ -4,7 +4,7 @@
 // only) and every other front end leaves unset. A wait that ends within the second says nothing.
 
 /** How long a wait goes unmentioned: only one a person would notice is worth a line. */
-export const NOTICE_AFTER_MS = 1000;
+const NOTICE_AFTER_MS = 1000;
 
 /** Receives one line per long wait: what it waits on and how to stop it. */
 export type WaitListener = (text: string) => void;

@@ -18,7 +18,7 @@ import {
  */
 
 /** Who holds a workspace lock, as written in the lock file. */
-export interface LockHolder extends PidLockHolder {
+interface LockHolder extends PidLockHolder {
   /** What the holder does: `apply`, `undo`, `recover`. */
   op: string;
   workspace: string;
@@ -26,7 +26,7 @@ export interface LockHolder extends PidLockHolder {
 }
 
 /** The workspace lock stayed held by a live process for longer than the wait allowed; the message names the holder and the file. */
-export class LockBusyError extends PencilError {
+class LockBusyError extends PencilError {
   override name = "LockBusyError";
 }
 

@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { PencilError } from "./errors.ts";
 
 /** Most symlinks followed while resolving one path; more means a loop or an abuse. */
-export const MAX_LINK_HOPS = 40;
+const MAX_LINK_HOPS = 40;
 
 /** A path given by the model, resolved to where a read or write would really land. */
 export interface ResolvedPath {

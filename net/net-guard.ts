@@ -189,7 +189,7 @@ function sameV6Prefix(a: Uint8Array, b: Uint8Array, bits: number): boolean {
 }
 
 /** One address of a local interface, as `os.networkInterfaces()` lists it. */
-export interface InterfaceAddress {
+interface InterfaceAddress {
   address: string;
   /** The netmask in dotted (IPv4) or colon (IPv6) form; used for IPv4's directed broadcast. */
   netmask?: string;

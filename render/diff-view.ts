@@ -178,7 +178,7 @@ function count(n: number): string {
 }
 
 /** `100644`-style mode, as git and the review show it. */
-export function formatMode(mode: number): string {
+function formatMode(mode: number): string {
   return (0o100000 | (mode & 0o7777)).toString(8);
 }
 

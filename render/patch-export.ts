@@ -7,7 +7,7 @@ import { hunkHeader } from "./diff-view.ts";
 import { visible } from "./visible-text.ts";
 
 /** A file a patch could not carry, and why. */
-export interface SkippedFile {
+interface SkippedFile {
   path: string;
   reason: string;
 }

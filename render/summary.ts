@@ -26,7 +26,7 @@ export interface FileSummary {
 }
 
 /** Totals over a changeset summary. */
-export interface SummaryTotals {
+interface SummaryTotals {
   files: number;
   added: number;
   removed: number;
@@ -152,7 +152,7 @@ export function formatSummary(cs: Changeset, options: { color: boolean; width?: 
  * The `after-instructions` findings: what the agent read before staging that was written
  * to an AI, or hidden, with where it was read and the text quoted. It tells; it decides nothing.
  */
-export function instructionLines(cs: Changeset, c: ReturnType<typeof pc.createColors>): string[] {
+function instructionLines(cs: Changeset, c: ReturnType<typeof pc.createColors>): string[] {
   const found = cs.instructions ?? [];
   if (found.length === 0) return [];
   return [
@@ -171,7 +171,7 @@ export function instructionLines(cs: Changeset, c: ReturnType<typeof pc.createCo
  * `mode 755 → 644, no longer executable`, `new, mode 755, executable`; null when
  * the mode stays (or a new file gets a plain one).
  */
-export function modeWords(f: Pick<FileChange, "kind" | "base" | "after">): string | null {
+function modeWords(f: Pick<FileChange, "kind" | "base" | "after">): string | null {
   if (!f.after) return null;
   const exec = (m: number) => (m & 0o111) !== 0;
   const after = f.after.mode & 0o7777;

@@ -13,7 +13,7 @@ const MIN_COMMON = 0.3;
  * (`diffWordsWithSpace` of the diff package): marks for each side, or null when the
  * lines have too little in common (or are too long) for word marks to help.
  */
-export function wordMarks(removed: string, added: string): { removed: WordMarks; added: WordMarks } | null {
+function wordMarks(removed: string, added: string): { removed: WordMarks; added: WordMarks } | null {
   if (removed.length > MAX_LINE || added.length > MAX_LINE || removed === added) return null;
   const parts = diffWordsWithSpace(removed, added, { timeout: 20 });
   if (!parts) return null;

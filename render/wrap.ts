@@ -4,7 +4,7 @@
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 /** Columns `text` takes on screen: colour codes take none. */
-export function displayWidth(text: string): number {
+function displayWidth(text: string): number {
   return [...text.replace(ANSI, "")].length;
 }
 

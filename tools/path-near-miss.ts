@@ -11,7 +11,7 @@ const BUDGET = 20_000;
 const MAX_SUGGESTIONS = 5;
 
 /** Up to five existing, visible paths near `real` (which does not exist), best first, as the model should write them. */
-export function nearestPaths(ctx: ToolContext, real: string): string[] {
+function nearestPaths(ctx: ToolContext, real: string): string[] {
   if (!isInside(ctx.ws.root, real)) return [];
   const wanted = rel(ctx.ws, real);
   const name = basename(real);

@@ -22,7 +22,7 @@ const inputSchema = z.object({
 export type ReadFileInput = z.infer<typeof inputSchema>;
 
 /** Files over maxFileBytes are read in slices only up to this many times that limit: beyond it, reading is refused. */
-export const SLICE_CEILING_FACTOR = 32;
+const SLICE_CEILING_FACTOR = 32;
 
 /** Creates the `read_file` tool: numbered lines of a file as the staged view has it (deleted → staged → disk). */
 export function createReadFileTool(): PencilTool<ReadFileInput> {

@@ -107,7 +107,7 @@ export type StartProxy = (options: {
  * seam should set it (deny → the reason). Without it only the built-in denies
  * (.env, .git, .pencil, outside the workspace, secret directories) apply.
  */
-export type WriteRefusal = (real: string) => string | null;
+type WriteRefusal = (real: string) => string | null;
 
 /** Output that says a command needed the network (resolver, connect and package-manager errors). */
 const NETWORK_FAILURE =
@@ -191,7 +191,7 @@ function timeLimit(
  * is `keeper`'s, kept for the run's later commands (without a keeper, one
  * made for this command alone); a copy is made for each command.
  */
-export async function runCommand(
+async function runCommand(
   command: string,
   ctx: ToolContext,
   options: RunCommandOptions = {},

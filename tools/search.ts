@@ -45,7 +45,7 @@ export interface SearchDeps {
 }
 
 /** One matching line, as shown. */
-export interface SearchHit {
+interface SearchHit {
   /** Display path (workspace-relative, or absolute outside it). */
   path: string;
   line: number;
@@ -53,7 +53,7 @@ export interface SearchHit {
 }
 
 /** The first hits in path then line order, and how many lines matched in all. */
-export interface SearchResult {
+interface SearchResult {
   hits: SearchHit[];
   total: number;
   /** Set when ripgrep was there but failed, so the JavaScript engine answered instead: what went wrong, for the model to read. */
@@ -61,7 +61,7 @@ export interface SearchResult {
 }
 
 /** A search over a directory tree, given everything the tool resolved. */
-export interface TreeSearch {
+interface TreeSearch {
   ctx: ToolContext;
   pattern: SearchPattern;
   /** Real path of the directory searched. */
@@ -216,7 +216,7 @@ function searchOneFile(ctx: ToolContext, pattern: SearchPattern, real: string, m
 }
 
 /** Searches a directory tree: with rg when given one (and nothing staged changes the ignore rules), else in JS. Same results either way. */
-export async function searchTree(q: TreeSearch): Promise<SearchResult> {
+async function searchTree(q: TreeSearch): Promise<SearchResult> {
   const { ctx, root } = q;
   const top = isInside(ctx.ws.root, root) ? ctx.ws.root : root;
   const staged = StagedIndex.of(ctx.fs);

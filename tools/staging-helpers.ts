@@ -31,7 +31,7 @@ export function target(ctx: ToolContext, path: string): { resolved: ResolvedPath
 }
 
 /** True when the file ops are an overlay that has its own staged version of `real`. */
-export function isStagedHere(ctx: ToolContext, real: string): boolean {
+function isStagedHere(ctx: ToolContext, real: string): boolean {
   const fs = ctx.fs as { isStaged?: (real: string) => boolean };
   return typeof fs.isStaged === "function" && fs.isStaged(real);
 }
@@ -42,7 +42,7 @@ export function isStagedHere(ctx: ToolContext, real: string): boolean {
  * so a same-size, same-mtime replacement is caught too). Content this run staged
  * itself is known to the model and needs no fresh read.
  */
-export function assertFreshRead(ctx: ToolContext, real: string, display: string, st: FileStat): void {
+function assertFreshRead(ctx: ToolContext, real: string, display: string, st: FileStat): void {
   if (isStagedHere(ctx, real)) return;
   const snap = ctx.reads.get(real);
   if (snap === undefined) {

@@ -85,7 +85,7 @@ export function placeImage(
  * paths are real paths (every link resolved when staged), so a link among the
  * parents means the tree was changed since, possibly to redirect the write.
  */
-export function linkedParent(real: string, plainDirs?: Set<string>): string | null {
+function linkedParent(real: string, plainDirs?: Set<string>): string | null {
   // One apply or undo touches many files in few directories: a directory whose whole
   // chain of parents was found free of links is not looked at again.
   const seen: string[] = [];

@@ -30,7 +30,7 @@ import { parseStateJson, readStateText } from "../state-file.ts";
  */
 
 /** Lifecycle of a journal entry: `applying` until every file is written, `undoing` while an undo writes; what undo and recovery leave behind. */
-export type JournalState = "applying" | "applied" | "rolled-back" | "undoing" | "undone" | "partially-undone";
+type JournalState = "applying" | "applied" | "rolled-back" | "undoing" | "undone" | "partially-undone";
 
 /** A file an apply may touch: what was there before (checked against the changeset's base) and what the apply writes. */
 export interface JournalFile {
@@ -233,7 +233,7 @@ export function listJournal(journalDir: string): JournalSummary[] {
 }
 
 /** Reads an entry's blobs on demand, verifying each against its hash before it is used to restore anything. */
-export class BlobReader {
+class BlobReader {
   private pack: Uint8Array | null = null;
   private readonly verified = new Set<string>();
 

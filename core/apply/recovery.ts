@@ -23,10 +23,10 @@ import {
 } from "./journal.ts";
 
 /** Where a file of an interrupted apply stands: still its before-image, already its after-image, or changed by someone else. */
-export type InterruptedFileState = "old" | "new" | "other";
+type InterruptedFileState = "old" | "new" | "other";
 
 /** One file of an interrupted apply. */
-export interface InterruptedFile {
+interface InterruptedFile {
   path: string;
   real: string;
   state: InterruptedFileState;
@@ -89,7 +89,7 @@ export function rollbackInterrupted(journalDir: string, applyId: string): Recove
 }
 
 /** Classifies a file; when before and after have the same content (a mode-only change) the mode decides. */
-export function classify(file: JournalFile, disk: DiskFile): InterruptedFileState {
+function classify(file: JournalFile, disk: DiskFile): InterruptedFileState {
   const isNew = sameContent(file.after, disk);
   const isOld = sameContent(file.before, disk);
   if (isNew && isOld) return sameImage(file.after, disk) ? "new" : sameImage(file.before, disk) ? "old" : "other";

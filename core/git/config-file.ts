@@ -9,7 +9,7 @@ export interface GitConfigEntry {
 }
 
 /** A git config file that git itself would refuse; the message names the line. */
-export class GitConfigSyntaxError extends Error {
+class GitConfigSyntaxError extends Error {
   override name = "GitConfigSyntaxError";
 }
 

@@ -7,13 +7,13 @@ import { parseGitConfig } from "./config-file.ts";
 const MAX_INCLUDE_DEPTH = 10;
 
 /** Where a repository keeps its configuration: the git directory, and the common one (they differ in a linked worktree). */
-export interface GitDirs {
+interface GitDirs {
   gitDir: string;
   commonDir: string;
 }
 
 /** The git directories of the repository `dir` is in, found from `.git` upwards as git does; null outside any. */
-export function findGitDirs(dir: string): GitDirs | null {
+function findGitDirs(dir: string): GitDirs | null {
   for (let d = resolve(dir); ; d = dirname(d)) {
     const dotGit = join(d, ".git");
     const gitDir = gitDirAt(dotGit);
@@ -42,7 +42,7 @@ function gitDirAt(dotGit: string): string | null {
 }
 
 /** The repository's own config files: the common `config`, and a linked worktree's `config.worktree`. */
-export function repositoryConfigFiles(dirs: GitDirs): string[] {
+function repositoryConfigFiles(dirs: GitDirs): string[] {
   return [join(dirs.commonDir, "config"), join(dirs.gitDir, "config.worktree")];
 }
 

@@ -1,14 +1,14 @@
 import { spawnSync } from "node:child_process";
 
 /** One finished git process: its exit code (127 when git could not be started) and what it printed. */
-export interface GitOutput {
+interface GitOutput {
   code: number;
   out: string;
   err: string;
 }
 
 /** How one git process is run: its standard input, and a temporary index in place of the repository's. */
-export interface GitRunOptions {
+interface GitRunOptions {
   input?: string | Uint8Array;
   /** GIT_INDEX_FILE: an index of Pencil's own, so the owner's staged entries are never touched. */
   indexFile?: string;
@@ -97,7 +97,7 @@ export function gitEnv(parent: Record<string, string | undefined> = process.env)
  * emptied. An empty clean, smudge or process command is no filter, so a `.gitattributes` line `*.ts filter=x`
  * has nothing to run; an empty textconv converts nothing.
  */
-export function disarmingOptions(cwd: string, parent: Record<string, string | undefined> = process.env): string[] {
+function disarmingOptions(cwd: string, parent: Record<string, string | undefined> = process.env): string[] {
   const drivers = new Set<string>();
   const listed = spawnGit(cwd, ["config", "--list", "-z", "--includes", "--name-only"], {}, [], parent);
   // A directory that is not a repository still has global config to list; a failure lists nothing to disarm.

@@ -2,7 +2,7 @@
 // requests a sandboxed command makes through the proxy.
 
 /** Whether a tool call reads a path or writes (stages) it. */
-export type Access = "read" | "write";
+type Access = "read" | "write";
 
 /** A path a tool call will touch, declared before it runs so the policy judges it first. */
 export interface PathClaim {

@@ -26,7 +26,7 @@ export interface CommandAnalysis {
  * setting one (as a prefix, with env, export or a plain assignment) is never
  * covered by an allow rule.
  */
-export const LOADER_VARIABLES: ReadonlySet<string> = new Set([
+const LOADER_VARIABLES: ReadonlySet<string> = new Set([
   "LD_PRELOAD",
   "LD_LIBRARY_PATH",
   "LD_AUDIT",
@@ -555,7 +555,7 @@ function skipGlobals(name: string, words: readonly (string | null)[], spec: Opti
  * staged in the sandbox): they run without asking. A name maps to null (any
  * arguments) or to the subcommands (leading words) that qualify.
  */
-export const READ_ONLY_COMMANDS: ReadonlyMap<string, readonly (readonly string[])[] | null> = new Map<
+const READ_ONLY_COMMANDS: ReadonlyMap<string, readonly (readonly string[])[] | null> = new Map<
   string,
   readonly (readonly string[])[] | null
 >([

@@ -2,7 +2,7 @@ import { analyzeCommand, formText, irreversibleAction, isReadOnly, type CommandP
 import type { Decision } from "./policy-rules.ts";
 
 /** One compiled Run(...) rule: the pattern as a regular expression over a command's words, and what it decides. */
-export interface RunRule {
+interface RunRule {
   re: RegExp;
   result: Decision;
 }

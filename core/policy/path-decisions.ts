@@ -20,7 +20,7 @@ import {
 import { realPathLoose } from "../workspace.ts";
 
 /** A compiled Read or Edit rule: its real base, and the glob below it as a regex. */
-export interface PathRule {
+interface PathRule {
   base: string;
   baseSlash: string;
   /** Null for a literal pattern: it covers the path itself and everything below it. */
@@ -29,7 +29,7 @@ export interface PathRule {
 }
 
 /** A directory that is never read or written, with the verdicts that say why. */
-export interface SecretDir {
+interface SecretDir {
   /** ASCII-lowercased absolute path: compared case-insensitively, since macOS resolves `.SSH` to `.ssh`. */
   lower: string;
   read: Decision;
@@ -84,7 +84,7 @@ export const HOME_CREDENTIALS: readonly string[] = [
  * a settings file says, and left out of (or masked in) run_command's sandbox.
  * Lowercase; compared case-insensitively, like `.env`.
  */
-export const SECRET_FILE_NAMES: readonly string[] = [
+const SECRET_FILE_NAMES: readonly string[] = [
   ".envrc",
   ".netrc",
   "_netrc",
@@ -101,16 +101,7 @@ export const SECRET_FILE_NAMES: readonly string[] = [
 ];
 
 /** Endings of key and certificate-bundle files, which hold private keys as often as not (PuTTY keys, Apple's .p8 signing keys and Java keystores included). */
-export const SECRET_FILE_SUFFIXES: readonly string[] = [
-  ".pem",
-  ".key",
-  ".p12",
-  ".pfx",
-  ".ppk",
-  ".p8",
-  ".jks",
-  ".keystore",
-];
+const SECRET_FILE_SUFFIXES: readonly string[] = [".pem", ".key", ".p12", ".pfx", ".ppk", ".p8", ".jks", ".keystore"];
 
 /**
  * Certificate-authority bundles by the names certifi, curl and Debian give them:

@@ -8,7 +8,7 @@ import { realPathLoose } from "../workspace.ts";
 import { UsageFailure } from "../errors.ts";
 
 /** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command, Net → requests that leave the machine (fetch_url, web_search), by host. */
-export type RuleKind = "Read" | "Edit" | "Run" | "Net";
+type RuleKind = "Read" | "Edit" | "Run" | "Net";
 
 /** What a matching rule decides. */
 export type Effect = "allow" | "ask" | "deny";

@@ -14,10 +14,8 @@ export {
   type Decision,
   type Effect,
   type Rule,
-  type RuleKind,
-  type RuleTarget,
 } from "./policy-rules.ts";
-export { HOME_CREDENTIALS, isSecretFileName, SECRET_FILE_NAMES, SECRET_FILE_SUFFIXES } from "./path-decisions.ts";
+export { HOME_CREDENTIALS, isSecretFileName } from "./path-decisions.ts";
 
 /** What a tool call wants to do, as the policy judges it. */
 export interface AccessRequest {

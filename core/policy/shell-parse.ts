@@ -10,7 +10,7 @@ export interface Assignment {
 }
 
 /** One simple command as the shell would run it. */
-export interface SimpleCommand {
+interface SimpleCommand {
   /** Its words (name first), each the static text, or null where it expands at run time ($x, $(…), {a,b}). */
   words: (string | null)[];
   /** The `NAME=value` prefixes that go into its environment. */
@@ -61,11 +61,6 @@ export class ShellParserNotLoaded extends Error {
       "This command line needs the shell parser, which is not loaded yet: await loadShellParser() and judge it again.",
     );
   }
-}
-
-/** True once loadShellParser has finished. */
-export function shellParserReady(): boolean {
-  return parser !== null;
 }
 
 /**

@@ -12,7 +12,7 @@ export interface StagedPath {
 }
 
 /** FileOps that may be the overlay, which also tells what it staged; the plain disk has no `staged`. */
-export type MaybeStaged = FileOps & { staged?: () => Iterable<StagedPath> };
+type MaybeStaged = FileOps & { staged?: () => Iterable<StagedPath> };
 
 /** Suffixes of `.env.<suffix>` files that hold no secrets by convention and may be shown. */
 export const SECRET_ENV_EXCEPTIONS: readonly string[] = ["example", "sample", "template"];
@@ -21,7 +21,7 @@ export const SECRET_ENV_EXCEPTIONS: readonly string[] = ["example", "sample", "t
  * True for `.env` and `.env.*` names (except the SECRET_ENV_EXCEPTIONS), in any case as the
  * policy judges them (a case-insensitive disk opens `.ENV` for `.env`): never listed, searched or walked into.
  */
-export function isSecretEnvName(name: string): boolean {
+function isSecretEnvName(name: string): boolean {
   const lower = name.toLowerCase();
   if (lower === ".env") return true;
   return lower.startsWith(".env.") && !SECRET_ENV_EXCEPTIONS.includes(lower.slice(5));
@@ -264,7 +264,7 @@ export function walk(
 }
 
 /** The entries of `dir` as the staged view has them (created ones added, deleted ones gone), in name order. */
-export function listDir(rules: WalkRules, dir: string): DirEntry[] {
+function listDir(rules: WalkRules, dir: string): DirEntry[] {
   let entries: DirEntry[];
   try {
     entries = rules.fs.readDir(dir);

@@ -48,7 +48,7 @@ export function notePencilConfig(names: Iterable<string>): void {
 }
 
 /** True for a variable of Pencil's own configuration (by prefix, or defined in a configuration file Pencil read). */
-export function isPencilOwn(name: string): boolean {
+function isPencilOwn(name: string): boolean {
   const upper = name.toUpperCase();
   return configNames.has(name) || PENCIL_OWN_PREFIXES.some((p) => upper.startsWith(p));
 }
@@ -107,7 +107,7 @@ export interface EnvSettings {
 }
 
 /** A group of variables set on top of the owner's environment, and who sets them (doctor names it). */
-export interface EnvLayer {
+interface EnvLayer {
   by: string;
   vars: Record<string, string>;
 }
@@ -134,7 +134,7 @@ export interface CommandEnvInput {
 }
 
 /** The XDG base directories that, set inside the owner's home, lead a command to the same place below its own HOME. */
-export const XDG_MOVED: readonly string[] = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"];
+const XDG_MOVED: readonly string[] = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"];
 
 /**
  * Where `value` (an XDG directory of the owner's) lies in `realHome`, as a path relative to it (as given, or both

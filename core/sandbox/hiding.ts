@@ -48,7 +48,7 @@ const SYSTEM_COVERS: readonly { path: string; writable: boolean; tmpfs: boolean 
 ];
 
 /** A directory the namespace sandbox hides behind an empty one before the command runs. */
-export interface Cover {
+interface Cover {
   /** The directory covered (a real path). */
   path: string;
   /** What covers it: `dir`, an empty directory prepared in the scratch; `tmpfs`, a fresh in-memory file system. */
@@ -72,7 +72,7 @@ export interface Cover {
  * nothing else: pyenv, nodenv, nvm, fnm, volta-less node managers, rbenv, goenv, jenv, tfenv, asdf and mise (its
  * `.tool-versions`), sdkman, bun, rustup.
  */
-export const VERSION_FILES: readonly string[] = [
+const VERSION_FILES: readonly string[] = [
   ".python-version",
   ".node-version",
   ".nvmrc",
@@ -117,7 +117,7 @@ export interface Hiding {
  * /lib*, /nix and /snap hold what packages installed (read-only to the user) and are not searched: a search of /usr
  * alone is some 140,000 entries.
  */
-export const SEARCHED_SYSTEM_DIRS: readonly string[] = ["/etc", "/usr/local"];
+const SEARCHED_SYSTEM_DIRS: readonly string[] = ["/etc", "/usr/local"];
 
 /** What planHiding needs. */
 export interface HidingInput {

@@ -13,11 +13,6 @@ export function trackProcess(pid: number): () => void {
   return () => live.delete(pid);
 }
 
-/** How many process trees are tracked now. */
-export function trackedProcessCount(): number {
-  return live.size;
-}
-
 /**
  * Kills (SIGKILL) every tracked process, its process group when it leads one, and every process below it, then
  * waits at most `waitMs` until none of them runs any more (a zombie runs nothing). Synchronous: it is called from a

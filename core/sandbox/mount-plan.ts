@@ -26,7 +26,7 @@ export type MountStep =
   | { op: "secret"; path: string };
 
 /** An empty directory the plan needs in the scratch before the namespace starts: a cover's source, with its mount points. */
-export interface CoverDir {
+interface CoverDir {
   dir: string;
   mode: number;
   /** Directories to make inside it (relative), where keeps and inner covers land. */

@@ -56,7 +56,7 @@ export interface CommandRunOptions {
 }
 
 /** What one run produced, before it is turned into the model's text. */
-export interface CommandOutcome {
+interface CommandOutcome {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -79,7 +79,7 @@ export interface CommandOutcome {
 }
 
 /** The port, on the command's own private loopback, where the forwarder to Pencil's proxy listens. */
-export const PROXY_PORT = 3128;
+const PROXY_PORT = 3128;
 
 /** The forwarder run (by Bun, without capabilities) inside the namespace: each connection to 127.0.0.1:PORT (the socket on its descriptor 3) piped to the proxy's unix socket. */
 const FORWARDER = `import net from "node:net";
@@ -133,7 +133,7 @@ function proxyEnv(trust: { ca: string; bundle: string } | null): Record<string, 
 }
 
 /** Bytes a command may write when no cap is given: 1 GiB. */
-export const DEFAULT_WRITE_CAP = 1024 * 1024 * 1024;
+const DEFAULT_WRITE_CAP = 1024 * 1024 * 1024;
 /** Milliseconds between two looks at a running command's written bytes. */
 const WRITE_WATCH_MS = 100;
 /**
@@ -141,12 +141,12 @@ const WRITE_WATCH_MS = 100;
  * writer's own small writes, so one file held to the cap by the per-file limit reads a little over it.
  * The per-file limit answers that writer ("File too large"); the watcher is for many files in all.
  */
-export function writeWatchLimit(writeCap: number): number {
+function writeWatchLimit(writeCap: number): number {
   return writeCap + Math.max(64 * 1024, Math.ceil(writeCap / 16));
 }
 
 /** Milliseconds before a command is killed when no timeout is given. */
-export const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_OUTPUT_CAP = 30 * 1024;
 
 /**
@@ -548,7 +548,7 @@ export function runIn(
  * the children they reaped, from /proc/<pid>/io's write_bytes); null when
  * /proc cannot tell (not Linux, or the counters are not readable).
  */
-export function treeWrittenBytes(root: number): number | null {
+function treeWrittenBytes(root: number): number | null {
   let sum = 0;
   let readable = false;
   for (const pid of processTree(root)) {

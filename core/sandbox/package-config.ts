@@ -12,7 +12,7 @@ import { looksSecret, relativeToHome } from "./command-env.ts";
  * package managers' (npm, yarn, pnpm, pip, uv) and version managers' choice of version (asdf, mise, pyenv, nodenv,
  * rbenv, nvm). Each is copied there with every credential line removed.
  */
-export const HOME_SETTINGS: readonly string[] = [
+const HOME_SETTINGS: readonly string[] = [
   ".npmrc",
   ".yarnrc",
   ".yarnrc.yml",
@@ -34,14 +34,7 @@ export const HOME_SETTINGS: readonly string[] = [
  * wherever one is in the workspace (a virtualenv's own pip.conf included), a command sees it with those lines removed,
  * read-only, at its own path, never as one of its changes. The policy hides .npmrc and .pypirc from the model as well.
  */
-export const WORKSPACE_SETTINGS: readonly string[] = [
-  ".npmrc",
-  ".yarnrc",
-  ".yarnrc.yml",
-  "pip.conf",
-  "pip.ini",
-  ".pypirc",
-];
+const WORKSPACE_SETTINGS: readonly string[] = [".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc"];
 
 /** True for a file name (one path component) of WORKSPACE_SETTINGS: never copied into a command's scratch as it is. */
 export function isFilteredSettingsName(name: string): boolean {

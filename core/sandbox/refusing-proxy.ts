@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 
 /** One attempt a command made to reach the network while it was off: what it asked for, refused. */
-export interface RefusedAttempt {
+interface RefusedAttempt {
   /** The request's method, or CONNECT for an HTTPS tunnel. */
   method: string;
   host: string;

@@ -140,7 +140,7 @@ function probe(lower: string, parent: string): boolean {
 }
 
 /** True when `path` is an overlayfs whiteout: a character device 0/0. */
-export function isWhiteout(path: string): boolean {
+function isWhiteout(path: string): boolean {
   try {
     const st = lstatSync(path);
     return st.isCharacterDevice() && st.rdev === 0;
@@ -183,7 +183,7 @@ export function readOpaque(fd: number): boolean | undefined {
 }
 
 /** readOpaque of a directory by path (links not followed). */
-export function opaqueAt(path: string): boolean | undefined {
+function opaqueAt(path: string): boolean | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);

@@ -41,7 +41,7 @@ export interface FileChange {
 }
 
 /** Lifecycle of a changeset. */
-export type ChangesetStatus = "pending" | "applied" | "partial" | "rejected" | "undone" | "discarded";
+type ChangesetStatus = "pending" | "applied" | "partial" | "rejected" | "undone" | "discarded";
 
 /** The pending actions of one run, grouped per file. */
 export interface Changeset {

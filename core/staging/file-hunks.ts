@@ -36,12 +36,6 @@ export function fileHunks(file: FileChange): Hunk[] | null {
   return s ? splitHunks(s.before, s.after) : null;
 }
 
-/** True when the file's diff has more than one hunk, so that keeping some and dropping others means something. */
-export function canSplit(file: FileChange): boolean {
-  const hunks = fileHunks(file);
-  return hunks !== null && hunks.length > 1;
-}
-
 /** The bytes of the file's base with only the hunks at `kept` applied. Throws when the file cannot be split. */
 export function keptBytes(file: FileChange, hunks: readonly Hunk[], kept: ReadonlySet<number>): Uint8Array {
   const s = sides(file);

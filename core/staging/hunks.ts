@@ -39,7 +39,7 @@ export function rawLines(text: string): string[] {
 }
 
 /** Unchanged lines shown around each change (the terminal diff's default). */
-export const HUNK_CONTEXT = 3;
+const HUNK_CONTEXT = 3;
 
 /**
  * The hunks of the change from `before` to `after`, grouped as a unified diff groups

@@ -104,7 +104,7 @@ function contextOf(text: string, at: number): InstructionFinding["within"] | und
 }
 
 /** A line made safe to quote: trimmed, tag characters decoded as `⟨tags: …⟩`, other hidden characters as `\u{…}`, cut to QUOTE_CHARS. */
-export function quoteOf(line: string): string {
+function quoteOf(line: string): string {
   let out = "";
   let tags = "";
   const flush = () => {

@@ -25,7 +25,7 @@ export interface StagedEntry {
 }
 
 /** Raised for a path the staged view does not have; `code` mirrors the errno a disk read would give. */
-export class OverlayMissError extends PencilError {
+class OverlayMissError extends PencilError {
   readonly code = "ENOENT";
 }
 

@@ -18,7 +18,7 @@ export interface ConfigSources {
  * The `.env` files Bun reads in the directory it starts in: `.env`, `.env.<NODE_ENV or development>`, and `.env.local`
  * except under test; none for a null `startDir` (the single executable reads no `.env`).
  */
-export function bunEnvFiles(startDir: string | null, env: Env): string[] {
+function bunEnvFiles(startDir: string | null, env: Env): string[] {
   if (startDir === null) return [];
   const mode = env.NODE_ENV || "development";
   return [".env", `.env.${mode}`, ...(mode === "test" ? [] : [".env.local"])].map((name) => join(startDir, name));

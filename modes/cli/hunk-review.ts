@@ -22,7 +22,7 @@ export type HunkOutcome =
   | { kind: "back" }
   | { kind: "quit" };
 
-export const HUNK_PROMPT = "Keep this hunk? [y]es [n]o [r]eason [q]uit the rest ";
+const HUNK_PROMPT = "Keep this hunk? [y]es [n]o [r]eason [q]uit the rest ";
 const HUNK_HELP = [
   "y  keep this hunk",
   "n  drop it",

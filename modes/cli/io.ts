@@ -62,11 +62,7 @@ export function hint(io: CliIO, rest: string): string {
  * the launcher passes its $0 (`pencil` when found on PATH, else the path as typed);
  * `npm run` starts in Pencil's directory, where `./bin/pencil` works; else `bun <index>`.
  */
-export function invocationOf(
-  env: Env,
-  argv1: string = process.argv[1] ?? "index.ts",
-  cwd: string = process.cwd(),
-): string {
+function invocationOf(env: Env, argv1: string = process.argv[1] ?? "index.ts", cwd: string = process.cwd()): string {
   // The single executable has no launcher: its name when PATH finds it there, else its path.
   if (STANDALONE)
     return Bun.which(basename(process.execPath)) === process.execPath
@@ -97,7 +93,7 @@ function keyInput(): KeyInput {
 }
 
 /** True for the error a write gets when the reader went away (`pencil log | head`). */
-export function isClosedPipe(error: unknown): boolean {
+function isClosedPipe(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "EPIPE";
 }
 

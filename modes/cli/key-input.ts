@@ -17,7 +17,7 @@ const CTRL_U = "\x15";
 const ESC = "\x1b";
 const isEnter = (ch: string) => ch === "\r" || ch === "\n";
 /** How long a terminal question waits, before it shows, for keys typed earlier to arrive so they can be dropped. */
-export const TYPE_AHEAD_SETTLE_MS = 50;
+const TYPE_AHEAD_SETTLE_MS = 50;
 
 /**
  * Keys and lines from one input, read the same way whether a person presses keys in a

@@ -115,7 +115,7 @@ function failureText(error: unknown): string {
 }
 
 /** Prints a failure the way a user can act on it and returns its exit code. */
-export function reportFailure(io: CliIO, error: unknown): number {
+function reportFailure(io: CliIO, error: unknown): number {
   const c = io.colors;
   // Messages from the layers below suggest `pencil <command>`: spell it the way this Pencil was started.
   const inv = io.invocation ?? "pencil";

@@ -313,7 +313,7 @@ export class ProgressView {
  * Where the complete Markdown blocks of streamed text end: after the last blank line
  * outside a code fence (0 when no block is complete yet).
  */
-export function lastBlockEnd(text: string): number {
+function lastBlockEnd(text: string): number {
   let end = 0;
   let fence = false;
   let offset = 0;

@@ -43,7 +43,7 @@ export interface ReviewHooks {
 /** The per-file question: within 60 columns (README "The review": its keys, spelled short; `?` explains them). */
 export const REVIEW_PROMPT = "Approve? [y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps ";
 /** The question on a file whose diff has several hunks: the same keys and `[h]`, still within 60 columns. */
-export const HUNKS_PROMPT = "[y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps [h]unks ";
+const HUNKS_PROMPT = "[y]es [n]o [a]ll [q]uit [r]eason [e]dit [s]teps [h]unks ";
 const REVIEW_KEYS = "ynaqres?h";
 const KEY_HELP = [
   "y  approve this file",

@@ -108,7 +108,7 @@ export const FOLLOW_UP_PROMPT = "› ";
  * an empty line, Ctrl-D or Ctrl-C ends. Returns the exit code: 4 if any turn left
  * conflicts, else the last turn's; a turn left pending (3) ends the conversation.
  */
-export async function followUps(io: CliIO, first: number, turn: (text: string) => Promise<number>): Promise<number> {
+async function followUps(io: CliIO, first: number, turn: (text: string) => Promise<number>): Promise<number> {
   let code = first;
   let conflicted = first === 4;
   while (io.interactive && code !== 3) {
@@ -122,7 +122,7 @@ export async function followUps(io: CliIO, first: number, turn: (text: string) =
 }
 
 /** The review half of runAndReview, for callers that ran the agent themselves. */
-export async function reviewAfterRun(
+async function reviewAfterRun(
   io: CliIO,
   runtime: Runtime,
   run: AgentRun,

@@ -62,7 +62,7 @@ export const CALLBACK_PREFIX = "p1:";
 const TOKEN_BYTES = 12;
 const DATA_SHAPE = /^p1:[A-Za-z0-9_-]{16}$/;
 /** Tokens held at most; the oldest go first. Settled cards revoke theirs, so this is only reached by neglect. */
-export const DEFAULT_MAX_TOKENS = 2000;
+const DEFAULT_MAX_TOKENS = 2000;
 
 interface SavedTokens {
   version: 1;

@@ -23,7 +23,7 @@ export const MESSAGE_LIMIT = 4096;
 /** Room kept for the header line and the part counter of each message. */
 const HEADER_ROOM = 300;
 /** A diff needing more messages than this goes as a document instead. */
-export const DEFAULT_MAX_DIFF_MESSAGES = 3;
+const DEFAULT_MAX_DIFF_MESSAGES = 3;
 
 /**
  * How to show one file's whole diff on the phone: the review's diff view, uncut (no

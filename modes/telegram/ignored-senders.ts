@@ -17,7 +17,7 @@ const KEPT = 20;
 const FLUSH_MS = 1000;
 
 /** Where the bot keeps the senders it ignored, under `$PENCIL_HOME`. */
-export function ignoredSendersFile(pencilHome: string): string {
+function ignoredSendersFile(pencilHome: string): string {
   return join(pencilHome, "telegram", "ignored-senders.json");
 }
 

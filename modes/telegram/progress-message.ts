@@ -6,7 +6,7 @@ import { stepInWords } from "./step-words.ts";
 /** Tool lines kept on the progress message; older ones are counted. */
 const SHOWN_LINES = 12;
 /** Telegram allows about one edit per second per chat; this is the default spacing. */
-export const DEFAULT_EDIT_INTERVAL_MS = 1000;
+const DEFAULT_EDIT_INTERVAL_MS = 1000;
 
 /**
  * One message that follows a run: a line per tool call (✓/✗ when its result

@@ -20,7 +20,7 @@ export interface ProjectView extends ListedWorkspace {
 }
 
 /** Name of the workspace the bot was started on when no listed name resolves to it. */
-export const DEFAULT_NAME = "default";
+const DEFAULT_NAME = "default";
 
 const NAME = /^[\p{L}\p{N}][\p{L}\p{N} ._-]{0,39}$/u;
 const ListSchema = z.looseObject({

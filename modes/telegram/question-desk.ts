@@ -8,7 +8,7 @@ import type { Outbox } from "./outbox.ts";
 import { visible } from "../../render/visible-text.ts";
 
 /** How long a question waits for the owner before it counts as Deny (default). */
-export const DEFAULT_QUESTION_TIMEOUT_MS = 120_000;
+const DEFAULT_QUESTION_TIMEOUT_MS = 120_000;
 
 interface Waiting {
   digest: string;

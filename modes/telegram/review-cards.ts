@@ -22,7 +22,7 @@ export interface CardFile {
 }
 
 /** One hunk of a split file as its message showed it, and the owner's say on it. */
-export interface SplitHunk {
+interface SplitHunk {
   index: number;
   /** Hunk.digest of the content shown: what its Keep and Drop act on. */
   digest: string;

@@ -4,7 +4,7 @@ import type { PencilContext } from "./context.ts";
 import { readState, writeState } from "./state-file.ts";
 
 /** Ids remembered of each kind; Telegram redelivers only updates from the last 24 hours, far fewer than this for one owner. */
-export const LEDGER_SIZE = 1000;
+const LEDGER_SIZE = 1000;
 
 interface SavedLedger {
   version: 1;

@@ -17,7 +17,7 @@ interface Highlighter {
 const hljs = require("highlight.js") as Highlighter;
 
 /** One diff line as the page draws it: sign, old and new line numbers, and its content as safe HTML (syntax colours, word marks). */
-export interface PageRow {
+interface PageRow {
   t: " " | "-" | "+" | "\\";
   o: number | null;
   n: number | null;
@@ -25,7 +25,7 @@ export interface PageRow {
 }
 
 /** A hunk of a file on the page; `digest` is what a keep or drop of it binds to (null when the file cannot be split). */
-export interface PageHunk {
+interface PageHunk {
   digest: string | null;
   label: string;
   rows: PageRow[];
@@ -178,7 +178,7 @@ function plainRows(text: string, sign: "+" | "-", language: string | null): Page
 }
 
 /** A line as HTML: its changed words in `<mark>`, each stretch syntax-coloured, and every hidden or control character shown as an escape. */
-export function lineHtml(line: string, language: string | null, marks: WordMarks | undefined): string {
+function lineHtml(line: string, language: string | null, marks: WordMarks | undefined): string {
   const stretches: { text: string; marked: boolean }[] = [];
   let at = 0;
   for (const [start, end] of marks ?? []) {
@@ -214,7 +214,7 @@ function safeHtml(text: string, language: string | null): string {
     .join("");
 }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -50,7 +50,7 @@ export async function runCli(
 }
 
 /** The session's follow-up prompt (README "Commands"). */
-export const FOLLOW_UP = "› ";
+const FOLLOW_UP = "› ";
 
 /** One exchange with a program in a pseudo-terminal: wait until `expect` appears, then type `send`. */
 export interface PtyStep {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 
 /** A request the embedding server received: which protocol, which model, which texts. */
-export interface EmbedRequest {
+interface EmbedRequest {
   protocol: "openai" | "gemini";
   model: string;
   inputs: string[];

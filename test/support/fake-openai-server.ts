@@ -13,7 +13,7 @@ export interface FakeToolCall {
  * sent (as Groq does), or the server stalls: it sends nothing more and keeps the
  * connection open (a local server that hangs), until the client gives up.
  */
-export interface FakeFailure {
+interface FakeFailure {
   /** SSE events sent before the failure (the first event is the role chunk). */
   afterEvents: number;
   mode: "disconnect" | "error-event" | "stall";
@@ -45,7 +45,7 @@ export type FakeReply =
   | { kind: "hang" };
 
 /** A request the fake server received, kept so tests can assert what the model was sent. */
-export interface FakeRequest {
+interface FakeRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;

@@ -5,12 +5,10 @@
  */
 
 /** One scripted answer, consumed by the next request; with none queued the server answers `defaultText`. */
-export type FakeTranscription =
-  | { text: string; delayMs?: number; duration?: number }
-  | { status: number; message: string };
+type FakeTranscription = { text: string; delayMs?: number; duration?: number } | { status: number; message: string };
 
 /** A transcription request as received. */
-export interface TranscriptionRequest {
+interface TranscriptionRequest {
   path: string;
   model: string;
   authorization: string | null;

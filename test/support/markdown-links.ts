@@ -55,7 +55,7 @@ export function anchorsOf(text: string): Set<string> {
 }
 
 /** The inline links `[text](target)` of a Markdown text, outside code, with their lines. */
-export function linksOf(text: string): { line: number; target: string }[] {
+function linksOf(text: string): { line: number; target: string }[] {
   const links: { line: number; target: string }[] = [];
   for (const { line, text: raw } of proseLines(text)) {
     const prose = raw.replace(/`[^`]*`/g, "");

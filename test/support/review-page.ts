@@ -5,7 +5,7 @@ import { type BrowserContext, chromium } from "playwright-core";
 import { INDEX } from "./cli.ts";
 
 /** Debian's Chromium, which the browser tests drive; without it they are skipped, saying so. */
-export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM = "/usr/bin/chromium";
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 
 /** A headless Chromium with a fresh profile, nothing reaching the network on its own. */

@@ -5,7 +5,7 @@ import { diffLines } from "diff";
 // Staged as is, that deletes the code it stands for. These are recognised here.
 
 /** A line of new content that stands in for code it omits. */
-export interface Placeholder {
+interface Placeholder {
   /** 1-based line in the new content. */
   line: number;
   text: string;
@@ -19,7 +19,7 @@ const KEPT =
 const VAGUE = /\b(?:unchanged|rest|remaining|existing|same|here|etc|omitted|more)\b/i;
 
 /** Lines of `content` that read as placeholders for omitted code (empty when none). */
-export function findPlaceholders(content: string): Placeholder[] {
+function findPlaceholders(content: string): Placeholder[] {
   const out: Placeholder[] = [];
   const lines = content.split("\n");
   for (let i = 0; i < lines.length; i++) {

@@ -18,7 +18,7 @@ export type McpServerConfig =
   | { name: string; kind: "http"; url: string; headers: Record<string, string>; origin: "owner" | "workspace" };
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`): letters, digits, `_` and `-` only. */
-export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 
 const Entry = z.union([
   z.strictObject({
@@ -89,7 +89,7 @@ export interface ServerBinding {
 }
 
 /** What an approval binds to: the exact command (or URL), its arguments, environment and header values, and the binding, hashed. */
-export function fingerprint(server: McpServerConfig, binding: ServerBinding = { programs: [], paths: [] }): string {
+function fingerprint(server: McpServerConfig, binding: ServerBinding = { programs: [], paths: [] }): string {
   const what =
     server.kind === "stdio"
       ? {

@@ -27,7 +27,7 @@ export interface ServerPlace {
 }
 
 /** One path among a server's arguments, judged by where it really leads. */
-export interface ArgPath {
+interface ArgPath {
   /** The path as written (an argument, or the value of `--opt=/path`). */
   written: string;
   /** Its real path (links followed). */

@@ -25,7 +25,7 @@ export interface McpSession {
 }
 
 /** Timeouts of MCP traffic: starting and listing, and one tool call. */
-export interface McpTimeouts {
+interface McpTimeouts {
   connectMs: number;
   callMs: number;
 }
@@ -38,7 +38,7 @@ const MAX_DESCRIPTION_CHARS = 1024;
 const MAX_RESULT_CHARS = 30 * 1024;
 
 /** The model's name for a server's tool. */
-export function mcpToolName(server: string, tool: string): string {
+function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
 

@@ -17,7 +17,7 @@ export function findRipgrep(explicit?: string | null): string | null {
 }
 
 /** `--glob` excludes for secret env files: `.env` and `.env.*`, except the SECRET_ENV_EXCEPTIONS (re-including them would switch rg's globs to whitelist mode). */
-export function secretEnvGlobs(): string[] {
+function secretEnvGlobs(): string[] {
   // A literal trailing dot is lost by rg's glob matcher; the class form keeps it.
   const globs = ["!.env", "!.env[.]"];
   const words = [...SECRET_ENV_EXCEPTIONS];

@@ -44,7 +44,7 @@ export function identifiersOf(source: string): string[] {
  * and numbers matching with or without trailing zeros; null for a real regex
  * (quantifiers, groups, classes) where such rewriting would change its meaning.
  */
-export function loosePattern(source: string): string | null {
+function loosePattern(source: string): string | null {
   const literal = literalText(source);
   if (literal === null || literal.trim() === "") return null;
   const tokens = literal.match(/\d+(?:\.\d+)?|[A-Za-z_$][\w$]*|\s+|./g) ?? [];

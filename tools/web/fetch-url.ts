@@ -8,7 +8,7 @@ import type { PencilTool } from "../tool.ts";
 import { ToolError } from "../../core/errors.ts";
 
 /** One resolved address of a host name, as `dns.lookup({ all: true })` gives it. */
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: number;
 }
@@ -401,7 +401,7 @@ function errorCode(error: unknown): string {
 }
 
 /** The text the model reads: where the page is, what it is, then its text cut at `maxChars`. */
-export function formatPage(page: FetchedPage, maxChars: number, maxBytes: number): string {
+function formatPage(page: FetchedPage, maxChars: number, maxBytes: number): string {
   const lines = [`URL: ${page.url}`, `Status: ${page.status} ${page.statusText}`.trimEnd()];
   if (page.redirectedFrom.length > 0) lines.push(`Redirected from: ${page.redirectedFrom.join(" -> ")}`);
   lines.push(`Content-Type: ${page.contentType || "(none)"}`);

@@ -195,7 +195,7 @@ const NAMED: Record<string, string> = {
 };
 
 /** Decodes HTML character references: numeric ones and the common named ones. */
-export function decodeEntities(s: string): string {
+function decodeEntities(s: string): string {
   if (!s.includes("&")) return s;
   return s.replace(/&(#[0-9]{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});?/gi, (whole, ref: string) => {
     if (ref.startsWith("#")) {

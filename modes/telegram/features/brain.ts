@@ -255,7 +255,7 @@ function storedHtml(result: DumpResult): string {
 }
 
 /** The answer with each `[#id title]` citation of a retrieved note made a tappable /note_<id> command. */
-export function answerHtml(result: AskResult): string {
+function answerHtml(result: AskResult): string {
   if (result.outcome === "nothing") return `🧠 ${escapeHtml(result.answer)}`;
   if (result.outcome === "no-model") {
     return `🧠 No chat model is configured, so here are the notes that match:\n\n${result.retrieved.map((r) => `/note_${r.note.id} ${escapeHtml(r.note.title)}`).join("\n")}`;

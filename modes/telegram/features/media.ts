@@ -9,9 +9,9 @@ import { captionIntent } from "../media-routing.ts";
 import { downloadTelegramFile } from "../telegram-files.ts";
 
 /** Largest photo sent to a model: Groq takes base64 images up to 4 MB. */
-export const MAX_PHOTO_BYTES = 4 * 1024 * 1024;
+const MAX_PHOTO_BYTES = 4 * 1024 * 1024;
 /** Largest document read as context: about 64k tokens, the most a run's context should give to one log. */
-export const MAX_DOCUMENT_BYTES = 256 * 1024;
+const MAX_DOCUMENT_BYTES = 256 * 1024;
 
 /**
  * Screenshots and files as context. A photo whose caption is a goal runs with the

@@ -8,12 +8,12 @@ import { escapeHtml } from "../html.ts";
 import { downloadTelegramFile, TELEGRAM_DOWNLOAD_LIMIT } from "../telegram-files.ts";
 
 /** Longest voice note transcribed: a goal, not a meeting (Groq takes 25 MB; Telegram lets bots fetch 20 MB). */
-export const MAX_VOICE_SECONDS = 600;
+const MAX_VOICE_SECONDS = 600;
 /** Biggest voice note or audio file transcribed. */
 export const MAX_VOICE_BYTES = TELEGRAM_DOWNLOAD_LIMIT;
 
 /** The workspace line every goal card carries. */
-export function workspaceLine(deps: BotDeps): string {
+function workspaceLine(deps: BotDeps): string {
   return `📍 <b>${escapeHtml(deps.projects.activeName)}</b> <code>${escapeHtml(deps.runtime.ws.root)}</code>`;
 }
 
