@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { pidsRunning, testFileName } from "../support/run-command-world.ts";
+import { pidsRunning } from "../support/processes.ts";
+import { testFileName } from "../support/run-command-world.ts";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRecord } from "../../core/staging/command-record.ts";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
@@ -8,18 +8,8 @@ import { withoutCredentials } from "../../core/sandbox/package-config.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
 import type { ScratchKind } from "../../core/scratch/overlay.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
-
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(prefix?: string): string {
-  const dir = realpathSync(sharedTempDir(prefix));
-  made.push(dir);
-  return dir;
-}
 
 const TOKEN = "npm_abcdefghijklmnopqrstuvwxyz0123456789";
 const HOME_TOKEN = "s3cr3t-home-t0ken-value";

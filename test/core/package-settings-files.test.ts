@@ -1,28 +1,17 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRecord } from "../../core/staging/command-record.ts";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import type { ScratchKind } from "../../core/scratch/overlay.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
 // yarn's .yarnrc.yml, pip's pip.conf (a virtualenv's own, or PIP_CONFIG_FILE's) and .pypirc in the workspace reach a
 // command filtered like .npmrc: their settings kept, every credential gone, read-only, never a change in the review.
-
-const made: string[] = [];
-// The virtualenvs made here hold thousands of files: under load their removal outlasts a hook's 5 s.
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-}, 60_000);
-function tempDir(prefix?: string): string {
-  const dir = realpathSync(sharedTempDir(prefix));
-  made.push(dir);
-  return dir;
-}
 
 const YARN_TOKEN = "yarn-t0ken-abcdef0123456789";
 const SCOPE_TOKEN = "sc0pe-t0ken-abcdef0123456789";

@@ -1,23 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, rmSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool, type RunCommandOptions } from "../../tools/run-command.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(prefix?: string): string {
-  const dir = realpathSync(sharedTempDir(prefix));
-  made.push(dir);
-  return dir;
-}
 const hasNamespace = sandboxAvailable();
 const SYSTEM_PYTHON = "/usr/bin/python3";
 const hasVenv = existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, ["-c", "import ensurepip, venv"]).status === 0;

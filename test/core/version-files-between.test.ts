@@ -1,25 +1,15 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
 // A version file in a directory between home and the workspace (~/code/.python-version for ~/code/proj) picks the
 // version there as it does in the owner's shell: shown read-only, and nothing else of that directory.
-
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(prefix?: string): string {
-  const dir = realpathSync(sharedTempDir(prefix));
-  made.push(dir);
-  return dir;
-}
 
 /** A shim that finds its version as pyenv and nodenv do: the first `file` from the working directory up, else the root's global `version`. */
 function shim(root: string, file: string, tool: string): string {

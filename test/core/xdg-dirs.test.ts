@@ -1,27 +1,17 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { planCommandEnv } from "../../core/sandbox/command-env.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 
 // XDG_CONFIG_HOME (and the other XDG base directories) set inside the owner's home: a command finds the owner's tool
 // settings there as it does in ~/.config (filtered, in its own HOME), the version managers kept there, and none of
 // the credentials the home's usual places would hold.
-
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-function tempDir(prefix?: string): string {
-  const dir = realpathSync(sharedTempDir(prefix));
-  made.push(dir);
-  return dir;
-}
 
 const PIP_PASSWORD = "xdg-pip-pa55word-0123456789";
 const PNPM_TOKEN = "xdg-pnpm-t0ken-0123456789abc";

@@ -1,6 +1,6 @@
 import { afterAll } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compilePolicy, decide, parseRule } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
@@ -131,19 +131,4 @@ export function fakeHome() {
     secrets,
     options: { realHome: home, pencilHome, parentEnv: { PATH, LANG: "C.UTF-8" } } satisfies RunCommandOptions,
   };
-}
-
-/** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
-export function pidsRunning(args: string[]): number[] {
-  const want = args.join("\0") + "\0";
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, "utf8") === want) out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 const made: string[] = [];
@@ -13,6 +13,11 @@ export function tempDir(prefix = "pencil-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
   return dir;
+}
+
+/** tempDir by its real path (no link on the way, as the sandbox and the policy see it), removed with the others. */
+export function realTempDir(prefix?: string): string {
+  return realpathSync(tempDir(prefix));
 }
 
 /** Writes a tree of files (path → content) under `root`, creating parents. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { pidsRunning } from "../support/run-command-world.ts";
+import { pidsRunning } from "../support/processes.ts";
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,

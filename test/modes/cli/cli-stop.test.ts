@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
@@ -7,28 +7,10 @@ import { modelWorld } from "../../support/cli-world.ts";
 import { INDEX } from "../../support/cli.ts";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { tempDir } from "../../support/temp.ts";
+import { pidsRunning } from "../../support/processes.ts";
 
 // A stopped Pencil stops its commands: the real CLI (`bun index.ts agent`) with the fake model running a sleep,
 // sent each stopping signal mid-command.
-
-/** Host pids whose command line is exactly `args` (NUL-separated in /proc). */
-function pidsRunning(args: string[]): number[] {
-  const want = `${args.join("\0")}\0`;
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (
-        readFileSync(`/proc/${name}/cmdline`, "utf8") === want &&
-        !/\) Z/.test(readFileSync(`/proc/${name}/stat`, "utf8"))
-      )
-        out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { startFakeOpenAIServer, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { messageUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
 import { OWNER } from "../../support/telegram-world.ts";
 import { tempDir } from "../../support/temp.ts";
+import { pidsRunning } from "../../support/processes.ts";
 
 // A stopped bot stops its commands: the real `./bin/pencil telegram` against the fake Bot API and a local model
 // server, running a sleep through run_command, sent each stopping signal mid-command.
@@ -16,25 +17,6 @@ const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
-
-/** Host pids whose command line is exactly `args` (NUL-separated in /proc), zombies left out. */
-function pidsRunning(args: string[]): number[] {
-  const want = `${args.join("\0")}\0`;
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (
-        readFileSync(`/proc/${name}/cmdline`, "utf8") === want &&
-        !/\) Z/.test(readFileSync(`/proc/${name}/stat`, "utf8"))
-      )
-        out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
