@@ -2,7 +2,7 @@ import { formatBytes } from "../core/format-bytes.ts";
 import { pencilHomeOf } from "../core/pencil-home.ts";
 import { failureWindow } from "../core/failure-window.ts";
 import { homedir, tmpdir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../core/staging/command-record.ts";
 import { compilePolicy, decide, type Policy } from "../core/policy/policy.ts";
@@ -209,10 +209,8 @@ async function runCommand(
   // home directory itself): never in the copy, masked where the sandbox would show them.
   const { hidden: denied, key: deniedKey } = commandDenies(builtins, secrets);
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept
-  // toolchains). In the sandbox the package managers' settings files are left out too: they are shown filtered instead.
-  const filtered = mode === "namespace";
-  const visible = (real: string) =>
-    ctx.visible(real) && !denied(real) && !(filtered && isFilteredSettingsName(basename(real)));
+  // toolchains). The package managers' settings files are among the built-in denies: the sandbox shows them filtered.
+  const visible = (real: string) => ctx.visible(real) && !denied(real);
   const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
   // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
   // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.

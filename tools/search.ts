@@ -126,7 +126,8 @@ async function executeSearch(input: SearchInput, ctx: ToolContext, rg: string | 
   if (result.total === 0)
     return (
       (await noMatches(input.pattern, scope, (p) =>
-        retry(p, { ctx, pattern, root, glob, max: 3, rg }, st.kind === "file"),
+        // A ripgrep that failed once is not started again for each retry: the built-in engine answers them.
+        retry(p, { ctx, pattern, root, glob, max: 3, rg: result.ripgrepFailure ? null : rg }, st.kind === "file"),
       )) + note
     );
   const lines = result.hits.map((h) => `${h.path}:${h.line}:${h.text}`);

@@ -32,7 +32,7 @@ const HOME_SETTINGS: readonly string[] = [
 /**
  * Names of the package managers' settings files that hold credentials as often as not (npm's, yarn's, pip's, twine's):
  * wherever one is in the workspace (a virtualenv's own pip.conf included), a command sees it with those lines removed,
- * read-only, at its own path, never as one of its changes. The policy hides .npmrc and .pypirc from the model as well.
+ * read-only, at its own path, never as one of its changes. The policy hides every one of them from the model.
  */
 const WORKSPACE_SETTINGS: readonly string[] = [".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc"];
 
