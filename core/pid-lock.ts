@@ -46,34 +46,34 @@ export function thisProcess(): PidLockHolder {
   return { pid: process.pid, start: startTimeOf(process.pid), host: hostname() };
 }
 
-/**
- * One attempt at the lock: takes it (breaking a stale one on the way) and returns the text written, which
- * releasePidLock needs, or returns the live holder that has it. Errors other than "already there" (a
- * directory that cannot be made or written) are thrown as they are.
- */
-function tryPidLock<H extends PidLockHolder>(file: string, holder: H): { taken: string } | { heldBy: H } {
+/** The lock's text, written whole beside the lock file (linked into place by tryPidLock); removed by the caller. */
+function writeAside(file: string, holder: PidLockHolder): { aside: string; text: string } {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(holder)}\n`;
   const aside = `${file}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   writeFileSync(aside, text, { mode: 0o600 });
-  try {
-    for (;;) {
-      try {
-        linkSync(aside, file);
-        return { taken: text };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-      const seen = readPidLock<H>(file);
-      if (seen === null) continue; // released meanwhile
-      if (isStale(seen.holder)) {
-        breakStale(file, seen.text);
-        continue;
-      }
-      return { heldBy: seen.holder! };
+  return { aside, text };
+}
+
+/**
+ * One attempt at the lock: links the aside file into place (breaking a stale lock on the way) and returns
+ * true, or returns the live holder that has it. Errors other than "already there" are thrown as they are.
+ */
+function tryPidLock<H extends PidLockHolder>(file: string, aside: string): true | { heldBy: H } {
+  for (;;) {
+    try {
+      linkSync(aside, file);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-  } finally {
-    unlinkQuietly(aside);
+    const seen = readPidLock<H>(file);
+    if (seen === null) continue; // released meanwhile
+    if (isStale(seen.holder)) {
+      breakStale(file, seen.text);
+      continue;
+    }
+    return { heldBy: seen.holder! };
   }
 }
 
@@ -96,17 +96,22 @@ export function takePidLock<H extends PidLockHolder>(
   let waited = false;
   let seen: H | null = null;
   const tick = waitClock(() => describe!(seen!, howToStop(waitMs, true)));
-  for (;;) {
-    const got = tryPidLock(file, holder);
-    if ("taken" in got) return got.taken;
-    if (!waited) {
-      waited = true;
-      faultPoint("lock-wait", file);
+  const { aside, text } = writeAside(file, holder);
+  try {
+    for (;;) {
+      const got = tryPidLock<H>(file, aside);
+      if (got === true) return text;
+      if (!waited) {
+        waited = true;
+        faultPoint("lock-wait", file);
+      }
+      if (Date.now() > deadline) throw busy(got.heldBy);
+      seen = got.heldBy;
+      if (describe) tick();
+      sleepSync(25);
     }
-    if (Date.now() > deadline) throw busy(got.heldBy);
-    seen = got.heldBy;
-    if (describe) tick();
-    sleepSync(25);
+  } finally {
+    unlinkQuietly(aside);
   }
 }
 
@@ -121,13 +126,18 @@ export async function takePidLockAsync<H extends PidLockHolder>(
   const deadline = Date.now() + waitMs;
   let seen: H | null = null;
   const tick = waitClock(() => describe!(seen!, howToStop(waitMs, false)));
-  for (;;) {
-    const got = tryPidLock(file, holder);
-    if ("taken" in got) return got.taken;
-    if (Date.now() > deadline) throw busy(got.heldBy);
-    seen = got.heldBy;
-    if (describe) tick();
-    await Bun.sleep(50);
+  const { aside, text } = writeAside(file, holder);
+  try {
+    for (;;) {
+      const got = tryPidLock<H>(file, aside);
+      if (got === true) return text;
+      if (Date.now() > deadline) throw busy(got.heldBy);
+      seen = got.heldBy;
+      if (describe) tick();
+      await Bun.sleep(50);
+    }
+  } finally {
+    unlinkQuietly(aside);
   }
 }
 
