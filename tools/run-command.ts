@@ -211,7 +211,7 @@ async function runCommand(
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept
   // toolchains). The package managers' settings files are among the built-in denies: the sandbox shows them filtered.
   const visible = (real: string) => ctx.visible(real) && !denied(real);
-  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, denied, deniedKey };
+  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, secrets, denied, deniedKey };
   // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
   // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.
   let shown: Hiding | null = null;
@@ -267,6 +267,8 @@ interface CommandSetting {
   mode: ShareMode;
   realHome: string;
   pencilHome: string;
+  /** The credential places below home (secretPaths), found once per command. */
+  secrets: readonly string[];
   denied: (real: string) => boolean;
   /** Names `denied` exactly, so the sandbox's searches for what it hides are remembered under it (HidingInput.hiddenKey). */
   deniedKey: string;
@@ -274,7 +276,7 @@ interface CommandSetting {
 
 /** What the namespace sandbox hides for a command whose scratch is at `scratchRoot`. */
 function hidingFor(
-  { ctx, options, realHome, pencilHome, denied, deniedKey }: CommandSetting,
+  { ctx, options, realHome, pencilHome, secrets, denied, deniedKey }: CommandSetting,
   scratchRoot: string,
 ): Hiding {
   const parentEnv = options.parentEnv ?? process.env;
@@ -294,6 +296,7 @@ function hidingFor(
       },
     ).env.PATH!,
     env: parentEnv,
+    secrets,
     hidden: denied,
     hiddenKey: deniedKey,
     ...(options.indexDir ? { indexDir: options.indexDir } : {}),

@@ -139,6 +139,8 @@ export interface HidingInput {
   hidden?: (real: string) => boolean;
   /** Names `hidden` exactly (see commandDenies): searches are remembered under it. A `hidden` given without it is judged afresh on every call. */
   hiddenKey?: string;
+  /** The credential places below home (secretPaths of realHome, pencilHome and env), when the caller has them already. */
+  secrets?: readonly string[];
   /** Where searches below kept and system directories are remembered (default the process's scanCache; null: none). */
   scanCache?: ScanCache | null;
   /**
@@ -232,7 +234,7 @@ export function planHiding(input: HidingInput): Hiding {
     cache !== null && denies.key !== null
       ? cache.below(dir, denies.key, hidden, limit, input.indexDir ?? null)
       : scanBelow(dir, hidden, limit);
-  const secrets = new Set(secretPaths(input.realHome, input.pencilHome, input.env ?? process.env));
+  const secrets = new Set(input.secrets ?? secretPaths(input.realHome, input.pencilHome, input.env ?? process.env));
   const ws = input.wsRoot;
   const scratch = realOrNull(input.scratchRoot) ?? input.scratchRoot;
   const home = realOrNull(input.realHome);
