@@ -142,12 +142,11 @@ const XDG_MOVED: readonly string[] = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_C
  */
 export function relativeToHome(realHome: string, value: string): string | null {
   if (!value.startsWith("/")) return null;
-  for (const [h, v] of [
-    [resolve(realHome), resolve(value)],
-    [realLoose(realHome), realLoose(value)],
-  ] as const)
-    if (isInside(h, v)) return relative(h, v);
-  return null;
+  const [h, v] = [resolve(realHome), resolve(value)];
+  if (isInside(h, v)) return relative(h, v);
+  // Only when the paths as written disagree are the links on the way resolved (an lstat a component).
+  const [rh, rv] = [realLoose(realHome), realLoose(value)];
+  return isInside(rh, rv) ? relative(rh, rv) : null;
 }
 
 function realLoose(p: string): string {
