@@ -67,7 +67,7 @@ export class CardMessages {
       chatId: owner,
       messageId: null,
       files,
-      buttons: { approveAll: approveAll!, rejectAll: rejectAll!, ...this.commitButton(id, allDigest) },
+      buttons: { approveAll: approveAll!, rejectAll: rejectAll!, ...this.commitButton(id, allDigest, cs.workspace) },
       totalFiles: cs.files.length,
       state: "open",
       outcome: [],
@@ -234,8 +234,10 @@ export class CardMessages {
   }
 
   /** "Approve all & commit", when the owner turned it on (`git.commitButton`) and the workspace is in git. */
-  private commitButton(id: string, allDigest: string): { approveAllCommit?: string } {
-    if (!this.deps.runtime.settings.gitCommitButton || !gitState(this.deps.runtime.ws.root)) return {};
+  private commitButton(id: string, allDigest: string, workspace: string): { approveAllCommit?: string } {
+    // The changeset's own workspace, as the apply and the commit use (a card outlives a workspace switch).
+    const rt = this.deps.runtimeFor?.(workspace) ?? this.deps.runtime;
+    if (!rt.settings.gitCommitButton || !gitState(rt.ws.root)) return {};
     const [token] = this.deps.tokens.issue([
       { action: "approve-all-commit", subject: id, item: "all", digest: allDigest, owner: this.deps.ownerId },
     ]);

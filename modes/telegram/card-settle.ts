@@ -53,14 +53,14 @@ export class CardSettler {
       .filter((f) => f.decision === "rejected")
       .map((f) => ({ path: f.path, reason: f.reason ?? "" }));
     // The run revises from its own changeset object, so decisions go on that very object when it is the same content.
-    const own = this.live.get(cs.id)?.changeset;
-    if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
     const run = this.live.get(cs.id);
+    const own = run?.changeset;
+    if (own && own.id === cs.id && own.digest === cs.digest) cs = own;
     let settled: Settlement;
+    const rt = this.runtimeOf(cs);
     try {
       // Another process applying in this workspace is waited for here, not inside the apply's synchronous wait, which
       // would stop the bot answering anyone until it is done.
-      const rt = this.runtimeOf(cs);
       await lockReleased(rt.pencilHome, rt.ws.root);
       settled = settleReview(rt, cs, { approved, rejected, hunks }, run ?? null);
     } catch (error) {
@@ -71,7 +71,7 @@ export class CardSettler {
     }
     const { result, pending, next } = settled;
     const committed = card.commitAfter
-      ? [escapeHtml(commitAfterApply(this.deps.runtime, cs, result, run?.outcome?.text ?? ""))]
+      ? [escapeHtml(commitAfterApply(rt, cs, result, run?.outcome?.text ?? ""))]
       : [];
     this.messages.finish(card, "settled", [...outcomeLines(result, rejected), ...committed]);
     await this.messages.refresh(card, cs);

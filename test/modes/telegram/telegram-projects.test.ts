@@ -1,10 +1,19 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { ChangesetStore } from "../../../core/staging/changeset-store.ts";
 import { messageUpdate } from "../../support/fake-telegram-server.ts";
-import { message, OWNER, press, type TelegramWorld, telegramWorld, textOf } from "../../support/telegram-world.ts";
+import {
+  message,
+  OWNER,
+  press,
+  type TelegramWorld,
+  telegramWorld,
+  textOf,
+  until,
+} from "../../support/telegram-world.ts";
 import { writeTree } from "../../support/temp.ts";
 
 const worlds: TelegramWorld[] = [];
@@ -78,6 +87,36 @@ describe("telegram: /projects", () => {
     expect(await press(w.fake, "✅ Approve all", cardB)).toBe("Approved 1 file.");
     expect(readFileSync(join(b, "in-b.txt"), "utf8")).toBe("B\n");
     expect(existsSync(join(a, "in-b.txt"))).toBe(false);
+  });
+
+  test("Approve all & commit on a card of another workspace commits there, where its files were written", async () => {
+    const { w, a, b, say } = listed(create("in-a.txt", "A\n"));
+    const git = (cwd: string, ...args: string[]) => {
+      const run = spawnSync("git", args, { cwd, encoding: "utf8" });
+      if (run.status !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
+      return run.stdout;
+    };
+    for (const ws of [a, b]) {
+      git(ws, "init", "-q", "-b", "main");
+      git(ws, "config", "user.name", "Phone Owner");
+      git(ws, "config", "user.email", "phone@example.com");
+      git(ws, "add", "-A");
+      git(ws, "commit", "-q", "-m", "initial");
+    }
+    const settings = JSON.parse(readFileSync(join(w.pencilHome, "settings.json"), "utf8"));
+    writeFileSync(join(w.pencilHome, "settings.json"), JSON.stringify({ ...settings, git: { commitButton: true } }));
+    await w.start();
+    say("/agent make a file in a");
+    const card = await message(w.fake, (t) => t.includes("📝 Review") && t.includes("in-a.txt"));
+    say("/projects");
+    const list = await message(w.fake, (t) => t.includes("Tap one to work there"));
+    expect(await press(w.fake, "📁 b", list)).toBe("Switched to b.");
+    await message(w.fake, (t) => t.includes("Now working in b"));
+    await press(w.fake, /Approve all & commit/, card);
+    await until(() => git(a, "log", "--oneline").trim().split("\n").length === 2, "the commit in a");
+    expect(git(a, "show", "--name-only", "--format=", "HEAD").trim()).toBe("in-a.txt");
+    expect(git(b, "log", "--oneline").trim().split("\n")).toHaveLength(1);
+    expect(git(b, "status", "--porcelain")).toBe("");
   });
 
   test("reasons sent back from a card of another workspace revise there, under that workspace's name", async () => {
