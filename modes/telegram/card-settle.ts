@@ -70,9 +70,7 @@ export class CardSettler {
       return true;
     }
     const { result, pending, next } = settled;
-    const committed = card.commitAfter
-      ? [escapeHtml(commitAfterApply(rt, cs, result, run?.outcome?.text ?? ""))]
-      : [];
+    const committed = card.commitAfter ? [escapeHtml(commitAfterApply(rt, cs, result, run?.outcome?.text ?? ""))] : [];
     this.messages.finish(card, "settled", [...outcomeLines(result, rejected), ...committed]);
     await this.messages.refresh(card, cs);
     if (pending) {

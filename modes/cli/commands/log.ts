@@ -44,13 +44,14 @@ export async function run(ctx: CommandContext): Promise<number> {
     io.out(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
-  const idle = sessionRuns(ctx, runtime).filter((r) => r.changeset === null);
+  const sessions = workspaceSessions(ctx, runtime);
+  const idle = runsOf(sessions.headers).filter((r) => r.changeset === null);
   if (rows.length === 0 && idle.length === 0) {
     io.out(`No changesets yet under ${runtime.store.dir}. Try: ${hint(io, "demo")}\n`);
     return 0;
   }
   const c = io.colors;
-  printSessions(ctx, runtime);
+  printSessions(ctx, runtime, sessions);
   if (rows.length) io.out(`${c.bold("Changesets")}, newest first:\n`);
   for (const row of rows) {
     io.out(
@@ -78,10 +79,15 @@ export async function run(ctx: CommandContext): Promise<number> {
 /** A run of one of the workspace's sessions, with the session it belongs to. */
 type SessionRun = RunRecord & { session: string };
 
-/** Every run the workspace's sessions recorded, newest first. */
-function sessionRuns(ctx: CommandContext, runtime: Runtime): SessionRun[] {
+/** The workspace's sessions, read once (a damaged one is said once, on stderr). */
+function workspaceSessions(ctx: CommandContext, runtime: Runtime) {
   const store = new SessionStore(runtime.pencilHome);
   const headers = store.listFor(runtime.ws.root, (id, error) => ctx.io.err(`session ${id}: ${error.message}\n`));
+  return { store, headers };
+}
+
+/** Every run the sessions recorded, newest first. */
+function runsOf(headers: ReturnType<typeof workspaceSessions>["headers"]): SessionRun[] {
   return headers
     .flatMap((h) => (h.runs ?? []).map((r) => ({ ...r, session: h.id })))
     .sort((a, b) => b.startedAt.localeCompare(a.startedAt));
@@ -90,7 +96,7 @@ function sessionRuns(ctx: CommandContext, runtime: Runtime): SessionRun[] {
 /** `pencil log --runs`: every run, newest first, with what it ran and where its staging went. */
 function listRuns(ctx: CommandContext, runtime: Runtime): number {
   const { io } = ctx;
-  const runs = sessionRuns(ctx, runtime);
+  const runs = runsOf(workspaceSessions(ctx, runtime).headers);
   if (ctx.args.json) {
     const rows = runs.map((r) => ({
       session: r.session,
@@ -141,11 +147,13 @@ function statusColor(io: CommandContext["io"], status: string): string {
 }
 
 /** The workspace's sessions, most recently active first: goal, checkpoints, current changeset, and whether a run is going or was interrupted. */
-function printSessions(ctx: CommandContext, runtime: Runtime): void {
+function printSessions(
+  ctx: CommandContext,
+  runtime: Runtime,
+  { store, headers }: ReturnType<typeof workspaceSessions>,
+): void {
   const { io } = ctx;
   const c = io.colors;
-  const store = new SessionStore(runtime.pencilHome);
-  const headers = store.listFor(runtime.ws.root, (id, error) => io.err(`session ${id}: ${error.message}\n`));
   if (headers.length === 0) return;
   io.out(
     `${c.bold("Sessions")} of ${runtime.ws.root}, latest first (continue one: pencil agent -c "…" or --resume ID):\n`,
