@@ -64,20 +64,22 @@ export interface ModelAnswer {
 
 /**
  * Answers `/model [NAME]`: without a name, the models in use and the known ones; with one, switches
- * through `apply` (which returns the new chain's labels) or says why it cannot, listing the known ones.
+ * through `apply` (given the name and its chain's labels, checked here; it returns the labels in force) or says
+ * why it cannot, listing the known ones.
  */
 export function answerModelCommand(
   runtime: Runtime,
   inUse: string[],
   name: string,
-  apply: (model: string) => string[],
+  apply: (model: string, labels: string[]) => string[],
 ): ModelAnswer {
   const known = knownModels(runtime, inUse);
   const list = `Known here: ${known.join(", ") || "none"}. ${ANY_MODEL}`;
   if (!name.trim()) return { ok: true, text: `Using ${inUse.join(" → ")}. Switch with /model NAME. ${list}` };
   try {
-    const { model } = resolveModelName(runtime, name, known);
-    const labels = apply(model);
+    const resolved = resolveModelName(runtime, name, known);
+    const model = resolved.model;
+    const labels = apply(model, resolved.labels);
     return { ok: true, switched: model, text: `Switched: the rest of this session uses ${labels.join(" → ")}.` };
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);

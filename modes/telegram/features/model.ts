@@ -1,5 +1,4 @@
 import { Composer } from "grammy";
-import { modelSpecs } from "../../../ai/model-specs.ts";
 import { answerModelCommand } from "../../../app/model-switch.ts";
 import type { FeatureFactory, PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
@@ -13,8 +12,7 @@ import { escapeHtml } from "../html.ts";
 export const modelFeature: FeatureFactory = (deps) => {
   const composer = new Composer<PencilContext>();
   composer.command("model", async (ctx) => {
-    const answer = answerModelCommand(deps.runtime, deps.launcher.modelsInUse(), ctx.match.trim(), (model) => {
-      const labels = modelSpecs(deps.runtime.env, model).map((spec) => spec.label);
+    const answer = answerModelCommand(deps.runtime, deps.launcher.modelsInUse(), ctx.match.trim(), (model, labels) => {
       deps.launcher.chooseModel(model);
       return labels;
     });
