@@ -1,6 +1,11 @@
 /** The kinds of work a session does; each gets its own tools and instructions. */
 export type RunMode = "agent" | "plan" | "ask";
 
+/** A mode as a saved record spells it: plan and ask as they are, anything else (an older or damaged record) agent. */
+export function runModeOf(mode: string | undefined): RunMode {
+  return mode === "plan" || mode === "ask" ? mode : "agent";
+}
+
 const COMMON = `You are Pencil, a careful coding agent working in the user's repository (the workspace).
 Paths are relative to the workspace root. Tools: read_file shows numbered lines ("   12\\tcode"); never copy the number prefix into an edit.
 Secrets stay secret: .env files and credential directories are never readable; do not try to work around a denial.

@@ -1,6 +1,6 @@
 import type { ModelMessage, UserContent } from "ai";
 import type { EventSink } from "../agent/events.ts";
-import type { RunMode } from "../agent/prompts.ts";
+import { type RunMode, runModeOf } from "../agent/prompts.ts";
 import type { SessionOutcome } from "../agent/session.ts";
 import type { ApplyResult } from "../core/apply/apply.ts";
 import type { Plan } from "../core/plan-schema.ts";
@@ -81,19 +81,9 @@ export class AgentRun {
     return this.staging.overlay;
   }
 
-  /** What the run read, and in which state. */
-  get reads() {
-    return this.staging.reads;
-  }
-
   /** Every command the run asked to run, in order (saved with each changeset). */
   get commands() {
     return this.staging.commands;
-  }
-
-  /** MCP calls judged in this run, for the changeset's record. */
-  get mcpCalls() {
-    return this.staging.mcpCalls;
   }
 
   /** The changeset the run's staging was last saved as (an edit of the staged content replaces it). */
@@ -134,7 +124,7 @@ export class AgentRun {
    * so rejections with reasons can still go back to the agent.
    */
   static resume(runtime: Runtime, changeset: Changeset, options: RunOptions = {}): AgentRun {
-    const mode: RunMode = changeset.mode === "plan" || changeset.mode === "ask" ? changeset.mode : "agent";
+    const mode = runModeOf(changeset.mode);
     const run = new AgentRun(runtime, mode, changeset.goal, options);
     run.staging.adoptChangeset(changeset);
     const saved = runtime.store.loadConversation(changeset.id) as ModelMessage[] | null;

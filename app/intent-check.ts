@@ -5,7 +5,7 @@ import { modelLabelOf, reportedCostOf } from "../ai/model-label.ts";
 import type { Changeset, FileChange, IntentOpinion } from "../core/staging/changeset.ts";
 import { fileHunks } from "../core/staging/file-hunks.ts";
 import { hunkLabel } from "../core/staging/hunks.ts";
-import { decodeText } from "../core/text.ts";
+import { decodeText, oneLine } from "../core/text.ts";
 
 /** What the model must answer, checked before anything of it is shown. */
 const IntentAnswerSchema = z.object({
@@ -262,11 +262,6 @@ function usageOf(
     outputTokens: usage.outputTokens ?? 0,
     ...(cost !== undefined ? { cost } : {}),
   };
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function formatSeconds(ms: number): string {

@@ -1,6 +1,6 @@
 import { type ModelMessage, modelMessageSchema } from "ai";
 import { z } from "zod";
-import type { RunMode } from "../agent/prompts.ts";
+import { type RunMode, runModeOf } from "../agent/prompts.ts";
 import { PencilError, UnknownChangesetError } from "../core/errors.ts";
 import type { Changeset } from "../core/staging/changeset.ts";
 import type { StagedEntry } from "../core/staging/overlay.ts";
@@ -32,7 +32,7 @@ export function reopenSession(runtime: Runtime, id: string, asMode?: RunMode): R
       `Session ${id} belongs to ${header.workspace}, not ${runtime.ws.root}: run it with -w ${header.workspace}.`,
     );
   // The next turn may be another kind of work than the first (ask -c after an agent run): same conversation, that mode's tools.
-  const mode: RunMode = asMode ?? (header.mode === "plan" || header.mode === "ask" ? header.mode : "agent");
+  const mode: RunMode = asMode ?? runModeOf(header.mode);
   const state = session.state();
   const messages = validMessages(state.messages, id, session.checkedMessages);
   const staged = session.stagedEntries(state);

@@ -128,3 +128,9 @@ function countOf(text: string, needle: string): number {
   }
   return n;
 }
+
+/** `text` on one line (runs of white space made one space), cut to `max` characters with an ellipsis. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { PencilTool } from "../tool.ts";
 import { ToolError } from "../../core/errors.ts";
+import { oneLine } from "../../core/text.ts";
 
 /** Firecrawl's API root; `FIRECRAWL_BASE_URL` replaces it (e.g. with a local server speaking the same protocol). */
 export const FIRECRAWL_DEFAULT_BASE_URL = "https://api.firecrawl.dev";
@@ -170,11 +171,6 @@ function formatHits(query: string, hits: SearchHit[]): string {
 function firstString(...values: unknown[]): string | undefined {
   for (const v of values) if (typeof v === "string" && v.trim()) return v;
   return undefined;
-}
-
-function oneLine(s: string, max: number): string {
-  const flat = s.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** The search service's host name alone (no port), as Net(...) rules judge it. */
