@@ -11,12 +11,10 @@ import { renderMarkdown } from "./markdown.ts";
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
-/** Totals shown in the closing line of a run. */
+/** Turns and tool calls shown in the closing line of a run (its tokens come from the run's meter). */
 export interface RunTotals {
   turns: number;
   calls: number;
-  inputTokens: number;
-  outputTokens: number;
 }
 
 /** How a ProgressView shows a run. */
@@ -45,7 +43,7 @@ export class ProgressView {
   private model = "";
   private step = 0;
   private readonly started = performance.now();
-  readonly totals: RunTotals = { turns: 0, calls: 0, inputTokens: 0, outputTokens: 0 };
+  readonly totals: RunTotals = { turns: 0, calls: 0 };
   /** This turn's tokens per model, for its cost. */
   private readonly meter = new RunMeter();
   private readonly callInput = new Map<string, unknown>();
@@ -178,15 +176,8 @@ export class ProgressView {
         this.stopSpinner();
         this.flushBlocks(true);
         this.model = event.model || this.model;
-        this.totals.inputTokens += event.usage.inputTokens;
-        this.totals.outputTokens += event.usage.outputTokens;
         if (this.contextChanged(event.model, event.context))
           this.line(c.dim(`  · ${formatContext(event.context)} · ${event.model}`));
-        break;
-      case "model-call":
-        // The intent check after the run: its tokens count in the closing line, as its cost does.
-        this.totals.inputTokens += event.usage.inputTokens;
-        this.totals.outputTokens += event.usage.outputTokens;
         break;
       case "compacted":
         this.line(
@@ -227,8 +218,12 @@ export class ProgressView {
     this.stopSpinner();
     this.flushBlocks(true);
     const t = this.totals;
+    // The intent check's model call counts here as its cost does: the meter has every step's tokens and it.
+    const used = Object.values(this.meter.usage);
+    const inputTokens = used.reduce((n, u) => n + u.inputTokens, 0);
+    const outputTokens = used.reduce((n, u) => n + u.outputTokens, 0);
     // A run that failed before the model said anything has no totals worth a line.
-    if (t.calls === 0 && t.inputTokens === 0 && t.outputTokens === 0) return "";
+    if (t.calls === 0 && inputTokens === 0 && outputTokens === 0) return "";
     const secs = ((performance.now() - this.started) / 1000).toFixed(1);
     // The log's path on a line of its own, never cut or indented, so it can be copied whole.
     const log =
@@ -242,7 +237,7 @@ export class ProgressView {
       turnCost === null
         ? " · cost: no price set (telegram.prices in settings)"
         : ` · ${formatDollars(turnCost)}${sessionCost !== null && sessionCost !== turnCost ? ` (session ${formatDollars(sessionCost)})` : ""}`;
-    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(t.inputTokens)} in / ${compact(t.outputTokens)} out${Object.keys(this.meter.usage).length ? cost : ""} · ${secs}s`, this.width, "  "))}\n${log}`;
+    return `${this.io.colors.dim(wrapText(`turns ${t.turns} · calls ${t.calls} · tokens ${compact(inputTokens)} in / ${compact(outputTokens)} out${Object.keys(this.meter.usage).length ? cost : ""} · ${secs}s`, this.width, "  "))}\n${log}`;
   }
 
   /** The context line is worth a line when the model changed or the meter moved by a tenth of the window. */
