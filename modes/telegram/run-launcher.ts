@@ -400,12 +400,15 @@ export class RunLauncher {
         // The progress message is kept with the session's running mark, so a restart after a crash can close it.
         run = await body(hooks, { chat: this.deps.ownerId, message: progress.id ?? 0 });
       } catch (error) {
+        // The model's turn is over: no "typing…" may follow the message that says so.
+        clearInterval(typingTimer);
         this.deps.costs?.add(meter.usage);
         await progress.finish(
           `<b>⚠️ The run could not go on</b>: ${escapeHtml(error instanceof Error ? error.message : String(error))}`,
         );
         throw error;
       }
+      clearInterval(typingTimer);
       this.deps.costs?.add(meter.usage);
       const footer = `💰 ${((Date.now() - started) / 1000).toFixed(1)} s · ${usageLine(meter.usage, this.deps.costs?.prices() ?? {})}`;
       await progress.finish(`${summaryLine(run, Date.now() - started)}\n<i>${escapeHtml(footer)}</i>`);
