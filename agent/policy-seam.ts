@@ -7,9 +7,10 @@ import { decide, type Decision, type Policy } from "../core/policy/policy.ts";
 import type { ReadLedger } from "../core/staging/read-ledger.ts";
 import type { PencilTool, ToolContext } from "../tools/tool.ts";
 import type { NetRequest } from "../core/policy/claims.ts";
-import { ToolError } from "../core/errors.ts";
+import { PathError } from "../core/errors/path-error.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 import type { ToolLimits } from "../core/tool-limits.ts";
-import { PathError, resolveInWorkspace, type Workspace } from "../core/workspace.ts";
+import { resolveInWorkspace, type Workspace } from "../core/workspace.ts";
 import { workspaceRelativeHint } from "../tools/path-near-miss.ts";
 import { fitAnswer } from "../core/answer-budget.ts";
 import { RepeatedCalls } from "./nudges.ts";
@@ -384,7 +385,7 @@ function finalizeCall(
 
 /** A thrown failure as the model's answer: a tool's or a path's own message, or a plain note of the unexpected. */
 function failureOf(t: PencilTool, error: unknown): ToolOutcome {
-  if (error instanceof ToolError || error instanceof PathError) return toolFailure(error.message);
+  if (ToolError.isInstance(error) || PathError.isInstance(error)) return toolFailure(error.message);
   const message = error instanceof Error ? error.message : String(error);
   return toolFailure(`${t.name} failed unexpectedly: ${message}. Try a different approach or report it to the user.`);
 }

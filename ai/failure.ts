@@ -1,4 +1,4 @@
-import { ModelTimeoutError } from "./errors.ts";
+import { ModelTimeoutError } from "../core/errors/model-timeout-error.ts";
 
 /** What to do after a model failed: try the next model, give up because the request itself was refused, or stop because the caller aborted. */
 export type FailureVerdict = "fallback" | "refused" | "aborted";
@@ -11,7 +11,7 @@ export type FailureVerdict = "fallback" | "refused" | "aborted";
  */
 export function classifyFailure(error: unknown, callerSignal?: AbortSignal): FailureVerdict {
   if (callerSignal?.aborted) return "aborted";
-  if (error instanceof ModelTimeoutError) return "fallback";
+  if (ModelTimeoutError.isInstance(error)) return "fallback";
   const status = statusOf(error);
   if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) return "refused";
   return "fallback";

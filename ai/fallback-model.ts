@@ -5,7 +5,8 @@ import type {
   LanguageModelV4StreamPart,
   LanguageModelV4StreamResult,
 } from "@ai-sdk/provider";
-import { ModelCallError, ModelTimeoutError, type ModelAttempt } from "./errors.ts";
+import { type ModelAttempt, ModelCallError } from "../core/errors/model-call-error.ts";
+import { ModelTimeoutError } from "../core/errors/model-timeout-error.ts";
 import { classifyFailure, describeFailure, type FailureVerdict } from "./failure.ts";
 import { withModelLabel } from "./model-label.ts";
 

@@ -1,4 +1,5 @@
-import { MissingModelKeyError, ModelConfigError } from "./errors.ts";
+import { MissingModelKeyError } from "../core/errors/missing-model-key-error.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 
 /** The providers Pencil talks to; `local` is any OpenAI-compatible server (Ollama, llama.cpp, LM Studio). */
 export type ProviderName = "groq" | "openrouter" | "local";
@@ -36,7 +37,7 @@ const MODEL_VARIABLES = ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_U
  *   fallback, whichever have keys.
  * - `--model NAME` replaces the primary's model; `--model groq:NAME` or
  *   `--model openrouter:NAME` puts that provider first with NAME (the other stays the fallback).
- * Throws MissingModelKeyError when the chosen provider has no key, ModelConfigError for a
+ * Throws MissingModelKeyError when the chosen provider has no key, UsageFailure for a
  * malformed override or a local server without a model name.
  */
 export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
@@ -51,7 +52,7 @@ export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
     }
     const modelId = wanted?.model ?? read(env, "LOCAL_LLM_MODEL");
     if (modelId === undefined) {
-      throw new ModelConfigError(
+      throw new UsageFailure(
         "LOCAL_LLM_BASE_URL is set but LOCAL_LLM_MODEL is not: set it to a model your server serves (e.g. qwen2.5-coder:7b), pass --model NAME, or unset LOCAL_LLM_BASE_URL to use Groq or OpenRouter.",
       );
     }
@@ -106,7 +107,7 @@ export function modelSpecs(env: ModelEnv, override?: string): ModelSpec[] {
 function parseOverride(value: string): { provider?: ProviderName; model: string } {
   const trimmed = value.trim();
   if (trimmed === "")
-    throw new ModelConfigError(
+    throw new UsageFailure(
       "--model needs a model name, e.g. --model openai/gpt-oss-120b or --model openrouter:openai/gpt-oss-120b.",
     );
   const colon = trimmed.indexOf(":");
@@ -114,7 +115,7 @@ function parseOverride(value: string): { provider?: ProviderName; model: string 
   if (!PROVIDERS.has(prefix)) return { model: trimmed };
   const model = trimmed.slice(colon + 1).trim();
   if (model === "")
-    throw new ModelConfigError(
+    throw new UsageFailure(
       `--model ${trimmed} needs a model name after the colon, e.g. ${prefix}:openai/gpt-oss-120b.`,
     );
   return { provider: prefix as ProviderName, model };

@@ -3,7 +3,7 @@ import { createGroq } from "@ai-sdk/groq";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import { FallbackModel, type FallbackOptions } from "./fallback-model.ts";
-import { ModelConfigError } from "./errors.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 import { modelSpecs, type ModelEnv, type ModelSpec } from "./model-specs.ts";
 
 /** One of Pencil's model timeouts: its variable, and its default for cloud providers and for a local server. */
@@ -46,7 +46,7 @@ export interface ResolvedModels {
 /**
  * Builds the model chain from the environment (see `modelSpecs` for the rules) and
  * wraps it in one FallbackModel. Throws MissingModelKeyError (no key, the message
- * names the variables) or ModelConfigError; both mean exit code 2.
+ * names the variables) or UsageFailure; both mean exit code 2.
  */
 export function resolveModels(env: ModelEnv, options: ResolveModelsOptions = {}): ResolvedModels {
   const specs = modelSpecs(env, options.model);
@@ -63,7 +63,7 @@ function readTimeout(env: ModelEnv, name: string): number | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === "") return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) <= 0) {
-    throw new ModelConfigError(
+    throw new UsageFailure(
       `${name}=${raw} is not a number of milliseconds: set it to a positive whole number (e.g. ${name}=60000), or unset it for the default.`,
     );
   }

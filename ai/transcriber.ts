@@ -1,7 +1,7 @@
 import { createGroq } from "@ai-sdk/groq";
 import { createOpenAI } from "@ai-sdk/openai";
 import { APICallError, NoTranscriptGeneratedError, transcribe, type TranscriptionModel } from "ai";
-import { PencilError } from "../core/errors.ts";
+import { TranscriptionError } from "../core/errors/transcription-error.ts";
 
 /** Groq's Whisper model when GROQ_TRANSCRIBE_MODEL is not set: fast, and priced per hour of audio. */
 const DEFAULT_GROQ_TRANSCRIBE_MODEL = "whisper-large-v3-turbo";
@@ -22,11 +22,6 @@ export interface Transcriber {
   labels: string[];
   /** The AI SDK tells the audio's type from its bytes (OGG/Opus, MP3, WAV, M4A…). */
   transcribe(audio: Uint8Array, signal?: AbortSignal): Promise<Transcript>;
-}
-
-/** No provider could transcribe; the message says what each one answered. */
-class TranscriptionError extends PencilError {
-  override name = "TranscriptionError";
 }
 
 type Env = Readonly<Record<string, string | undefined>>;

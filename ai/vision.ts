@@ -1,8 +1,8 @@
 import { APICallError, generateText } from "ai";
-import { PencilError } from "../core/errors.ts";
 import { FallbackModel } from "./fallback-model.ts";
 import type { ModelEnv, ModelSpec } from "./model-specs.ts";
 import { createModel } from "./resolve-models.ts";
+import { VisionError } from "../core/errors/vision-error.ts";
 
 /** Groq's model that turns a photo into text when GROQ_VISION_MODEL is not set (README: Configuration). */
 export const DEFAULT_GROQ_VISION_MODEL = "meta-llama/llama-4-scout-17b-16e-instruct";
@@ -15,11 +15,6 @@ const SEES_IMAGES = /llama-4|vision|vl\b|-vl-|gpt-4o|gpt-4\.1|gpt-5|claude|gemin
 /** Whether a model (by its `provider:model` label) takes images in its prompt. */
 export function seesImages(label: string): boolean {
   return SEES_IMAGES.test(label);
-}
-
-/** The vision model could not describe the photo; the message says why and what to do. */
-class VisionError extends PencilError {
-  override name = "VisionError";
 }
 
 /** A model chain that turns a photo into text, and the label of its first model. */

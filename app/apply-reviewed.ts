@@ -1,8 +1,11 @@
-import { ApplyError, applyChangeset, type ApplyResult } from "../core/apply/apply.ts";
+import { applyChangeset, type ApplyResult } from "../core/apply/apply.ts";
 import { changesetDigest, rebaseFileChange, type Changeset } from "../core/staging/changeset.ts";
 import type { BaseState } from "../core/staging/overlay.ts";
 import { DiskFileOps } from "../core/file-ops.ts";
-import { PencilError, UnknownChangesetError } from "../core/errors.ts";
+import { ApplyError } from "../core/errors/apply-error.ts";
+import { PencilError } from "../core/errors/pencil-error.ts";
+import { UnknownChangesetError } from "../core/errors/unknown-changeset-error.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 import { sha256 } from "../core/hash.ts";
 import { LinkGuard } from "../core/policy/hard-links.ts";
 import { specialBitsRefusal } from "../core/staging/overlay.ts";
@@ -10,7 +13,6 @@ import { decide } from "../core/policy/policy.ts";
 import { findInterruptedApplies } from "../core/apply/recovery.ts";
 import { withWorkspaceLock } from "../core/workspace-lock.ts";
 import { resolveInWorkspace } from "../core/workspace.ts";
-import { WorkspaceMismatchError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** What applying a review did: the apply's result, and the approved files another front end (or an earlier press) had already applied, which were left alone. */
@@ -134,7 +136,7 @@ function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
     stored = runtime.store.load(changeset.id);
   } catch (error) {
     // Not saved yet (or removed): there are no decisions of another front end to keep.
-    if (error instanceof UnknownChangesetError) return;
+    if (UnknownChangesetError.isInstance(error)) return;
     // There but unreadable: it may hold another front end's decisions, so it is never written over.
     const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
     throw new ApplyError(
@@ -151,7 +153,7 @@ function adoptStoredProgress(runtime: Runtime, changeset: Changeset): void {
 /** A changeset is applied only to the workspace it was made in; anything else is a usage error that names the right one. */
 export function assertSameWorkspace(runtime: Runtime, changeset: Changeset): void {
   if (changeset.workspace !== runtime.ws.root) {
-    throw new WorkspaceMismatchError(
+    throw new UsageFailure(
       `Changeset ${changeset.id} belongs to the workspace ${changeset.workspace}, not ${runtime.ws.root}. Run the command with -w ${changeset.workspace}.`,
     );
   }

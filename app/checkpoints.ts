@@ -1,4 +1,6 @@
-import { UnknownChangesetError } from "../core/errors.ts";
+import { CheckpointError } from "../core/errors/checkpoint-error.ts";
+import { UnknownChangesetError } from "../core/errors/unknown-changeset-error.ts";
+import { UnknownSessionError } from "../core/errors/unknown-session-error.ts";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { Changeset } from "../core/staging/changeset.ts";
@@ -6,11 +8,10 @@ import { decide } from "../core/policy/policy.ts";
 import { isInside, realPathLoose } from "../core/workspace.ts";
 import { LinkGuard, stricter } from "../core/policy/hard-links.ts";
 import { AgentRun } from "./agent-run.ts";
-import { CheckpointError } from "./errors.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
 import type { Checkpoint } from "./session-replay.ts";
-import { SessionStore, UnknownSessionError } from "./session-store.ts";
+import { SessionStore } from "./session-store.ts";
 
 /**
  * The session an `ID` names: a session id, or a changeset id (its session), or —
@@ -31,14 +32,14 @@ export function sessionFor(runtime: Runtime, id?: string): SavedSession {
   } catch (error) {
     // Not a changeset id (or prefix): it is looked up as a session's next. A record that is there but cannot be read
     // is said, not passed over.
-    if (!(error instanceof UnknownChangesetError)) throw error;
+    if (!UnknownChangesetError.isInstance(error)) throw error;
     cs = null;
   }
   if (cs?.session && store.has(cs.session)) return SavedSession.open(store, cs.session);
   try {
     return SavedSession.open(store, store.resolveId(id));
   } catch (error) {
-    if (!(error instanceof UnknownSessionError)) throw error;
+    if (!UnknownSessionError.isInstance(error)) throw error;
     const known = store.listFor(runtime.ws.root).map((h) => h.id);
     throw new CheckpointError(
       `No session or changeset ${id}.${known.length ? ` Sessions of this workspace: ${known.join(", ")}.` : ""}`,

@@ -1,4 +1,4 @@
-import { ModelConfigError } from "../ai/errors.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 import { modelSpecs } from "../ai/model-specs.ts";
 import { closest } from "../core/did-you-mean.ts";
 import { readPrices } from "./run-cost.ts";
@@ -37,7 +37,7 @@ function knownModels(runtime: Runtime, inUse: string[] = []): string[] {
 /**
  * What `/model NAME` selects, as `--model` would take it, and the chain of labels it gives. A name
  * with its provider (`groq:…`) is taken as given; a bare name must be a known model (or a known
- * model's id), since a typo is likelier than a model nobody configured. Throws ModelConfigError,
+ * model's id), since a typo is likelier than a model nobody configured. Throws UsageFailure,
  * with what to do, for an unknown name, a missing key or a malformed name; nothing changes then.
  */
 function resolveModelName(runtime: Runtime, name: string, known: string[]): { model: string; labels: string[] } {
@@ -46,7 +46,7 @@ function resolveModelName(runtime: Runtime, name: string, known: string[]): { mo
     const byId = known.find((label) => label.slice(label.indexOf(":") + 1) === model);
     if (!byId) {
       const guess = closest(model, [...known, ...known.map((label) => label.slice(label.indexOf(":") + 1))]);
-      throw new ModelConfigError(`no model of that name is known here.${guess ? ` Did you mean ${guess}?` : ""}`);
+      throw new UsageFailure(`no model of that name is known here.${guess ? ` Did you mean ${guess}?` : ""}`);
     }
     model = byId;
   }

@@ -2,7 +2,7 @@ import { readEntry } from "../core/apply/journal.ts";
 import { finishInterrupted, rollbackInterrupted, type RecoveryResult } from "../core/apply/recovery.ts";
 import { statusFromDecisions } from "./apply-reviewed.ts";
 import { withWorkspaceLock } from "../core/workspace-lock.ts";
-import { WorkspaceMismatchError } from "./errors.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 import type { Runtime } from "./runtime.ts";
 import { markUndone } from "./undo-changeset.ts";
 
@@ -16,7 +16,7 @@ import { markUndone } from "./undo-changeset.ts";
 export function recoverInWorkspace(runtime: Runtime, action: "finish" | "rollback", applyId: string): RecoveryResult {
   const entry = readEntry(runtime.journalDir, applyId);
   if (entry.workspace !== runtime.ws.root) {
-    throw new WorkspaceMismatchError(
+    throw new UsageFailure(
       `Apply ${applyId} was made in ${entry.workspace}, not ${runtime.ws.root}: run pencil recover ${action} ${applyId} -w ${entry.workspace}.`,
     );
   }

@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai";
 import type { EventSink } from "../agent/events.ts";
 import type { RunMode } from "../agent/prompts.ts";
 import type { ApplyResult } from "../core/apply/apply.ts";
-import { PencilError } from "../core/errors.ts";
+import { PencilError } from "../core/errors/pencil-error.ts";
 import { buildChangeset, type Changeset, newChangesetId } from "../core/staging/changeset.ts";
 import { checkIntent } from "./intent-check.ts";
 import type { ModelChoice } from "./model-choice.ts";

@@ -3,12 +3,14 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { type Env, pencilHomeOf } from "../core/pencil-home.ts";
 import { ChangesetStore } from "../core/staging/changeset-store.ts";
-import { compilePolicy, ConfigError, type Policy } from "../core/policy/policy.ts";
+import { compilePolicy, type Policy } from "../core/policy/policy.ts";
 import { loadSettings, type Settings } from "./settings.ts";
 import { compileMcpPolicy, type McpPolicy } from "../core/policy/mcp-rules.ts";
 import { parseServers, type McpServerConfig } from "../tools/mcp/config.ts";
 import type { ToolLimits } from "../core/tool-limits.ts";
-import { isInside, openWorkspace, PathError, realPathLoose, type Workspace } from "../core/workspace.ts";
+import { isInside, openWorkspace, realPathLoose, type Workspace } from "../core/workspace.ts";
+import { ConfigError } from "../core/errors/config-error.ts";
+import { PathError } from "../core/errors/path-error.ts";
 
 /** How a front end asks for a runtime: the options every command takes (README "Commands"). */
 export interface RuntimeOptions {
@@ -55,7 +57,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   try {
     ws = openWorkspace(options.workspace ?? process.cwd(), env.HOME ?? homedir());
   } catch (error) {
-    if (error instanceof PathError) throw new ConfigError(error.message, "--workspace");
+    if (PathError.isInstance(error)) throw new ConfigError(error.message, "--workspace");
     throw error;
   }
   const defaultHome = realPathLoose(join(ws.home, ".pencil")).real;

@@ -1,12 +1,14 @@
 import { type ModelMessage, modelMessageSchema } from "ai";
 import { z } from "zod";
 import { type RunMode, runModeOf } from "../agent/prompts.ts";
-import { PencilError, UnknownChangesetError } from "../core/errors.ts";
+import { PencilError } from "../core/errors/pencil-error.ts";
+import { SessionFileError } from "../core/errors/session-file-error.ts";
+import { UnknownChangesetError } from "../core/errors/unknown-changeset-error.ts";
 import type { Changeset } from "../core/staging/changeset.ts";
 import type { StagedEntry } from "../core/staging/overlay.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
-import { SessionFileError, SessionStore } from "./session-store.ts";
+import { SessionStore } from "./session-store.ts";
 
 /** A saved session read back as the start of a run: its mode, goal, checked conversation, staged files and changeset. */
 export interface ReopenedSession {
@@ -43,7 +45,7 @@ export function reopenSession(runtime: Runtime, id: string, asMode?: RunMode): R
     } catch (error) {
       // Only a record that is not there is none (the staged files come from the session and get a new one). One that
       // is there but unreadable would be orphaned by a new id while it may hold decisions: stop and say so.
-      if (!(error instanceof UnknownChangesetError)) {
+      if (!UnknownChangesetError.isInstance(error)) {
         const why = PencilError.isInstance(error) ? error.userMessage : (error as Error).message;
         throw new SessionFileError(
           `Session ${id}'s changeset ${header.changeset} cannot be read (${why}). Fix or move it aside, then continue the session; nothing was changed.`,

@@ -8,9 +8,8 @@ import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
 import type { StagedEntry } from "../core/staging/overlay.ts";
 import { listStateDir, parseStateJson, readStateText } from "../core/state-file.ts";
-import { SessionFileError, UnknownSessionError } from "./errors.ts";
-
-export { SessionFileError, UnknownSessionError };
+import { SessionFileError } from "../core/errors/session-file-error.ts";
+import { UnknownSessionError } from "../core/errors/unknown-session-error.ts";
 
 /** The session format this Pencil writes; a higher one on disk was written by a newer Pencil and is refused. */
 const SESSION_FORMAT = 1;

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { z } from "zod";
 import {
   compilePolicy,
-  ConfigError,
   decide,
   parseRule,
   ruleTarget,
@@ -17,6 +16,7 @@ import { closest } from "../core/did-you-mean.ts";
 import { isMcpRuleText, parseMcpRule, type McpRule } from "../core/policy/mcp-rules.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "../core/tool-limits.ts";
 import { isInside, realPathLoose } from "../core/workspace.ts";
+import { ConfigError } from "../core/errors/config-error.ts";
 
 /** Where settings come from: the two files' roots and the trusted CLI flags. */
 export interface SettingsInput {
@@ -348,7 +348,7 @@ function readSettingsFile(file: string): SettingsFile | undefined {
       throw new ConfigError(`${file} is not a regular file: settings must be a JSON file. Remove or replace it.`, file);
     size = st.size;
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
+    if (ConfigError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
     throw new ConfigError(`Cannot read ${file} (${code ?? String(error)}): fix its permissions or remove it.`, file);

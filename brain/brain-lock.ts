@@ -1,5 +1,5 @@
 import { releasePidLock, takePidLockAsync, thisProcess } from "../core/pid-lock.ts";
-import { BrainStoreError } from "./store.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
 
 /**
  * One process at a time in the embedded database: PGlite has no locking of its own,
@@ -21,7 +21,7 @@ export async function acquireBrainLock(path: string, waitMs = 15_000): Promise<(
         `Waiting for the brain: another Pencil process (pid ${owner.pid}) is using it (lock ${path}). ${stop[0]!.toUpperCase()}${stop.slice(1)}; if no Pencil process is running, delete the lock file.`,
     );
   } catch (error) {
-    if (error instanceof BrainStoreError) throw error;
+    if (BrainStoreError.isInstance(error)) throw error;
     throw new BrainStoreError(
       `Cannot create the brain's lock file ${path}: ${(error as Error).message}. Check that PENCIL_HOME is writable.`,
     );

@@ -6,7 +6,7 @@ import type { Enrichment, Note, NoteKind } from "./note.ts";
 import type { OriginalFile, Originals } from "./originals.ts";
 import { retrieve, type Retrieval, type RetrievedNote } from "./retrieve.ts";
 import type { BrainStore } from "./store.ts";
-import { PencilError } from "../core/errors.ts";
+import { DumpRefused } from "../core/errors/dump-refused.ts";
 
 /** The largest note stored, in bytes of UTF-8 text (a bigger paste is refused, with this cap named). */
 export const MAX_NOTE_BYTES = 1024 * 1024;
@@ -18,11 +18,6 @@ export interface Capture {
   content: string;
   /** The file the text was read from (a photo), kept beside the note; absent for text and pages. */
   original?: OriginalFile;
-}
-
-/** A dump refused before anything was stored; the message says why and what to do. */
-export class DumpRefused extends PencilError {
-  override name = "DumpRefused";
 }
 
 /** What happened to a dump: the note stored, and how its enrichment and vector went. */

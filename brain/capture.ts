@@ -1,12 +1,13 @@
 import { formatBytes } from "../core/format-bytes.ts";
 import { basename } from "node:path";
 import type { ModelEnv } from "../ai/model-specs.ts";
-import { ToolError } from "../core/errors.ts";
+import { DumpRefused } from "../core/errors/dump-refused.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 import { fetchPublicPage, type FetchUrlOptions } from "../tools/web/fetch-url.ts";
 import { judgeAddress, parseIPv4, refusedHostName } from "../net/net-guard.ts";
 import { readableText } from "../tools/web/readable-html.ts";
 import { FIRECRAWL_DEFAULT_BASE_URL } from "../tools/web/web-search.ts";
-import { DumpRefused, MAX_NOTE_BYTES, type Capture } from "./brain.ts";
+import { MAX_NOTE_BYTES, type Capture } from "./brain.ts";
 import type { VisionModel } from "../ai/vision.ts";
 
 /** The largest photo read, in bytes (Groq's limit for an image sent inline). */
@@ -39,7 +40,7 @@ export async function captureUrl(url: string, env: ModelEnv, options: CaptureUrl
     const content = `${page.title ? `${page.title}\n\n` : ""}${clipBytes(text, MAX_NOTE_BYTES - 4096)}${page.truncated ? "\n\n[The page was longer; only its start was read.]" : ""}`;
     return { kind: "url", source: page.url, content };
   } catch (error) {
-    if (error instanceof ToolError)
+    if (ToolError.isInstance(error))
       throw new DumpRefused(`${error.message.replace(/ fetch_url /g, " Pencil ")} Nothing was stored.`);
     throw error;
   }

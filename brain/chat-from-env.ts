@@ -1,4 +1,4 @@
-import { MissingModelKeyError } from "../ai/errors.ts";
+import { MissingModelKeyError } from "../core/errors/missing-model-key-error.ts";
 import type { ModelEnv } from "../ai/model-specs.ts";
 import { resolveModels } from "../ai/resolve-models.ts";
 import type { ChatModel } from "./enrich.ts";
@@ -12,7 +12,7 @@ export function chatFromEnv(env: ModelEnv, options: { model?: string; fetch?: ty
     });
     return { model: resolved.model, label: resolved.labels[0]! };
   } catch (error) {
-    if (error instanceof MissingModelKeyError) return null;
+    if (MissingModelKeyError.isInstance(error)) return null;
     throw error;
   }
 }

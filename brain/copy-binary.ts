@@ -1,5 +1,5 @@
 import { VECTOR_DIMENSIONS, type NewNote } from "./note.ts";
-import { BrainStoreError } from "./store.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
 
 /** The columns `notesCopyBinary` writes, in its order, for `copy brain_notes (…) from '/dev/blob' with (format binary)`. */
 export const COPY_COLUMNS = "kind, source, content, title, tags, summary, enriched_by, embedding_model, embedding";

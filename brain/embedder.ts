@@ -2,7 +2,7 @@ import { embedMany, type EmbeddingModel } from "ai";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
-import { ModelConfigError } from "../ai/errors.ts";
+import { UsageFailure } from "../core/errors/usage-failure.ts";
 import type { ModelEnv } from "../ai/model-specs.ts";
 import { chunkText, MAX_EMBEDDED_CHUNKS } from "./chunk.ts";
 import { VECTOR_DIMENSIONS } from "./note.ts";
@@ -28,7 +28,7 @@ type Provider = "gemini" | "openrouter" | "local";
  * The embedder the environment selects, or null when there is none (the brain then
  * works on full-text search alone). Order: PENCIL_EMBED_MODEL (`gemini:NAME`,
  * `openrouter:NAME`, `local:NAME`), else Gemini with GEMINI_API_KEY, else OpenRouter
- * with OPENROUTER_API_KEY. Throws ModelConfigError for a malformed override or one
+ * with OPENROUTER_API_KEY. Throws UsageFailure for a malformed override or one
  * whose key or server is missing.
  */
 export function embedderFromEnv(env: ModelEnv, fetchImpl?: typeof fetch): Embedder | null {
@@ -38,7 +38,7 @@ export function embedderFromEnv(env: ModelEnv, fetchImpl?: typeof fetch): Embedd
     const provider = override.slice(0, colon);
     const name = override.slice(colon + 1).trim();
     if (colon <= 0 || !["gemini", "openrouter", "local"].includes(provider) || !name) {
-      throw new ModelConfigError(
+      throw new UsageFailure(
         `PENCIL_EMBED_MODEL="${override}" is not understood: use gemini:NAME, openrouter:NAME or local:NAME (e.g. local:nomic-embed-text).`,
       );
     }
@@ -54,7 +54,7 @@ function build(provider: Provider, name: string, env: ModelEnv, fetchImpl?: type
   const need = (variable: string): string => {
     const value = read(env, variable);
     if (value === undefined)
-      throw new ModelConfigError(
+      throw new UsageFailure(
         `The embedding model ${label} needs ${variable}: set it in .env, or choose another with PENCIL_EMBED_MODEL.`,
       );
     return value;

@@ -1,7 +1,8 @@
 import { createClient } from "@insforge/sdk";
 import type { NewNote, Note } from "./note.ts";
 import { COLUMNS, sumCounts, toNote, vectorText, type CountRow, type NoteRow } from "./note-rows.ts";
-import { BrainStoreError, type BrainCounts, type BrainStore, type ScoredId } from "./store.ts";
+import type { BrainCounts, BrainStore, ScoredId } from "./store.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
 
 type Client = ReturnType<typeof createClient>;
 

@@ -1,5 +1,6 @@
 import { VECTOR_DIMENSIONS, type Note } from "./note.ts";
-import { BrainStoreError, type BrainCounts } from "./store.ts";
+import type { BrainCounts } from "./store.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
 
 /** The columns of a note as both stores read them (never the vector, never the full-text column). */
 export const COLUMNS = "id, created_at, kind, source, content, title, tags, summary, enriched_by, embedding_model";

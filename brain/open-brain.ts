@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { MissingModelKeyError } from "../ai/errors.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
+import { MissingModelKeyError } from "../core/errors/missing-model-key-error.ts";
 import { modelSpecs, type ModelEnv } from "../ai/model-specs.ts";
 import { pencilHomeOf } from "../core/pencil-home.ts";
 import { Brain } from "./brain.ts";
@@ -8,7 +9,7 @@ import type { Embedder } from "./embedder.ts";
 import type { ChatModel } from "./enrich.ts";
 import { brainDir } from "./brain-dir.ts";
 import { Originals } from "./originals.ts";
-import { BrainStoreError, type BrainStore } from "./store.ts";
+import type { BrainStore } from "./store.ts";
 
 /** Options of openBrain: the `--model` override and a fetch for every client (tests). */
 export interface OpenBrainOptions {
@@ -50,7 +51,7 @@ async function chatFor(env: ModelEnv, options: OpenBrainOptions = {}): Promise<C
   try {
     modelSpecs(env, options.model);
   } catch (error) {
-    if (error instanceof MissingModelKeyError) return null;
+    if (MissingModelKeyError.isInstance(error)) return null;
     throw error;
   }
   const { chatFromEnv } = await import("./chat-from-env.ts");

@@ -8,7 +8,8 @@ import type { NewNote, Note } from "./note.ts";
 import { COPY_COLUMNS, notesCopyBinary } from "./copy-binary.ts";
 import { COLUMNS, sumCounts, toNote, vectorText, type CountRow, type NoteRow as Row } from "./note-rows.ts";
 import { startPglite } from "./start-pglite.ts";
-import { BrainStoreError, type BrainCounts, type BrainStore, type ScoredId } from "./store.ts";
+import type { BrainCounts, BrainStore, ScoredId } from "./store.ts";
+import { BrainStoreError } from "../core/errors/brain-store-error.ts";
 
 /** Notes in one `insertMany` into an empty table from which the HNSW index is built after the load, not row by row. */
 export const HNSW_AFTER_LOAD = 1000;
@@ -41,7 +42,7 @@ export class PgliteStore implements BrainStore {
         await toldIfSlow(starting, prepare(db, dir));
       } catch (error) {
         await db.close().catch(() => {});
-        throw error instanceof BrainStoreError ? error : corrupted(dir, error);
+        throw BrainStoreError.isInstance(error) ? error : corrupted(dir, error);
       }
       return new PgliteStore(db, `embedded (${dir})`, release);
     } catch (error) {

@@ -1,5 +1,4 @@
 import type { NewNote, Note } from "./note.ts";
-import { PencilError } from "../core/errors.ts";
 
 /** One candidate of a search: the note's id and its score (cosine similarity, or full-text rank). */
 export interface ScoredId {
@@ -45,9 +44,4 @@ export interface BrainStore {
   waitingIds(model: string | null, enrich: boolean): Promise<number[]>;
   counts(currentModel: string | null): Promise<BrainCounts>;
   close(): Promise<void>;
-}
-
-/** The brain could not be opened or used; the message names the place and what to do. Exit 1. */
-export class BrainStoreError extends PencilError {
-  override name = "BrainStoreError";
 }

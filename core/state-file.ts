@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { errorCause, isMissing } from "./errors.ts";
+import { errorCause, isMissing } from "./errors/fs-error-code.ts";
 
 // Pencil's own state (changesets, sessions, the journal) is read one way: a file that is not there is
 // "none", which the caller decides the meaning of; one that is there but cannot be read or parsed is an

@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { PencilError } from "./errors.ts";
 import { sha256 } from "./hash.ts";
 import {
   type PidLockHolder,
@@ -9,6 +8,7 @@ import {
   takePidLock,
   thisProcess,
 } from "./pid-lock.ts";
+import { LockBusyError } from "./errors/lock-busy-error.ts";
 
 /**
  * One lock per workspace under `$PENCIL_HOME/locks`, held while an apply, an undo or
@@ -23,11 +23,6 @@ interface LockHolder extends PidLockHolder {
   op: string;
   workspace: string;
   since: string;
-}
-
-/** The workspace lock stayed held by a live process for longer than the wait allowed; the message names the holder and the file. */
-class LockBusyError extends PencilError {
-  override name = "LockBusyError";
 }
 
 /** How long a second apply waits for the first (an apply of 1,000 files takes well under a second). */

@@ -1,7 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { PencilError } from "./errors.ts";
+import { PathError } from "./errors/path-error.ts";
 
 /** Most symlinks followed while resolving one path; more means a loop or an abuse. */
 const MAX_LINK_HOPS = 40;
@@ -18,11 +18,6 @@ export interface ResolvedPath {
   relative: string | null;
   /** True when something exists at `real` now. */
   exists: boolean;
-}
-
-/** A path that cannot be resolved at all (empty, NUL byte, link loop); its message says what to do. */
-export class PathError extends PencilError {
-  override name = "PathError";
 }
 
 /** The workspace: its real root and the home directory `~` expands to. */

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { checkWholeContent } from "./edit/content-checks.ts";
 import { elisionRefusal } from "./edit/elision.ts";
-import { applyHunks, parseApplyPatch, PatchError, type PatchOp } from "./edit/patch-format.ts";
+import { applyHunks, parseApplyPatch, type PatchOp } from "./edit/patch-format.ts";
 import { DEFAULT_STYLE, encodeText, type TextStyle } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
 import type { PencilTool } from "./tool.ts";
 import type { PathClaim } from "../core/policy/claims.ts";
-import { ToolError } from "../core/errors.ts";
+import { PatchError } from "../core/errors/patch-error.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const input = z.object({
   input: z
@@ -49,7 +50,7 @@ export function createApplyPatchTool(): PencilTool<z.infer<typeof input>> {
       try {
         ops = parseApplyPatch(text);
       } catch (error) {
-        if (error instanceof PatchError) throw new ToolError(`apply_patch: ${error.message} Nothing was staged.`);
+        if (PatchError.isInstance(error)) throw new ToolError(`apply_patch: ${error.message} Nothing was staged.`);
         throw error;
       }
       // Everything is worked out first; nothing is staged until every operation applies.
@@ -116,11 +117,11 @@ export function createApplyPatchTool(): PencilTool<z.infer<typeof input>> {
           staged.set(to.resolved.real, { display: to.display, text: after, mode: file.mode, style: file.style });
           answers.push(`Staged delete: ${display}`, `Staged create: ${to.display} (moved from ${display})`);
         } catch (error) {
-          if (error instanceof PatchError)
+          if (PatchError.isInstance(error))
             throw new ToolError(
               `apply_patch${where}: ${error.message}${ops.length > 1 ? " (no operation of the patch was staged)" : ""}`,
             );
-          if (error instanceof ToolError && ops.length > 1)
+          if (ToolError.isInstance(error) && ops.length > 1)
             throw new ToolError(`apply_patch${where}: ${error.message} No operation of the patch was staged.`);
           throw error;
         }

@@ -4,7 +4,7 @@ import { elisionRefusal } from "./edit/elision.ts";
 import { DEFAULT_STYLE, encodeText } from "../core/text.ts";
 import { assertWithinCap, originOf, target } from "./staging-helpers.ts";
 import type { PencilTool } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const input = z.object({
   path: z.string().describe("Path of the new file, relative to the workspace root."),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { originOf, target } from "./staging-helpers.ts";
 import type { PencilTool } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const input = z.object({
   path: z.string().describe("Path of the file to delete, relative to the workspace root."),

@@ -5,7 +5,7 @@ import { editElisionRefusal } from "./edit/elision.ts";
 import { encodeText } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
 import type { PencilTool, ToolContext } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const fields = {
   path: z.string().describe("Path of the file, relative to the workspace root."),
@@ -85,7 +85,7 @@ export function createEditFileTool(): PencilTool<EditInput> {
           count += step.count;
           notes.push(...step.notes.map((n) => where + n));
         } catch (error) {
-          if (!(error instanceof ToolError)) throw error;
+          if (!ToolError.isInstance(error)) throw error;
           throw new ToolError(`${where}${error.message}${edits.length > 1 ? whole : ""}`);
         }
       }

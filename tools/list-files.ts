@@ -5,7 +5,7 @@ import { editDistance, missingPathMessage } from "./path-near-miss.ts";
 import { globTest, isSecretName, walk, WalkRules } from "../core/policy/walk.ts";
 import { displayPath, isInside, resolveInWorkspace } from "../core/workspace.ts";
 import type { PencilTool, ToolContext } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const inputSchema = z.object({
   path: z

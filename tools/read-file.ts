@@ -5,7 +5,7 @@ import { missingPathMessage } from "./path-near-miss.ts";
 import { StagedIndex } from "../core/policy/walk.ts";
 import { displayPath, resolveInWorkspace } from "../core/workspace.ts";
 import type { PencilTool, ToolContext } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const inputSchema = z.object({
   path: z.string().describe("File to read, relative to the workspace root."),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sha256 } from "../core/hash.ts";
 import type { PencilTool } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 /** One note `recall` found: what the model reads of it. */
 export interface RecalledNote {

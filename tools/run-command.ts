@@ -18,12 +18,13 @@ import { type KeptScratch, ScratchKeeper } from "../core/scratch/kept.ts";
 import { makeScratch, stagedInside } from "../core/scratch/make.ts";
 import { DEPENDENCY_DIRS } from "../core/scratch/share.ts";
 import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../core/scratch/overlay.ts";
-import { ScratchError, type Scratch, type ShareMode } from "../core/scratch/types.ts";
+import type { Scratch, ShareMode } from "../core/scratch/types.ts";
 import { realPathLoose } from "../core/workspace.ts";
 import { originOf } from "./staging-helpers.ts";
 import type { PencilTool, ToolContext } from "./tool.ts";
 import type { NetRequest } from "../core/policy/claims.ts";
-import { ToolError } from "../core/errors.ts";
+import { ScratchError } from "../core/errors/scratch-error.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
 import { startRefusingProxy } from "../core/sandbox/refusing-proxy.ts";
 
@@ -237,7 +238,7 @@ async function runCommand(
       });
     } catch (error) {
       // The kept scratch could not be opened (its parent inside the workspace, a full temp dir).
-      throw error instanceof ScratchError ? scratchFailure(error) : error;
+      throw ScratchError.isInstance(error) ? scratchFailure(error) : error;
     } finally {
       if (!keeper) await own.close();
     }
@@ -307,11 +308,10 @@ function hidingFor(
 }
 
 function scratchFailure(error: unknown): ToolError {
-  if (error instanceof ToolError) return error;
-  const why =
-    error instanceof ScratchError
-      ? error.message
-      : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
+  if (ToolError.isInstance(error)) return error;
+  const why = ScratchError.isInstance(error)
+    ? error.message
+    : `${(error as Error).message ?? String(error)}. Free disk space in the temp directory or ask the user.`;
   return new ToolError(`The scratch copy for the command could not be made, so it did not run: ${why}`);
 }
 
@@ -601,7 +601,7 @@ function report(
     changes = diffScratch(s, ctx.limits.maxFileBytes, DIFF_CAPS, s.overlay ? ignoredTrees(s, shareNames) : undefined);
     effects.changes = changes;
   } catch (error) {
-    if (!(error instanceof ScratchError)) throw error;
+    if (!ScratchError.isInstance(error)) throw error;
     lines.push(`Not staged: anything, because ${error.message}`);
     return lines.join("\n");
   }

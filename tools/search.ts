@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { findRipgrep, rebaseIgnore, ripgrepArgs, runRipgrep } from "./search/ripgrep.ts";
-import { compilePattern, escapeRegex, PatternError, quote, type SearchPattern } from "./search/rust-regex.ts";
+import { compilePattern, escapeRegex, quote, type SearchPattern } from "./search/rust-regex.ts";
 import { missingPathMessage } from "./path-near-miss.ts";
 import { identifiersOf, relaxationsOf } from "./search/search-relax.ts";
 import { decodeForSearch, displayLine } from "./search/search-text.ts";
@@ -11,7 +11,8 @@ import { comparePaths, globTest, isSecretName, StagedIndex, walk, WalkRules } fr
 import { displayPath, isInside, resolveInWorkspace } from "../core/workspace.ts";
 import { cutLine } from "./read-file.ts";
 import type { PencilTool, ToolContext } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { PatternError } from "../core/errors/pattern-error.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const inputSchema = z.object({
   pattern: z
@@ -150,7 +151,7 @@ function compileOrExplain(source: string): SearchPattern {
   try {
     return compilePattern(source);
   } catch (error) {
-    if (!(error instanceof PatternError)) throw error;
+    if (!PatternError.isInstance(error)) throw error;
     const literal = escapeRegex(source);
     const hint = literal !== source ? ` To search for the text literally, escape it: ${literal}` : "";
     throw new ToolError(error.message + hint);
@@ -363,7 +364,7 @@ async function searchWithRipgrep(
     }
     return hits.result();
   } catch (error) {
-    if (error instanceof ToolError) throw error;
+    if (ToolError.isInstance(error)) throw error;
     // rg gone since it was found on PATH: not installed, the one failure that is not reported.
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(rg)) return { failed: null };
     return { failed: `ripgrep (${rg}) could not be run: ${(error as Error).message}` };

@@ -4,7 +4,7 @@ import { missingPathMessage } from "./path-near-miss.ts";
 import { decodeText, type DecodedText } from "../core/text.ts";
 import { displayPath, resolveInWorkspace, type ResolvedPath } from "../core/workspace.ts";
 import type { ToolContext } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 /** The start of the id of a call the model wrote as text and the harness ran. */
 export const TEXT_CALL_PREFIX = "text_call_";

@@ -5,7 +5,7 @@ import { nearMissRefusal } from "./path-near-miss.ts";
 import { DEFAULT_STYLE, encodeText } from "../core/text.ts";
 import { assertWithinCap, loadTextForChange, originOf, target } from "./staging-helpers.ts";
 import type { PencilTool } from "./tool.ts";
-import { ToolError } from "../core/errors.ts";
+import { ToolError } from "../core/errors/tool-error.ts";
 
 const input = z.object({
   path: z.string().describe("Path of the file, relative to the workspace root."),

@@ -22,7 +22,7 @@ import {
   type RefusedFile,
   saveEntry,
 } from "./journal.ts";
-import { PencilError } from "../errors.ts";
+import { ApplyError } from "../errors/apply-error.ts";
 
 /*
  * Durability. The journal entry (blob pack, then entry.json, then the directories)
@@ -56,11 +56,6 @@ export interface ApplyResult {
   applyId: string | null;
   applied: string[];
   conflicts: RefusedFile[];
-}
-
-/** An apply that could not run (bad approval list, malformed changeset) or failed mid-way; the message says what to do. */
-export class ApplyError extends PencilError {
-  override name = "ApplyError";
 }
 
 const AGAIN = "review again or re-run";

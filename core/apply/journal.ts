@@ -16,8 +16,8 @@ import type { FileChange } from "../staging/changeset.ts";
 import type { FileImage } from "./file-image.ts";
 import { writeFileAtomic } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
-import { PencilError } from "../errors.ts";
 import { parseStateJson, readStateText } from "../state-file.ts";
+import { JournalError } from "../errors/journal-error.ts";
 
 /**
  * The apply journal. One directory per apply under the journal directory, named by
@@ -70,11 +70,6 @@ export interface JournalEntry {
   error?: string;
   /** Content hash → [offset, length] in blobs.pack. */
   blobs: Record<string, [number, number]>;
-}
-
-/** A journal that cannot be read or an operation it does not allow; the message says what to do. */
-export class JournalError extends PencilError {
-  override name = "JournalError";
 }
 
 const ENTRY_FILE = "entry.json";

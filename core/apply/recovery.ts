@@ -14,13 +14,13 @@ import { spaceProblem } from "./free-space.ts";
 import {
   type JournalEntry,
   type JournalFile,
-  JournalError,
   markedInProgress,
   readEntry,
   type RefusedFile,
   saveEntry,
   verifiedBlobs,
 } from "./journal.ts";
+import { JournalError } from "../errors/journal-error.ts";
 
 /** Where a file of an interrupted apply stands: still its before-image, already its after-image, or changed by someone else. */
 type InterruptedFileState = "old" | "new" | "other";

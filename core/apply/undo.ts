@@ -1,5 +1,4 @@
 import { rmSync } from "node:fs";
-import { PencilError } from "../errors.ts";
 import { faultPoint } from "../fault-point.ts";
 import { spaceProblem } from "./free-space.ts";
 import {
@@ -21,6 +20,7 @@ import {
   saveEntry,
   verifiedBlobs,
 } from "./journal.ts";
+import { UndoError } from "../errors/undo-error.ts";
 /** What an undo did: the files now back to their before-image, the files it left alone (and why), and the entry's new state. */
 export interface UndoResult {
   applyId: string;
@@ -28,11 +28,6 @@ export interface UndoResult {
   reverted: string[];
   refused: RefusedFile[];
   state: "undone" | "partially-undone";
-}
-
-/** An undo that cannot start (nothing to undo, unknown id, entry not in an undoable state); the message says what to do. */
-export class UndoError extends PencilError {
-  override name = "UndoError";
 }
 
 /**

@@ -1,3 +1,4 @@
+import { GitConfigSyntaxError } from "../errors/git-config-syntax-error.ts";
 /** One variable of a git config file as git reads it: section and variable lowercased, subsection as written. */
 export interface GitConfigEntry {
   section: string;
@@ -6,11 +7,6 @@ export interface GitConfigEntry {
   name: string;
   /** Null for a bare key (`[core] bare`), which git reads as true. */
   value: string | null;
-}
-
-/** A git config file that git itself would refuse; the message names the line. */
-class GitConfigSyntaxError extends Error {
-  override name = "GitConfigSyntaxError";
 }
 
 const NAME_CHAR = /[A-Za-z0-9-]/;

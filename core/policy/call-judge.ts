@@ -1,12 +1,14 @@
 // The judging half of the policy seam: what one tool call needs permission for, with the rules' verdicts.
 // Pure over the policy and the file system's view of paths; it asks nobody and runs nothing. The seam
 // (agent/policy-seam.ts) settles these gates in order: it asks the owner, then executes.
-import { displayPath, PathError, resolveInWorkspace, type Workspace } from "../workspace.ts";
+import { displayPath, resolveInWorkspace, type Workspace } from "../workspace.ts";
 import type { NetRequest, PathClaim } from "./claims.ts";
 import { type LinkGuard, stricter } from "./hard-links.ts";
 import { decideMcp, type McpPolicy } from "./mcp-rules.ts";
 import { decide, type Decision, type Policy } from "./policy.ts";
-import { loadShellParser, ShellParserNotLoaded } from "./shell-parse.ts";
+import { loadShellParser } from "./shell-parse.ts";
+import { PathError } from "../errors/path-error.ts";
+import { ShellParserNotLoaded } from "../errors/shell-parser-not-loaded.ts";
 
 /** How the question about a command that would run without a sandbox begins. */
 const NO_SANDBOX =
@@ -79,7 +81,7 @@ export async function judgeNeeds(needs: CallNeeds, deps: JudgeDeps): Promise<Gat
     try {
       real = resolveInWorkspace(deps.ws, claim.path).real;
     } catch (error) {
-      if (!(error instanceof PathError)) throw error;
+      if (!PathError.isInstance(error)) throw error;
       gates.push({ kind: "refuse", message: error.message });
       break;
     }
@@ -113,7 +115,7 @@ async function judgeRun(policy: Policy, tool: string, command: string): Promise<
   try {
     return decide(policy, { tool, access: "run", command });
   } catch (error) {
-    if (!(error instanceof ShellParserNotLoaded)) throw error;
+    if (!ShellParserNotLoaded.isInstance(error)) throw error;
     await loadShellParser();
     return decide(policy, { tool, access: "run", command });
   }

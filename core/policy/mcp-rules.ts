@@ -1,5 +1,6 @@
 import picomatch from "picomatch";
-import { ConfigError, type Decision, type Effect } from "./policy.ts";
+import type { Decision, Effect } from "./policy.ts";
+import { ConfigError } from "../errors/config-error.ts";
 
 /** An `Mcp(server/tool-glob)` rule: which MCP tools it covers and what it says about them. */
 export interface McpRule {

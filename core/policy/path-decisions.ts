@@ -5,7 +5,6 @@
 import picomatch from "picomatch";
 import { join, posix, resolve } from "node:path";
 import {
-  ConfigError,
   escapeGlob,
   RULE_HELP,
   ruleDecision,
@@ -18,6 +17,7 @@ import {
   type Rule,
 } from "./policy-rules.ts";
 import { realPathLoose } from "../workspace.ts";
+import { ConfigError } from "../errors/config-error.ts";
 
 /** A compiled Read or Edit rule: its real base, and the glob below it as a regex. */
 interface PathRule {

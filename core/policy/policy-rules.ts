@@ -5,7 +5,7 @@ import { closest } from "../did-you-mean.ts";
 import picomatch from "picomatch";
 import { isAbsolute, join, posix } from "node:path";
 import { realPathLoose } from "../workspace.ts";
-import { UsageFailure } from "../errors.ts";
+import { ConfigError } from "../errors/config-error.ts";
 
 /** Which tools a rule covers: Read → read_file/list_files/search, Edit → every write tool, Run → run_command, Net → requests that leave the machine (fetch_url, web_search), by host. */
 type RuleKind = "Read" | "Edit" | "Run" | "Net";
@@ -21,25 +21,6 @@ export interface Rule {
   effect: Effect;
   /** The settings file path the rule came from, or the CLI flag (`--allow`, `--deny`). */
   source: string;
-}
-
-/** A settings file or rule that cannot be used; the CLI turns it into exit 2. */
-export class ConfigError extends UsageFailure {
-  override name = "ConfigError";
-  override readonly label = "configuration error";
-  /** The settings file (or CLI flag) at fault. */
-  readonly file: string;
-  /** The rule text at fault, when one rule is the problem. */
-  readonly rule?: string;
-  constructor(message: string, file: string, rule?: string) {
-    super(message);
-    this.file = file;
-    this.rule = rule;
-  }
-
-  override get userMessage(): string {
-    return `in ${this.file}${this.rule ? ` (rule ${this.rule})` : ""}: ${this.message}`;
-  }
 }
 
 /** What a valid rule looks like: appended to every rule error. */

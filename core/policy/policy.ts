@@ -6,7 +6,6 @@ import { compilePathPolicy, decidePath, type PathPolicy } from "./path-decisions
 import { ruleDecision, ruleText, verdict as result, type Decision, type Groups, type Rule } from "./policy-rules.ts";
 
 export {
-  ConfigError,
   parseRule,
   RULE_HELP,
   ruleTarget,

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { embeddedPath } from "../embedded-files.ts";
 import type { Node, Parser } from "web-tree-sitter";
+import { ShellParserNotLoaded } from "../errors/shell-parser-not-loaded.ts";
 
 /** One `NAME=value` a command line sets; `value` is null when it is only known at run time. */
 export interface Assignment {
@@ -51,16 +52,6 @@ export function loadShellParser(): Promise<void> {
     parser = p;
   })();
   return loading;
-}
-
-/** Thrown when a line needs tree-sitter before loadShellParser has finished: load it, then judge again. */
-export class ShellParserNotLoaded extends Error {
-  override name = "ShellParserNotLoaded";
-  constructor() {
-    super(
-      "This command line needs the shell parser, which is not loaded yet: await loadShellParser() and judge it again.",
-    );
-  }
 }
 
 /**

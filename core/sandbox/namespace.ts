@@ -12,7 +12,7 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Scratch } from "../scratch/types.ts";
-import { ToolError } from "../errors.ts";
+import { ToolError } from "../errors/tool-error.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
 import { processTree, trackProcess } from "./live-processes.ts";

@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { diffOverlay } from "./overlay-diff.ts";
 import { fingerprint, recordTree } from "./record.ts";
-import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
+import type { EntrySig, Scratch } from "./types.ts";
 import {
   type Budget,
   DIFF_CAPS,
@@ -11,6 +11,7 @@ import {
   type ScratchChange,
   unreadableDirectory,
 } from "./read-change.ts";
+import { ScratchError } from "../errors/scratch-error.ts";
 
 /** A change to a real shared directory that went through a plain-mode link. */
 export interface SharedLeak {

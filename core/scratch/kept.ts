@@ -26,7 +26,8 @@ import { HiddenScan } from "./hidden-scan.ts";
 import { scratchPrefix, sweepStaleScratches, trackScratch } from "./live.ts";
 import { stagedInside } from "./make.ts";
 import { upperEntry, type UpperEntry } from "./overlay.ts";
-import { ScratchError, type Scratch } from "./types.ts";
+import type { Scratch } from "./types.ts";
+import { ScratchError } from "../errors/scratch-error.ts";
 
 /** What a path of the upper layer must show: a staged file, a staged deletion (null), or the workspace's own entry (undefined). */
 /** Where a repository's config is, relative to the workspace. */

@@ -24,7 +24,8 @@ import { disposeScratch } from "./dispose.ts";
 import { fingerprint, recordTree, settleClock } from "./record.ts";
 import { scratchPrefix, sweepStaleScratches, trackScratch } from "./live.ts";
 import { countOver, DEPENDENCY_DIRS, linkAround, scanShared } from "./share.ts";
-import { ScratchError, type Scratch, type SharedDir, type ShareMode } from "./types.ts";
+import type { Scratch, SharedDir, ShareMode } from "./types.ts";
+import { ScratchError } from "../errors/scratch-error.ts";
 
 /** What makeScratch needs. */
 export interface ScratchOptions {

@@ -11,7 +11,8 @@ import {
 import { inDir } from "./in-dir.ts";
 import { entrySig } from "./record.ts";
 import { readOpaque, sameUpper, upperEntry, type UpperEntry } from "./overlay.ts";
-import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
+import type { EntrySig, Scratch } from "./types.ts";
+import { ScratchError } from "../errors/scratch-error.ts";
 
 type Kind = "file" | "link" | "other" | "dir";
 

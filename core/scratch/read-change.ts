@@ -2,7 +2,8 @@
 import { formatBytes } from "../format-bytes.ts";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { ScratchError, type EntrySig, type Scratch } from "./types.ts";
+import type { EntrySig, Scratch } from "./types.ts";
+import { ScratchError } from "../errors/scratch-error.ts";
 
 /** One file-level effect of the command found by diffScratch. */
 export interface ScratchChange {

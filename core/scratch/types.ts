@@ -2,7 +2,6 @@ import type { FileOps } from "../file-ops.ts";
 import type { OverlayLayers } from "./overlay.ts";
 import type { WalkRules } from "../policy/walk.ts";
 import type { Workspace } from "../workspace.ts";
-import { PencilError } from "../errors.ts";
 
 /**
  * How shared (not copied) directories reach the command. `namespace`: an empty
@@ -68,9 +67,4 @@ export interface Scratch {
   fs: FileOps;
   /** Copy-on-write (namespace only): `dir` is where the runner mounts an overlay of these layers, nothing is copied; absent for a copy. */
   overlay?: OverlayLayers;
-}
-
-/** Raised when a scratch copy cannot be made; the message says what to do. */
-export class ScratchError extends PencilError {
-  override name = "ScratchError";
 }

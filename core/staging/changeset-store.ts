@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { UnknownChangesetError, UnreadableStateError } from "../errors.ts";
+import { UnknownChangesetError } from "../errors/unknown-changeset-error.ts";
+import { UnreadableStateError } from "../errors/unreadable-state-error.ts";
 import { listStateDir, parseStateJson, readStateText } from "../state-file.ts";
 import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./changeset.ts";
 import { writeFileAtomic } from "../file-ops.ts";

@@ -1,7 +1,7 @@
 import type { ChangeOrigin, DirEntry, FileOps, FileStat, WriteOptions } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
 import { sep } from "node:path";
-import { PencilError } from "../errors.ts";
+import { OverlayMissError } from "../errors/overlay-miss-error.ts";
 
 /** The disk state a change was built on, taken when the file was first staged. */
 export interface BaseState {
@@ -22,11 +22,6 @@ export interface StagedEntry {
   models: string[];
   /** When it was last staged (ms since epoch): the mtime the staged view reports. */
   stagedAt: number;
-}
-
-/** Raised for a path the staged view does not have; `code` mirrors the errno a disk read would give. */
-class OverlayMissError extends PencilError {
-  readonly code = "ENOENT";
 }
 
 /**

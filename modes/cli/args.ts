@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { closest } from "../../core/did-you-mean.ts";
-import { UsageFailure } from "../../core/errors.ts";
+import { UsageFailure } from "../../core/errors/usage-failure.ts";
 
 /** The parsed command line: the command, its positional words, and the common options. */
 export interface CliArgs {
@@ -35,11 +35,6 @@ export interface CliArgs {
   pair: boolean;
   /** `demo --keep`: leave the demo's temporary folder in place when it ends. */
   keep: boolean;
-}
-
-/** A command line that cannot be understood; exit code 2. */
-export class UsageError extends UsageFailure {
-  override name = "UsageError";
 }
 
 const OPTIONS = {
@@ -140,7 +135,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
       options: OPTIONS,
     });
   } catch (error) {
-    throw new UsageError(usageMessage(error as Error & { code?: string }, argv, invocation));
+    throw new UsageFailure(usageMessage(error as Error & { code?: string }, argv, invocation));
   }
   const [command = "", ...positionals] = parsed.positionals;
   const v = parsed.values;
@@ -152,7 +147,7 @@ export function parseCli(argv: string[], invocation = "pencil"): CliArgs {
       const list = takes.length
         ? `It takes ${takes.map((o) => optionSpelling(o)).join(", ")}.`
         : "It takes no options.";
-      throw new UsageError(
+      throw new UsageFailure(
         `${invocation} ${command} does not take ${token.rawName}. ${list} Run \`${invocation} ${command} --help\` for what each does.`,
       );
     }

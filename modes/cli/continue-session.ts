@@ -2,9 +2,11 @@ import type { RunMode } from "../../agent/prompts.ts";
 import { AgentRun, type RunOptions } from "../../app/agent-run.ts";
 import { processAlive } from "../../core/process-alive.ts";
 import type { Runtime } from "../../app/runtime.ts";
-import { SessionFileError, SessionStore, UnknownSessionError } from "../../app/session-store.ts";
+import { SessionStore } from "../../app/session-store.ts";
 import { visible } from "../../render/visible-text.ts";
-import { UsageError } from "./args.ts";
+import { SessionFileError } from "../../core/errors/session-file-error.ts";
+import { UnknownSessionError } from "../../core/errors/unknown-session-error.ts";
+import { UsageFailure } from "../../core/errors/usage-failure.ts";
 import type { CommandContext } from "./command-context.ts";
 
 /**
@@ -27,11 +29,11 @@ export function continueSession(
     try {
       id = store.resolveId(args.resume);
     } catch (error) {
-      if (!(error instanceof UnknownSessionError)) throw error;
+      if (!UnknownSessionError.isInstance(error)) throw error;
       const known = store
         .listFor(runtime.ws.root)
         .map((h) => `  ${h.id}  ${visible(h.goal.split("\n", 1)[0]!.slice(0, 70))}`);
-      throw new UsageError(
+      throw new UsageFailure(
         `${error.message} ${known.length ? `Sessions of ${runtime.ws.root}:\n${known.join("\n")}` : `${runtime.ws.root} has no sessions yet.`}`,
       );
     }
@@ -39,7 +41,7 @@ export function continueSession(
   } else if (args.continue) {
     const latest = store.listFor(runtime.ws.root)[0];
     if (!latest)
-      throw new UsageError(`No session to continue in ${runtime.ws.root}: start one with pencil agent "<goal>".`);
+      throw new UsageFailure(`No session to continue in ${runtime.ws.root}: start one with pencil agent "<goal>".`);
     id = latest.id;
     why = "Continuing";
   } else if (mode === "agent") {
@@ -57,7 +59,7 @@ export function continueSession(
     run = AgentRun.continueSession(runtime, id, options, mode);
   } catch (error) {
     // Asked for by name: say why it cannot go on. Chosen by default: start afresh instead, saying so.
-    if (args.resume !== undefined || args.continue || !(error instanceof SessionFileError)) throw error;
+    if (args.resume !== undefined || args.continue || !SessionFileError.isInstance(error)) throw error;
     io.err(`${io.colors.yellow("warning:")} ${error.message}\nStarting a new session instead.\n`);
     return null;
   }

@@ -3,13 +3,13 @@ import { type ApprovedFile, commitApplied, commitMessage, gitState, recordCommit
 import type { Runtime } from "../../app/runtime.ts";
 import type { Changeset } from "../../core/staging/changeset.ts";
 import { visible } from "../../render/visible-text.ts";
-import { UsageError } from "./args.ts";
+import { UsageFailure } from "../../core/errors/usage-failure.ts";
 import type { CliIO } from "./io.ts";
 
 /** `--commit` outside a git repository is a usage error, said before any work is done. */
 export function requireGitForCommit(runtime: Runtime): void {
   if (!gitState(runtime.ws.root))
-    throw new UsageError(
+    throw new UsageFailure(
       `--commit needs a git repository, and ${runtime.ws.root} is not in one. Run without --commit, or git init first.`,
     );
 }

@@ -1,7 +1,8 @@
 import { versionLine } from "../../core/installation.ts";
-import { PencilError } from "../../core/errors.ts";
+import { PencilError } from "../../core/errors/pencil-error.ts";
+import { UsageFailure } from "../../core/errors/usage-failure.ts";
 import { closest } from "../../core/did-you-mean.ts";
-import { parseCli, UsageError } from "./args.ts";
+import { parseCli } from "./args.ts";
 import { loadConfig } from "./config-files.ts";
 import { commandHelp } from "./command-help.ts";
 import { HELP } from "./help.ts";
@@ -82,7 +83,7 @@ export async function main(
     }
     if (!Object.hasOwn(COMMANDS, args.command)) {
       const guess = closest(args.command, COMMAND_NAMES);
-      throw new UsageError(
+      throw new UsageFailure(
         `Unknown command "${args.command}".${guess ? ` Did you mean ${guess}?` : ""} Run \`${inv} --help\` for the list.`,
       );
     }

@@ -1,4 +1,4 @@
-import { ConfigError } from "../../core/policy/policy.ts";
+import { TelegramConfigError } from "../../core/errors/telegram-config-error.ts";
 
 /** The bot's settings, read from the environment (README "Configuration"). */
 export interface TelegramConfig {
@@ -7,17 +7,6 @@ export interface TelegramConfig {
   ownerId: number;
   /** Bot API root without a trailing slash (TELEGRAM_API_ROOT, default Telegram's). */
   apiRoot: string;
-}
-
-/** A missing or malformed bot setting (exit 2); the message names the variable and what to do, never the token. */
-export class TelegramConfigError extends ConfigError {
-  override name = "TelegramConfigError";
-  readonly variable: string;
-
-  constructor(message: string, variable: string) {
-    super(message, "environment (.env)");
-    this.variable = variable;
-  }
 }
 
 const DEFAULT_API_ROOT = "https://api.telegram.org";

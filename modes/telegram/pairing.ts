@@ -3,7 +3,7 @@ import { Bot } from "grammy";
 import type { Update } from "grammy/types";
 import { hardenApi } from "./build-bot.ts";
 import { type ApiTimeouts, callDeadlines, longestCall } from "./api-timeouts.ts";
-import { TelegramConfigError } from "./config.ts";
+import { TelegramConfigError } from "../../core/errors/telegram-config-error.ts";
 import { escapeHtml } from "./html.ts";
 import { errorText } from "./scrub.ts";
 

@@ -8,11 +8,12 @@ import { findInterruptedApplies } from "../../core/apply/recovery.ts";
 import { createServices } from "./bot-services.ts";
 import { type ApiTimeouts, DEFAULT_TIMEOUTS } from "./api-timeouts.ts";
 import { createBot, errorReporter, hardenApi, installFeatures } from "./build-bot.ts";
-import { readBotAccess, readTelegramConfig, type TelegramConfig, TelegramConfigError } from "./config.ts";
+import { readBotAccess, readTelegramConfig, type TelegramConfig } from "./config.ts";
 import { saveOwnerId } from "./owner-file.ts";
 import { type PairedOwner, pairOwner } from "./pairing.ts";
 import { announceInterrupted } from "./interrupted-notice.ts";
 import { errorText, scrubbedLog } from "./scrub.ts";
+import { TelegramConfigError } from "../../core/errors/telegram-config-error.ts";
 
 /** How to start the bot: the environment (README "Configuration"), and knobs for tests and the demo. */
 export interface TelegramBotOptions {
@@ -82,7 +83,7 @@ export interface TelegramBot {
 
 /**
  * Starts Pencil's Telegram bot on the workspace: checks the settings (throws
- * TelegramConfigError / ConfigError / ModelConfigError, all exit 2, never showing
+ * TelegramConfigError / ConfigError / UsageFailure, all exit 2, never showing
  * the token), checks the token with getMe, installs the features, sets the command
  * menu, starts long polling, and tells the owner about a changeset still pending.
  */
@@ -119,7 +120,7 @@ export async function startTelegramBot(options: TelegramBotOptions): Promise<Tel
       ...(options.pairing.timeoutMs !== undefined ? { timeoutMs: options.pairing.timeoutMs } : {}),
       ...(options.pairing.code !== undefined ? { code: options.pairing.code } : {}),
     }).catch((error) => {
-      throw error instanceof TelegramConfigError ? error : new Error(errorText(error, access.token));
+      throw TelegramConfigError.isInstance(error) ? error : new Error(errorText(error, access.token));
     });
     options.pairing.onPaired(owner, saveOwnerId(runtime.pencilHome, owner.id));
     ownerId = owner.id;

@@ -1,15 +1,10 @@
 import { formatBytes } from "../../core/format-bytes.ts";
 import type { Api } from "grammy";
 import type { TelegramConfig } from "./config.ts";
-import { PencilError } from "../../core/errors.ts";
+import { TelegramFileError } from "../../core/errors/telegram-file-error.ts";
 
 /** Telegram lets a bot download files of at most 20 MB (getFile refuses bigger ones). */
 export const TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
-
-/** A file could not be fetched from Telegram; the message says why and never holds the token. */
-export class TelegramFileError extends PencilError {
-  override name = "TelegramFileError";
-}
 
 /**
  * Downloads a file the owner sent (getFile, then the file endpoint), refusing more

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { simulateReadableStream } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
-import { ModelCallError } from "../../ai/errors.ts";
+import { ModelCallError } from "../../core/errors/model-call-error.ts";
 import { FallbackModel, type FallbackEvent } from "../../ai/fallback-model.ts";
 import { modelLabelOf } from "../../ai/model-label.ts";
 

@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { generateText, stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
-import { MissingModelKeyError, ModelCallError, ModelConfigError } from "../../ai/errors.ts";
+import { MissingModelKeyError } from "../../core/errors/missing-model-key-error.ts";
+import { ModelCallError } from "../../core/errors/model-call-error.ts";
+import { UsageFailure } from "../../core/errors/usage-failure.ts";
 import { modelLabelOf } from "../../ai/model-label.ts";
 import { DEFAULT_GROQ_MODEL, DEFAULT_OPENROUTER_MODEL, modelSpecs } from "../../ai/model-specs.ts";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
@@ -356,7 +358,7 @@ describe("Pencil's own timeouts against a server that stalls", () => {
   });
 
   test("a timeout that is not a positive whole number of milliseconds is a configuration error naming the variable", () => {
-    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_STEP_MS: "10m" })).toThrow(ModelConfigError);
+    expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_STEP_MS: "10m" })).toThrow(UsageFailure);
     expect(() => resolveModels({ ...cloudEnv(), PENCIL_TIMEOUT_IDLE_MS: "0" })).toThrow(
       /PENCIL_TIMEOUT_IDLE_MS=0 is not a number of milliseconds/,
     );
@@ -372,7 +374,7 @@ describe("modelSpecs from the environment", () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(MissingModelKeyError);
-    expect(caught).toBeInstanceOf(ModelConfigError);
+    expect(caught).toBeInstanceOf(UsageFailure);
     const message = (caught as Error).message;
     for (const name of ["GROQ_API_KEY", "OPENROUTER_API_KEY", "LOCAL_LLM_BASE_URL", "LOCAL_LLM_MODEL", "pencil demo"])
       expect(message).toContain(name);
@@ -406,8 +408,8 @@ describe("modelSpecs from the environment", () => {
     ).toEqual(["local:llama3.2:3b"]);
     expect(() => modelSpecs({ GROQ_API_KEY: "g" }, "openrouter:x")).toThrow(/OPENROUTER_API_KEY/);
     expect(() => modelSpecs(env, "local:x")).toThrow(/LOCAL_LLM_BASE_URL/);
-    expect(() => modelSpecs(env, "groq:")).toThrow(ModelConfigError);
-    expect(() => modelSpecs(env, " ")).toThrow(ModelConfigError);
+    expect(() => modelSpecs(env, "groq:")).toThrow(UsageFailure);
+    expect(() => modelSpecs(env, " ")).toThrow(UsageFailure);
     expect(() => modelSpecs({ LOCAL_LLM_BASE_URL: "http://127.0.0.1:11434/v1" })).toThrow(/LOCAL_LLM_MODEL/);
   });
 

@@ -6,7 +6,7 @@ import { nobodyApprover, type Approver, type PermissionQuestion } from "../../co
 import { parseServers, readProposals, type McpServerConfig } from "../../tools/mcp/config.ts";
 import { openMcpSession, type McpSession } from "../../tools/mcp/connect.ts";
 import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../../core/policy/mcp-rules.ts";
-import { ConfigError } from "../../core/policy/policy.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
 import { loadSettings } from "../../app/settings.ts";
 import { startHttpMcpServer } from "../fixtures/mcp/servers.ts";
 import { createServer } from "node:net";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../../core/policy/policy.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
 import { DEFAULT_INTENT_SECONDS, loadSettings } from "../../app/settings.ts";
 import { tempDir } from "../support/temp.ts";
 

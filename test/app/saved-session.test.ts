@@ -6,8 +6,9 @@ import { ScriptedModel, type ScriptedTurn } from "../../ai/scripted-model.ts";
 import { AgentRun } from "../../app/agent-run.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import { SavedSession } from "../../app/saved-session.ts";
-import { SessionFileError, SessionStore } from "../../app/session-store.ts";
+import { SessionStore } from "../../app/session-store.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+import { SessionFileError } from "../../core/errors/session-file-error.ts";
 
 function setup(files: Record<string, string> = { "a.txt": "alpha\n", "b.txt": "beta\n" }) {
   const workspace = tempDir();

@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ApplyError, applyChangeset } from "../../core/apply/apply.ts";
+import { applyChangeset } from "../../core/apply/apply.ts";
 import { setFaultHandler } from "../../core/fault-point.ts";
 import { listJournal } from "../../core/apply/journal.ts";
 import { undoApply } from "../../core/apply/undo.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+import { ApplyError } from "../../core/errors/apply-error.ts";
 
 // A real full disk: a small tmpfs per test. Mounting needs root (and a kernel that lets
 // this container mount); where it cannot be done the tests say so and are skipped.

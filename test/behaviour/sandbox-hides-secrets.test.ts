@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, wri
 import { join } from "node:path";
 import { hostUnixSockets, planHiding, SYSTEM_TOPS } from "../../core/sandbox/hiding.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 import { writeTree } from "../support/temp.ts";
 import { toolContext } from "../support/tool-context.ts";
 import {

@@ -11,7 +11,7 @@ import { sessionFor } from "../../app/checkpoints.ts";
 import { readProposals } from "../../tools/mcp/config.ts";
 import { createRuntime } from "../../app/runtime.ts";
 import { SessionStore } from "../../app/session-store.ts";
-import { ApplyError } from "../../core/apply/apply.ts";
+import { ApplyError } from "../../core/errors/apply-error.ts";
 import { ChangesetStore } from "../../core/staging/changeset-store.ts";
 import { INDEX } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";

@@ -5,7 +5,7 @@ import { claimsSuccess, isContextLengthError } from "../../agent/turn-end.ts";
 import { normalizeInput, resolveToolName, stripHarmony } from "../../agent/tool-call-repair.ts";
 import { contextWindowOf } from "../../ai/model-specs.ts";
 import { answerBudgetFor, fitAnswer } from "../../core/answer-budget.ts";
-import { applyHunks, parseApplyPatch, PatchError, type PatchOp } from "../../tools/edit/patch-format.ts";
+import { applyHunks, parseApplyPatch, type PatchOp } from "../../tools/edit/patch-format.ts";
 import { createApplyPatchTool } from "../../tools/apply-patch.ts";
 import { createCreateFileTool } from "../../tools/create-file.ts";
 import { createEditFileTool } from "../../tools/edit-file.ts";
@@ -13,6 +13,7 @@ import { createReadFileTool } from "../../tools/read-file.ts";
 import { createWriteFileTool } from "../../tools/write-file.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+import { PatchError } from "../../core/errors/patch-error.ts";
 
 // The tools' own answers for the modes of bench/finish-modes.ts and their
 // neighbours (the loop-level replay is test/agent/finish-loop.test.ts): each

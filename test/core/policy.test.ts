@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   compilePolicy,
-  ConfigError,
   decide,
   parseRule,
   RULE_HELP,
@@ -14,6 +13,7 @@ import {
 } from "../../core/policy/policy.ts";
 import { openWorkspace, resolveInWorkspace } from "../../core/workspace.ts";
 import { loadShellParser } from "../../core/policy/shell-parse.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
 
 // Run(...) rules are judged on the parsed command line.
 beforeAll(loadShellParser);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../core/policy/policy.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
 import { loadSettings } from "../../app/settings.ts";
 import { loadShellParser } from "../../core/policy/shell-parse.ts";
 import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compilePolicy, ConfigError, decide, ruleText } from "../../core/policy/policy.ts";
+import { compilePolicy, decide, ruleText } from "../../core/policy/policy.ts";
 import { loadSettings, type SettingsInput } from "../../app/settings.ts";
 import { DEFAULT_LIMITS } from "../../core/tool-limits.ts";
 import { loadShellParser } from "../../core/policy/shell-parse.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
 
 // Run(...) rules are judged on the parsed command line.
 beforeAll(loadShellParser);

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { openWorkspace, PathError, realPathLoose, resolveInWorkspace } from "../../core/workspace.ts";
+import { openWorkspace, realPathLoose, resolveInWorkspace } from "../../core/workspace.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+import { PathError } from "../../core/errors/path-error.ts";
 
 function setup() {
   const base = tempDir();

@@ -2,7 +2,7 @@ import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
 import { Overlay } from "../../core/staging/overlay.ts";
 import { ReadLedger } from "../../core/staging/read-ledger.ts";
 import type { PencilTool, ToolContext } from "../../tools/tool.ts";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "../../core/tool-limits.ts";
 import { openWorkspace, type Workspace } from "../../core/workspace.ts";
 

@@ -5,8 +5,9 @@
 // says so (the review's diff shows it); the rest is refused with what to do.
 
 import { applyPatch, parsePatch, type StructuredPatch } from "diff";
-import { applyHunks, isApplyPatchText, parseApplyPatch, PatchError } from "./patch-format.ts";
-import { ToolError } from "../../core/errors.ts";
+import { applyHunks, isApplyPatchText, parseApplyPatch } from "./patch-format.ts";
+import { PatchError } from "../../core/errors/patch-error.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 
 /** New content after the checks, with one note per repair made (empty when none). */
 export interface CheckedContent {
@@ -120,7 +121,7 @@ function patchAsContent(
       const text = op.kind === "add" ? op.content : applyHunks(file, op.hunks, display);
       return { text, note: `${field} was an apply_patch body; it was applied as the patch it is` };
     } catch (error) {
-      if (!(error instanceof PatchError)) throw error;
+      if (!PatchError.isInstance(error)) throw error;
       throw new ToolError(
         `${field} is an apply_patch body, not the file's text, and it cannot be applied to ${display}: ${error.message}`,
       );

@@ -1,3 +1,4 @@
+import { PatchError } from "../../core/errors/patch-error.ts";
 // The `*** Begin Patch` format gpt-oss and Codex models are trained on: files
 // added, deleted, moved, or updated by hunks of context (' '), removed ('-') and
 // added ('+') lines, each found in the file from where the previous one ended.
@@ -18,11 +19,6 @@ export interface PatchHunk {
   atEnd: boolean;
   /** 1-based line of the hunk's `@@` in the patch, for messages. */
   patchLine: number;
-}
-
-/** A patch that cannot be read or applied; the message says where and what to do. */
-export class PatchError extends Error {
-  override name = "PatchError";
 }
 
 const BEGIN = "*** Begin Patch";

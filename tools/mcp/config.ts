@@ -1,9 +1,9 @@
-import { errorCause, isMissing } from "../../core/errors.ts";
+import { ConfigError } from "../../core/errors/config-error.ts";
+import { errorCause, isMissing } from "../../core/errors/fs-error-code.ts";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
-import { ConfigError } from "../../core/policy/policy.ts";
 
 /** How to reach one MCP server: a command speaking stdio, or a streamable HTTP URL. */
 export type McpServerConfig =

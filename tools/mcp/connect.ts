@@ -10,7 +10,7 @@ import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import type { ProxyHandle, StartProxy } from "../run-command.ts";
 import type { PencilTool } from "../tool.ts";
 import type { NetRequest } from "../../core/policy/claims.ts";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 import { describeServer, McpApprovals, type McpServerConfig } from "./config.ts";
 import { bindingOf, confineServer, describeView, inspectServer, type ServerView } from "./confine.ts";
 import { resolveCommand } from "./program.ts";

@@ -1,14 +1,8 @@
+import { PatternError } from "../../core/errors/pattern-error.ts";
 // ripgrep's regex flavour (Rust syntax) in two forms that must agree: a pattern
 // normalised for `rg` itself, and JS regexes that match exactly what rg would.
 // The search tool runs rg when present and the JS side otherwise, and also uses
 // the JS side to double-check every line rg reports.
-
-import { PencilError } from "../../core/errors.ts";
-
-/** A search pattern that cannot be used; the message says why and what to write instead. */
-export class PatternError extends PencilError {
-  override name = "PatternError";
-}
 
 /** A pattern in ripgrep's (Rust) regex syntax, checked once and translated for both engines. */
 export interface SearchPattern {

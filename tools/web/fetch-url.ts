@@ -5,7 +5,7 @@ import { htmlToText } from "./html-text.ts";
 import { networkInterfaces } from "node:os";
 import { hostForUrl, judgeAddress, ownMachineReason, parseIPv4, refusedHostName } from "../../net/net-guard.ts";
 import type { PencilTool } from "../tool.ts";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 
 /** One resolved address of a host name, as `dns.lookup({ all: true })` gives it. */
 interface ResolvedAddress {

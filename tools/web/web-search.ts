@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { PencilTool } from "../tool.ts";
-import { ToolError } from "../../core/errors.ts";
+import { ToolError } from "../../core/errors/tool-error.ts";
 import { oneLine } from "../../core/text.ts";
 
 /** Firecrawl's API root; `FIRECRAWL_BASE_URL` replaces it (e.g. with a local server speaking the same protocol). */

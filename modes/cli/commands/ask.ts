@@ -1,6 +1,6 @@
 import type { AgentRun } from "../../../app/agent-run.ts";
 import type { Runtime } from "../../../app/runtime.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import { continueSession } from "../continue-session.ts";
 import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
@@ -12,7 +12,7 @@ import { reviewLoop } from "../review-flow.ts";
 /** `pencil ask "<question>"`: answers from the code with read-only tools; saving the answer is a staged write. */
 export async function run(ctx: CommandContext): Promise<number> {
   const question = ctx.args.positionals.join(" ").trim();
-  if (!question) throw new UsageError('ask needs a question, e.g. pencil ask "where is the config loaded?"');
+  if (!question) throw new UsageFailure('ask needs a question, e.g. pencil ask "where is the config loaded?"');
   const { io } = ctx;
   const runtime = openRuntime(ctx);
   let existing = continueSession(ctx, runtime, {}, "ask");

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import type { AskResult, Brain, DumpResult } from "../../../brain/brain.ts";
-import { DumpRefused } from "../../../brain/brain.ts";
+import { DumpRefused } from "../../../core/errors/dump-refused.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import { citation } from "../../../brain/answer.ts";
 import type { Note } from "../../../brain/note.ts";
-import { UsageError } from "../args.ts";
 import type { CliIO } from "../io.ts";
 import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
@@ -16,16 +16,16 @@ type Sub = (typeof SUBCOMMANDS)[number];
 export async function run(ctx: CommandContext): Promise<number> {
   const [sub = "", ...rest] = ctx.args.positionals;
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
-    throw new UsageError(
+    throw new UsageFailure(
       `brain needs one of: ${SUBCOMMANDS.join(", ")} — e.g. pencil brain dump "the boiler code is 4471", pencil brain ask "what was the boiler code?"`,
     );
   }
   if (ctx.args.image !== undefined && sub !== "dump")
-    throw new UsageError("--image goes with brain dump: pencil brain dump --image FILE");
+    throw new UsageFailure("--image goes with brain dump: pencil brain dump --image FILE");
   const capture = sub === "dump" ? await readCapture(ctx, rest) : undefined;
   const id = sub === "show" || sub === "forget" ? noteId(sub, rest) : undefined;
   if (sub === "ask" && rest.join(" ").trim() === "")
-    throw new UsageError('brain ask needs a question, e.g. pencil brain ask "what was the boiler service code?"');
+    throw new UsageFailure('brain ask needs a question, e.g. pencil brain ask "what was the boiler service code?"');
   const { openBrain } = await import("../../../brain/open-brain.ts");
   const brain = await openBrain(ctx.env, ctx.args.model ? { model: ctx.args.model } : {});
   try {
@@ -44,7 +44,7 @@ export async function run(ctx: CommandContext): Promise<number> {
         return await reindex(ctx, brain);
     }
   } catch (error) {
-    if (error instanceof DumpRefused) throw new UsageError(error.message);
+    if (DumpRefused.isInstance(error)) throw new UsageFailure(error.message);
     throw error;
   } finally {
     await brain.deps.store.close();
@@ -57,7 +57,7 @@ type CaptureInput = Awaited<ReturnType<typeof readCapture>>;
 /** What `brain dump` was given: text (argument or stdin), a URL, or an image file. Refuses empty input before opening anything. */
 async function readCapture(ctx: CommandContext, rest: string[]) {
   if (ctx.args.image !== undefined) {
-    if (rest.length > 0) throw new UsageError("brain dump --image FILE takes no text; dump the text separately.");
+    if (rest.length > 0) throw new UsageFailure("brain dump --image FILE takes no text; dump the text separately.");
     return { type: "image" as const, path: ctx.args.image };
   }
   let text: string;
@@ -67,7 +67,7 @@ async function readCapture(ctx: CommandContext, rest: string[]) {
     text = rest.join(" ");
   }
   if (!text.trim())
-    throw new UsageError(
+    throw new UsageFailure(
       'brain dump needs something to store: pencil brain dump "some text", a URL, --image FILE, or - to read stdin.',
     );
   const single = text.trim();
@@ -78,7 +78,7 @@ async function readCapture(ctx: CommandContext, rest: string[]) {
 function noteId(sub: string, rest: string[]): number {
   const raw = (rest[0] ?? "").replace(/^#/, "");
   if (rest.length !== 1 || !/^\d{1,15}$/.test(raw))
-    throw new UsageError(`brain ${sub} needs one note id, e.g. pencil brain ${sub} 12 (see pencil brain list).`);
+    throw new UsageFailure(`brain ${sub} needs one note id, e.g. pencil brain ${sub} 12 (see pencil brain list).`);
   return Number(raw);
 }
 
@@ -191,7 +191,7 @@ async function list(ctx: CommandContext, brain: Brain): Promise<number> {
 
 async function show(ctx: CommandContext, brain: Brain, id: number): Promise<number> {
   const note = await brain.deps.store.get(id);
-  if (!note) throw new UsageError(`There is no note #${id}. See pencil brain list.`);
+  if (!note) throw new UsageFailure(`There is no note #${id}. See pencil brain list.`);
   const { io } = ctx;
   const original = brain.original(id);
   if (ctx.args.json) {
@@ -219,7 +219,7 @@ async function show(ctx: CommandContext, brain: Brain, id: number): Promise<numb
 async function forget(ctx: CommandContext, brain: Brain, id: number): Promise<number> {
   const original = brain.original(id);
   const note = await brain.forget(id);
-  if (!note) throw new UsageError(`There is no note #${id}. See pencil brain list.`);
+  if (!note) throw new UsageFailure(`There is no note #${id}. See pencil brain list.`);
   if (ctx.args.json) ctx.io.out(`${JSON.stringify({ forgotten: noteJson(note, original) })}\n`);
   else ctx.io.out(`Forgot ${citation(note)}${original ? " and its original photo" : ""}.\n`);
   return 0;

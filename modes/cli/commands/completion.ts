@@ -1,4 +1,4 @@
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import { completionScript } from "../completion/completion-scripts.ts";
 import { completionSpec, SHELLS, type Shell } from "../completion/completion-spec.ts";
 import type { CommandContext } from "../command-context.ts";
@@ -7,7 +7,7 @@ import type { CommandContext } from "../command-context.ts";
 export async function run(ctx: CommandContext): Promise<number> {
   const [shell, ...extra] = ctx.args.positionals;
   if (!shell || !(SHELLS as readonly string[]).includes(shell) || extra.length) {
-    throw new UsageError(
+    throw new UsageFailure(
       `Use: pencil completion ${SHELLS.join("|")}, e.g. pencil completion bash > ~/.local/share/bash-completion/completions/pencil`,
     );
   }

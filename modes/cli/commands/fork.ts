@@ -1,5 +1,5 @@
 import { forkAt, sessionFor } from "../../../app/checkpoints.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -8,7 +8,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const [nText, dir, id] = ctx.args.positionals;
   const n = Number(nText);
   if (!nText || !Number.isInteger(n) || n < 1 || !dir)
-    throw new UsageError(
+    throw new UsageFailure(
       "fork needs a checkpoint number and a new directory, e.g. pencil fork 2 ../try-it (see the checkpoints with pencil steps)",
     );
   const runtime = openRuntime(ctx);

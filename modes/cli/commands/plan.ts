@@ -1,7 +1,7 @@
 import { hint } from "../io.ts";
 import { planToGoal } from "../../../core/plan-schema.ts";
 import { formatPlanMarkdown } from "../../../render/plan-markdown.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import type { CommandContext } from "../command-context.ts";
 import { renderMarkdown } from "../markdown.ts";
 import { openRuntime } from "../open-runtime.ts";
@@ -12,7 +12,8 @@ import { runAndReview, runLogPath, runWithProgress } from "../run-and-review.ts"
 /** `pencil plan "<goal>"`: a structured plan from read-only tools; pick steps; optionally run them as an agent run. */
 export async function run(ctx: CommandContext): Promise<number> {
   const goal = ctx.args.positionals.join(" ").trim();
-  if (!goal) throw new UsageError('plan needs a goal, e.g. pencil plan "split the config loader into its own module"');
+  if (!goal)
+    throw new UsageFailure('plan needs a goal, e.g. pencil plan "split the config loader into its own module"');
   const { io } = ctx;
   const runtime = openRuntime(ctx);
   const existing = continueSession(ctx, runtime, {}, "plan");

@@ -1,6 +1,6 @@
 import { recoverInWorkspace } from "../../../app/recover-apply.ts";
 import { findInterruptedApplies } from "../../../core/apply/recovery.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -23,7 +23,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     return 0;
   }
   if (!(ACTIONS as readonly string[]).includes(action) || !id) {
-    throw new UsageError(
+    throw new UsageFailure(
       "Use: pencil recover finish ID   or   pencil recover rollback ID (pencil recover lists the IDs).",
     );
   }

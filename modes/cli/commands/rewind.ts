@@ -1,5 +1,5 @@
 import { rewindSession, sessionFor } from "../../../app/checkpoints.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 
@@ -8,7 +8,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const [nText, id] = ctx.args.positionals;
   const n = Number(nText);
   if (!nText || !Number.isInteger(n) || n < 1)
-    throw new UsageError("rewind needs a checkpoint number, e.g. pencil rewind 2 (see them with pencil steps)");
+    throw new UsageFailure("rewind needs a checkpoint number, e.g. pencil rewind 2 (see them with pencil steps)");
   const runtime = openRuntime(ctx);
   const session = sessionFor(runtime, id);
   const result = rewindSession(runtime, session, n);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { pencilHomeOf } from "../../../core/pencil-home.ts";
 import { type StopSignal, stopNow } from "../../../app/stop-on-signal.ts";
-import { UsageError } from "../args.ts";
+import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import { hint } from "../io.ts";
 import type { CommandContext } from "../command-context.ts";
 
@@ -18,7 +18,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const owner = ctx.env.TELEGRAM_OWNER_ID?.trim();
   if (ctx.args.pair && owner) {
     if (!io.interactive)
-      throw new UsageError(
+      throw new UsageFailure(
         `pencil telegram --pair replaces the owner (user ${owner}) and asks first: run it in a terminal.`,
       );
     const answer = await io.key(

@@ -3,15 +3,17 @@ import { Composer } from "grammy";
 import type { Message } from "grammy/types";
 import { resolveTranscriber } from "../../../ai/transcriber.ts";
 import { citation } from "../../../brain/answer.ts";
-import { DumpRefused, type AskResult, type Brain, type Capture, type DumpResult } from "../../../brain/brain.ts";
+import type { AskResult, Brain, Capture, DumpResult } from "../../../brain/brain.ts";
 import type { Note } from "../../../brain/note.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type BotDeps, type FeatureFactory, type PencilContext } from "../context.ts";
 import { escapeHtml } from "../html.ts";
 import { errorText } from "../scrub.ts";
-import { downloadTelegramFile, TelegramFileError } from "../telegram-files.ts";
+import { downloadTelegramFile } from "../telegram-files.ts";
 
 import { MAX_VOICE_BYTES, refusal } from "./voice.ts";
+import { DumpRefused } from "../../../core/errors/dump-refused.ts";
+import { TelegramFileError } from "../../../core/errors/telegram-file-error.ts";
 
 const NOTES_SHOWN = 10;
 /** Forwarded voice, audio and video notes held for their "Dump it as a note" button; the oldest go first. */
@@ -73,7 +75,7 @@ export const brainFeature: FeatureFactory = (deps) => {
       try {
         bytes = await downloadTelegramFile(ctx.api, deps.config, photo.file_id, MAX_IMAGE_BYTES);
       } catch (error) {
-        if (error instanceof TelegramFileError) throw new DumpRefused(`${error.message} Nothing was stored.`);
+        if (TelegramFileError.isInstance(error)) throw new DumpRefused(`${error.message} Nothing was stored.`);
         throw error;
       }
       const capture = await capturePhoto(
@@ -223,7 +225,7 @@ function brainQueue(deps: BotDeps): (what: string, job: (brain: Brain) => Promis
         brain = await openBrain(deps.runtime.env);
         await job(brain);
       } catch (error) {
-        const refused = error instanceof DumpRefused;
+        const refused = DumpRefused.isInstance(error);
         if (!refused) deps.log(`error in ${what}: ${errorText(error, deps.config.token)}`);
         const text = refused
           ? (error as Error).message

@@ -1,5 +1,5 @@
 import { Composer } from "grammy";
-import { CheckpointError } from "../../../app/errors.ts";
+import { CheckpointError } from "../../../core/errors/checkpoint-error.ts";
 import { rewindSession, sessionFor } from "../../../app/checkpoints.ts";
 import { formatSteps } from "../../../render/steps-view.ts";
 import { answerWith } from "../buttons.ts";
@@ -114,7 +114,7 @@ async function rewind(deps: BotDeps, n: number, sessionId?: string): Promise<voi
     if (result.changeset) await deps.review.present(result.changeset);
     else await deps.outbox.send(owner, "Nothing is staged at that point.");
   } catch (error) {
-    if (!(error instanceof CheckpointError)) throw error;
+    if (!CheckpointError.isInstance(error)) throw error;
     await deps.outbox.send(owner, `⚠️ ${escapeHtml(error.message)}`);
   }
 }

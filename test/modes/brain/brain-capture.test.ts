@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Brain, DumpRefused } from "../../../brain/brain.ts";
+import { Brain } from "../../../brain/brain.ts";
 import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../../brain/capture.ts";
 import { PgliteStore } from "../../../brain/pglite-store.ts";
 import { visionFromEnv } from "../../../ai/vision.ts";
@@ -14,6 +14,7 @@ import {
   type FakeOpenAIServer,
 } from "../../support/fake-openai-server.ts";
 import { tempDir } from "../../support/temp.ts";
+import { DumpRefused } from "../../../core/errors/dump-refused.ts";
 
 let web: Server;
 let port = 0;

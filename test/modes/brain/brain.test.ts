@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { Brain, DumpRefused } from "../../../brain/brain.ts";
+import { Brain } from "../../../brain/brain.ts";
 import { embedderFromEnv } from "../../../brain/embedder.ts";
 import { chatFromEnv } from "../../../brain/chat-from-env.ts";
 import { PgliteStore } from "../../../brain/pglite-store.ts";
@@ -10,6 +10,7 @@ import {
   type FakeOpenAIServer,
 } from "../../support/fake-openai-server.ts";
 import { fakeVector, startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
+import { DumpRefused } from "../../../core/errors/dump-refused.ts";
 
 let store: PgliteStore;
 let llm: FakeOpenAIServer;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScriptedModel } from "../../../ai/scripted-model.ts";
-import { TelegramConfigError } from "../../../modes/telegram/config.ts";
+import { TelegramConfigError } from "../../../core/errors/telegram-config-error.ts";
 import { Pairing, newPairingCode, type PairedOwner } from "../../../modes/telegram/pairing.ts";
 import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/start-bot.ts";
 import { INDEX, plain, runCli } from "../../support/cli.ts";

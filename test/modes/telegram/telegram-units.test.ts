@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ButtonTokens, CALLBACK_PREFIX } from "../../../modes/telegram/button-tokens.ts";
-import { readTelegramConfig, TelegramConfigError } from "../../../modes/telegram/config.ts";
+import { readTelegramConfig } from "../../../modes/telegram/config.ts";
 import { escapeHtml, htmlToPlain } from "../../../modes/telegram/html.ts";
 import { judgeUpdate } from "../../../modes/telegram/owner-guard.ts";
 import { errorText, scrubToken } from "../../../modes/telegram/scrub.ts";
@@ -20,6 +20,7 @@ import { diffDelivery, packDiffMessages } from "../../../modes/telegram/diff-del
 import type { ReviewCard } from "../../../modes/telegram/review-cards.ts";
 import { wholeDiffText, wholeDiffView } from "../../../modes/telegram/whole-diff.ts";
 import type { Changeset } from "../../../core/staging/changeset.ts";
+import { TelegramConfigError } from "../../../core/errors/telegram-config-error.ts";
 
 const OWNER = 4242;
 const TOKEN = "123456:TEST-token_abcdefghijklmnop";

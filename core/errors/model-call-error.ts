@@ -1,21 +1,6 @@
-import { PencilError, UsageFailure } from "../core/errors.ts";
+import { PencilError } from "./pencil-error.ts";
 
-/** A model configuration the program cannot run with (exit code 2); the message says what to set. */
-export class ModelConfigError extends UsageFailure {
-  override name = "ModelConfigError";
-}
-
-/** No key (or local server) is configured for the model that would be used; names the variables to set. */
-export class MissingModelKeyError extends ModelConfigError {
-  override name = "MissingModelKeyError";
-  /** The environment variables that would fix it, in the order they are suggested. */
-  readonly variables: string[];
-
-  constructor(message: string, variables: string[]) {
-    super(message);
-    this.variables = variables;
-  }
-}
+const MARKER = Symbol.for("pencil.error.ModelCallError");
 
 /** One failed try of one model within a call: which model, why, and whether it refused the request. */
 export interface ModelAttempt {
@@ -36,17 +21,19 @@ export class ModelCallError extends PencilError {
   readonly attempts: ModelAttempt[];
   /** True when the last model refused the request (a client error), so it was not sent to a fallback. */
   readonly refused: boolean;
+  /** The isInstance marker. */
+  readonly [MARKER] = true;
 
   constructor(attempts: ModelAttempt[], refused: boolean) {
     super(describe(attempts, refused), { cause: attempts.at(-1)?.error });
     this.attempts = attempts;
     this.refused = refused;
   }
-}
 
-/** A model that sent nothing for longer than the configured timeout. */
-export class ModelTimeoutError extends PencilError {
-  override name = "ModelTimeoutError";
+  /** True for a ModelCallError, even one from another copy of this module (a marker, not the prototype chain). */
+  static override isInstance(error: unknown): error is ModelCallError {
+    return PencilError.hasMarker(error, MARKER);
+  }
 }
 
 function describe(attempts: ModelAttempt[], refused: boolean): string {
