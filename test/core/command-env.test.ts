@@ -8,6 +8,7 @@ import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool } from "../../tools/run-command.ts";
 import { checkCommandEnv } from "../../modes/cli/commands/doctor.ts";
 import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { ownerPath } from "../support/hermetic-path.ts";
 import { toolContext } from "../support/tool-context.ts";
 
 const made: string[] = [];
@@ -175,7 +176,8 @@ describe("a colour-detecting test suite runs in Pencil as it does bare", () => {
       const root = colourProject();
       const home = tempDir("pencil-colour-home-");
       const ownerEnv = {
-        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+        // The owner's own PATH: the project runs with the toolchains the owner really has.
+        PATH: `${dirname(process.execPath)}:${ownerPath()}`,
         HOME: home,
         LANG: "C.UTF-8",
         TERM: "xterm-256color",

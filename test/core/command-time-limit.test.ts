@@ -26,6 +26,18 @@ function setup(limits: Partial<ToolLimits>, options: RunCommandOptions = {}) {
   return { t, tool };
 }
 
+/**
+ * Checks that `out` says the command timed out at its limit of `limit` seconds, and how long it ran: at least the
+ * limit (the clock starts before the timer), and far below the 30 s its sleep would take (loose, for a loaded machine).
+ */
+function expectTimedOut(out: string, limit: number): void {
+  const said = out.match(/^Timed out after (\d+\.\d+) s: it ran until its time limit of ([\d.]+) s/m);
+  expect(said?.[2]).toBe(String(limit));
+  const ran = Number(said?.[1]);
+  expect(ran).toBeGreaterThanOrEqual(limit);
+  expect(ran).toBeLessThan(25);
+}
+
 describe("run_command's time limit", () => {
   if (!sandboxAvailable()) console.warn("command-time-limit.test: no namespace sandbox here; these run in plain mode.");
 
@@ -35,7 +47,7 @@ describe("run_command's time limit", () => {
     const out = await t.run(tool, { command: "echo started; sleep 30" });
     // Far from the 30 s sleep: the limit, not the command, ended it (the bound is loose for a loaded machine).
     expect(performance.now() - started).toBeLessThan(25_000);
-    expect(out).toMatch(/^Timed out after 1\.\d\d s: it ran until its time limit of 1 s/m);
+    expectTimedOut(out, 1);
     expect(out).toContain("limits.commandSeconds");
     expect(out).toContain("started");
     expect(out).toContain("run it again with a larger timeout");
@@ -45,7 +57,7 @@ describe("run_command's time limit", () => {
   test("a call's timeout sets its limit, below or above the default, up to limits.commandSecondsMax", async () => {
     const { t, tool } = setup({ commandSeconds: 120, commandSecondsMax: 2 });
     const short = await t.run(tool, { command: "sleep 30", timeout: 0.5 });
-    expect(short).toMatch(/^Timed out after 0\.\d\d s: it ran until its time limit of 0\.5 s/m);
+    expectTimedOut(short, 0.5);
     const over = await t.run(tool, { command: "echo quick", timeout: 900 });
     expect(over).toContain("Exit code 0");
     expect(over).toContain("the timeout asked for (900 s) is over the cap, so the command had 120 s");
@@ -55,7 +67,7 @@ describe("run_command's time limit", () => {
   test("a timeout over the cap gets the cap, said in the answer", async () => {
     const { t, tool } = setup({ commandSeconds: 1, commandSecondsMax: 1 });
     const out = await t.run(tool, { command: "sleep 30", timeout: 60 });
-    expect(out).toMatch(/^Timed out after 1\.\d\d s: it ran until its time limit of 1 s/m);
+    expectTimedOut(out, 1);
     expect(out).toContain(
       "the timeout asked for (60 s) is over the cap, so the command had 1 s (limits.commandSecondsMax",
     );

@@ -7,6 +7,7 @@ import { compilePolicy, decide } from "../../core/policy/policy.ts";
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
 import { createRunCommandTool, type RunCommandOptions } from "../../tools/run-command.ts";
 import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
+import { ownerPath } from "../support/hermetic-path.ts";
 import { toolContext } from "../support/tool-context.ts";
 
 const hasNamespace = sandboxAvailable();
@@ -139,15 +140,18 @@ describe("a shim-resolved interpreter is the same version inside as outside", ()
   );
 
   const pyenvRoot = join(homedir(), ".pyenv");
+  // The owner's own PATH, not the tests' hermetic one: this test is about the toolchain the owner really has.
   const pythonIsShim =
     existsSync(join(pyenvRoot, "shims/python")) &&
-    spawnSync("bash", ["-c", "command -v python"], { encoding: "utf8" }).stdout.trim() ===
-      join(pyenvRoot, "shims/python");
+    spawnSync("bash", ["-c", "command -v python"], {
+      encoding: "utf8",
+      env: { ...process.env, PATH: ownerPath() },
+    }).stdout.trim() === join(pyenvRoot, "shims/python");
   test.skipIf(!hasNamespace || !pythonIsShim)(
     "the machine's real pyenv: python -VV inside is python -VV outside",
     async () => {
       const env = {
-        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+        PATH: `${dirname(process.execPath)}:${ownerPath()}`,
         HOME: homedir(),
         LANG: "C.UTF-8",
       };
