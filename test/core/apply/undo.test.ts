@@ -13,12 +13,12 @@ import {
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { applyChangeset } from "../../core/apply/apply.ts";
-import { listJournal, readEntry } from "../../core/apply/journal.ts";
-import { undoApply } from "../../core/apply/undo.ts";
-import { makeChangeset, type ChangeSpec } from "../fixtures/apply-changeset.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
-import { UndoError } from "../../core/errors/undo-error.ts";
+import { applyChangeset } from "../../../core/apply/apply.ts";
+import { listJournal, readEntry } from "../../../core/apply/journal.ts";
+import { undoApply } from "../../../core/apply/undo.ts";
+import { makeChangeset, type ChangeSpec } from "../../fixtures/apply-changeset.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
+import { UndoError } from "../../../core/errors/undo-error.ts";
 
 /** A temporary directory by its real path (removed after the run), as the journal records real paths. */
 function scratch(prefix: string): string {

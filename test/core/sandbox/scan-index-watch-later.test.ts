@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { lstatSync, mkdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { dirWatcher, newInotifyWatcher } from "../../core/sandbox/dir-watch.ts";
-import { ScanCache, scanBelow } from "../../core/sandbox/scan-cache.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { dirWatcher, newInotifyWatcher } from "../../../core/sandbox/dir-watch.ts";
+import { ScanCache, scanBelow } from "../../../core/sandbox/scan-cache.ts";
+import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
 
 // A process's first search from the saved index judges each directory by its lstat alone and takes the watches after
 // it, between other work (while the command runs): the first command does not wait for 12,000 watches, later searches

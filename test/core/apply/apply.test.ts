@@ -14,11 +14,11 @@ import {
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { applyChangeset } from "../../core/apply/apply.ts";
-import { listEntries, listJournal, readEntry } from "../../core/apply/journal.ts";
-import { makeChangeset } from "../fixtures/apply-changeset.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
-import { ApplyError } from "../../core/errors/apply-error.ts";
+import { applyChangeset } from "../../../core/apply/apply.ts";
+import { listEntries, listJournal, readEntry } from "../../../core/apply/journal.ts";
+import { makeChangeset } from "../../fixtures/apply-changeset.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
+import { ApplyError } from "../../../core/errors/apply-error.ts";
 
 /** A temporary directory by its real path (removed after the run), as the journal records real paths. */
 function scratch(prefix: string): string {

@@ -10,9 +10,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
-import { dirWatcher, newInotifyWatcher } from "../../core/sandbox/dir-watch.ts";
-import { ScanCache, scanBelow } from "../../core/sandbox/scan-cache.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { dirWatcher, newInotifyWatcher } from "../../../core/sandbox/dir-watch.ts";
+import { ScanCache, scanBelow } from "../../../core/sandbox/scan-cache.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 // The remembered search for denied entries: whatever changed between two searches,
 // the second answers exactly as a search from scratch would.

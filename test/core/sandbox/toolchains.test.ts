@@ -3,12 +3,12 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, rmSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { compilePolicy, decide } from "../../core/policy/policy.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool, type RunCommandOptions } from "../../tools/run-command.ts";
-import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
-import { ownerPath } from "../support/hermetic-path.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { compilePolicy, decide } from "../../../core/policy/policy.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool, type RunCommandOptions } from "../../../tools/run-command.ts";
+import { realTempDir as tempDir, writeTree } from "../../support/temp.ts";
+import { ownerPath } from "../../support/hermetic-path.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 const hasNamespace = sandboxAvailable();
 const SYSTEM_PYTHON = "/usr/bin/python3";

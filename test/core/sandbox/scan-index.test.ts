@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ScanCache, scanBelow } from "../../core/sandbox/scan-cache.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
+import { ScanCache, scanBelow } from "../../../core/sandbox/scan-cache.ts";
+import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
 
 const made: string[] = [];
 afterAll(() => {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { planHiding, projectAncestor, type Hiding } from "../../core/sandbox/hiding.ts";
-import { describePlan, planMounts, prepareCoverDirs } from "../../core/sandbox/mount-plan.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { planHiding, projectAncestor, type Hiding } from "../../../core/sandbox/hiding.ts";
+import { describePlan, planMounts, prepareCoverDirs } from "../../../core/sandbox/mount-plan.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 // The namespace sandbox as data: these run on any machine, with or without namespaces.
 

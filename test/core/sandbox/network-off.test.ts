@@ -2,11 +2,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { CommandRecord } from "../../core/staging/command-record.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { tempDir } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import type { CommandRecord } from "../../../core/staging/command-record.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { tempDir } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 const hasNamespace = sandboxAvailable();
 const has = (tool: string) => spawnSync(tool, ["--version"], { stdio: "ignore" }).status === 0;

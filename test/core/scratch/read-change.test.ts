@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { lstatSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DIFF_CAPS, readChange } from "../../core/scratch/read-change.ts";
-import type { EntrySig, Scratch } from "../../core/scratch/types.ts";
-import { tempDir } from "../support/temp.ts";
+import { DIFF_CAPS, readChange } from "../../../core/scratch/read-change.ts";
+import type { EntrySig, Scratch } from "../../../core/scratch/types.ts";
+import { tempDir } from "../../support/temp.ts";
 
 /** The signature the walk records for `path`. */
 function sigOf(path: string): EntrySig {

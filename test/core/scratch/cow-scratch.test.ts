@@ -1,17 +1,17 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DiskFileOps } from "../../core/file-ops.ts";
-import { Overlay } from "../../core/staging/overlay.ts";
-import { compilePolicy, decide, parseRule } from "../../core/policy/policy.ts";
-import { diffScratch } from "../../core/scratch/diff.ts";
-import { KeptScratch } from "../../core/scratch/kept.ts";
-import { overlayWorks } from "../../core/scratch/overlay.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool, useOverlay, type RunCommandOptions } from "../../tools/run-command.ts";
-import { openWorkspace } from "../../core/workspace.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { DiskFileOps } from "../../../core/file-ops.ts";
+import { Overlay } from "../../../core/staging/overlay.ts";
+import { compilePolicy, decide, parseRule } from "../../../core/policy/policy.ts";
+import { diffScratch } from "../../../core/scratch/diff.ts";
+import { KeptScratch } from "../../../core/scratch/kept.ts";
+import { overlayWorks } from "../../../core/scratch/overlay.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool, useOverlay, type RunCommandOptions } from "../../../tools/run-command.ts";
+import { openWorkspace } from "../../../core/workspace.ts";
+import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 // The copy-on-write scratch (an overlay of the workspace in the command's namespace) and the copy it falls back to.
 

@@ -2,14 +2,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { compilePolicy, decide, parseRule } from "../../core/policy/policy.ts";
-import { HiddenScan } from "../../core/scratch/hidden-scan.ts";
-import { scratchPrefix, sweepStaleScratches } from "../../core/scratch/live.ts";
-import { overlayWorks } from "../../core/scratch/overlay.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
-import { failure, toolContext } from "../support/tool-context.ts";
+import { compilePolicy, decide, parseRule } from "../../../core/policy/policy.ts";
+import { HiddenScan } from "../../../core/scratch/hidden-scan.ts";
+import { scratchPrefix, sweepStaleScratches } from "../../../core/scratch/live.ts";
+import { overlayWorks } from "../../../core/scratch/overlay.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
+import { failure, toolContext } from "../../support/tool-context.ts";
 
 // The copy-on-write scratch kept across the commands of one run: refreshed from the staged view before each command.
 
@@ -267,11 +267,11 @@ describe("a process that exits mid-run", () => {
     const root = tempDir("pencil-kept-exit-ws-");
     writeTree(root, { "a.txt": "a\n" });
     const parent = tempDir("pencil-kept-exit-parent-");
-    const kept = join(import.meta.dir, "../../core/scratch/kept.ts");
+    const kept = join(import.meta.dir, "../../../core/scratch/kept.ts");
     const script = `
       const { KeptScratch } = await import(${JSON.stringify(kept)});
-      const { DiskFileOps } = await import(${JSON.stringify(join(import.meta.dir, "../../core/file-ops.ts"))});
-      const { openWorkspace } = await import(${JSON.stringify(join(import.meta.dir, "../../core/workspace.ts"))});
+      const { DiskFileOps } = await import(${JSON.stringify(join(import.meta.dir, "../../../core/file-ops.ts"))});
+      const { openWorkspace } = await import(${JSON.stringify(join(import.meta.dir, "../../../core/workspace.ts"))});
       const k = KeptScratch.open(openWorkspace(${JSON.stringify(root)}), new DiskFileOps(), ${JSON.stringify(parent)});
       k.prepare(() => true);
       console.log(require("node:fs").readdirSync(${JSON.stringify(parent)}).length);

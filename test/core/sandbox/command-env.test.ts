@@ -3,13 +3,13 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
-import { planCommandEnv } from "../../core/sandbox/command-env.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { checkCommandEnv } from "../../modes/cli/commands/doctor.ts";
-import { tempDir as sharedTempDir, writeTree } from "../support/temp.ts";
-import { ownerPath } from "../support/hermetic-path.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { planCommandEnv } from "../../../core/sandbox/command-env.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { checkCommandEnv } from "../../../modes/cli/commands/doctor.ts";
+import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
+import { ownerPath } from "../../support/hermetic-path.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -156,7 +156,7 @@ function colourProject(): string {
     ].join("\n"),
   });
   copyFileSync(
-    join(import.meta.dir, "../../node_modules/picocolors/picocolors.js"),
+    join(import.meta.dir, "../../../node_modules/picocolors/picocolors.js"),
     join(root, "node_modules/picocolors/picocolors.js"),
   );
   return root;

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { analyzeCommand } from "../../core/policy/command-analysis.ts";
-import { compilePolicy, decide, parseRule, type Effect } from "../../core/policy/policy.ts";
+import { analyzeCommand } from "../../../core/policy/command-analysis.ts";
+import { compilePolicy, decide, parseRule, type Effect } from "../../../core/policy/policy.ts";
 import {
   loadShellParser,
   parseShell,
   parseShellTree,
   quickParse,
   type ParsedScript,
-} from "../../core/policy/shell-parse.ts";
+} from "../../../core/policy/shell-parse.ts";
 
 beforeAll(loadShellParser);
 

@@ -10,10 +10,10 @@ import {
   type AccessRequest,
   type Effect,
   type Rule,
-} from "../../core/policy/policy.ts";
-import { openWorkspace, resolveInWorkspace } from "../../core/workspace.ts";
-import { loadShellParser } from "../../core/policy/shell-parse.ts";
-import { ConfigError } from "../../core/errors/config-error.ts";
+} from "../../../core/policy/policy.ts";
+import { openWorkspace, resolveInWorkspace } from "../../../core/workspace.ts";
+import { loadShellParser } from "../../../core/policy/shell-parse.ts";
+import { ConfigError } from "../../../core/errors/config-error.ts";
 
 // Run(...) rules are judged on the parsed command line.
 beforeAll(loadShellParser);

@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy, decide } from "../../core/policy/policy.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { compilePolicy, decide } from "../../../core/policy/policy.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { realTempDir as tempDir, writeTree } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 // A version file in a directory between home and the workspace (~/code/.python-version for ~/code/proj) picks the
 // version there as it does in the owner's shell: shown read-only, and nothing else of that directory.

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DiskFileOps } from "../../core/file-ops.ts";
-import { sha256 } from "../../core/hash.ts";
-import { Overlay } from "../../core/staging/overlay.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { DiskFileOps } from "../../../core/file-ops.ts";
+import { sha256 } from "../../../core/hash.ts";
+import { Overlay } from "../../../core/staging/overlay.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);

@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { entryKey, formatGitConfig, parseGitConfig } from "../../core/git/config-file.ts";
-import { gitEnv } from "../../core/git/run-git.ts";
-import { sandboxRepositoryEntries, withoutCredentials } from "../../core/git/sandbox-config.ts";
-import { tempDir } from "../support/temp.ts";
+import { entryKey, formatGitConfig, parseGitConfig } from "../../../core/git/config-file.ts";
+import { gitEnv } from "../../../core/git/run-git.ts";
+import { sandboxRepositoryEntries, withoutCredentials } from "../../../core/git/sandbox-config.ts";
+import { tempDir } from "../../support/temp.ts";
 
 /** What git itself reads from a config file: `key=value` pairs in order (a bare key has no `=`). */
 function gitReads(text: string): string[] | null {

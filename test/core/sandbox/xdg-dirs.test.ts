@@ -2,12 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { planCommandEnv } from "../../core/sandbox/command-env.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { compilePolicy, decide } from "../../core/policy/policy.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { planCommandEnv } from "../../../core/sandbox/command-env.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { compilePolicy, decide } from "../../../core/policy/policy.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { realTempDir as tempDir, writeTree } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 // XDG_CONFIG_HOME (and the other XDG base directories) set inside the owner's home: a command finds the owner's tool
 // settings there as it does in ~/.config (filtered, in its own HOME), the version managers kept there, and none of

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { commandEnv, looksSecret } from "../../core/sandbox/command-env.ts";
+import { commandEnv, looksSecret } from "../../../core/sandbox/command-env.ts";
 
 // The owner's git identity set in the environment reaches commands: AUTHOR is not AUTH.
 test("GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL reach a command; credential-looking git variables do not", () => {

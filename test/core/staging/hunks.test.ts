@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { structuredPatch } from "diff";
-import { hunkLabel, rawLines, rebuildWithHunks, splitHunks } from "../../core/staging/hunks.ts";
+import { hunkLabel, rawLines, rebuildWithHunks, splitHunks } from "../../../core/staging/hunks.ts";
 
 // Splitting a change into hunks and rebuilding the base with a chosen set of them, byte for byte.
 

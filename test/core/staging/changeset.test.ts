@@ -1,14 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildChangeset, newChangesetId, type Changeset } from "../../core/staging/changeset.ts";
-import type { ChangeFlag } from "../../core/staging/flags.ts";
-import { ChangesetStore, deserialize, serialize } from "../../core/staging/changeset-store.ts";
-import { DiskFileOps } from "../../core/file-ops.ts";
-import { flagsFor, type FlagInput } from "../../core/staging/flags.ts";
-import { Overlay } from "../../core/staging/overlay.ts";
-import { openWorkspace } from "../../core/workspace.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { buildChangeset, newChangesetId, type Changeset } from "../../../core/staging/changeset.ts";
+import type { ChangeFlag } from "../../../core/staging/flags.ts";
+import { ChangesetStore, deserialize, serialize } from "../../../core/staging/changeset-store.ts";
+import { DiskFileOps } from "../../../core/file-ops.ts";
+import { flagsFor, type FlagInput } from "../../../core/staging/flags.ts";
+import { Overlay } from "../../../core/staging/overlay.ts";
+import { openWorkspace } from "../../../core/workspace.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const origin = (model: string, reads: string[] = []) => ({ tool: "edit_file", callId: "c", model, readsBefore: reads });

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy } from "../../core/policy/policy.ts";
-import { commandDenies, type HidingInput, planHiding } from "../../core/sandbox/hiding.ts";
-import { ScanCache } from "../../core/sandbox/scan-cache.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { compilePolicy } from "../../../core/policy/policy.ts";
+import { commandDenies, type HidingInput, planHiding } from "../../../core/sandbox/hiding.ts";
+import { ScanCache } from "../../../core/sandbox/scan-cache.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 // planHiding with its searches remembered: the same plan as from scratch, a change in a
 // kept directory seen by the next plan, and a directory too big to search whole not shown.

@@ -2,13 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { CommandRecord } from "../../core/staging/command-record.ts";
-import { compilePolicy, decide } from "../../core/policy/policy.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import type { ScratchKind } from "../../core/scratch/overlay.ts";
-import { createRunCommandTool } from "../../tools/run-command.ts";
-import { realTempDir as tempDir, writeTree } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import type { CommandRecord } from "../../../core/staging/command-record.ts";
+import { compilePolicy, decide } from "../../../core/policy/policy.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import type { ScratchKind } from "../../../core/scratch/overlay.ts";
+import { createRunCommandTool } from "../../../tools/run-command.ts";
+import { realTempDir as tempDir, writeTree } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 // yarn's .yarnrc.yml, pip's pip.conf (a virtualenv's own, or PIP_CONFIG_FILE's) and .pypirc in the workspace reach a
 // command filtered like .npmrc: their settings kept, every credential gone, read-only, never a change in the review.
