@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Brain } from "../../../brain/brain.ts";
-import { embedderFromEnv } from "../../../brain/embedder.ts";
-import { InsforgeStore } from "../../../brain/insforge-store.ts";
-import { openStore } from "../../../brain/open-brain.ts";
-import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
-import { startFakeInsforge, type FakeInsforge } from "../../support/fake-insforge-server.ts";
+import { Brain } from "../../brain/brain.ts";
+import { embedderFromEnv } from "../../brain/embedder.ts";
+import { InsforgeStore } from "../../brain/insforge-store.ts";
+import { openStore } from "../../brain/open-brain.ts";
+import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../support/fake-embedding-server.ts";
+import { startFakeInsforge, type FakeInsforge } from "../support/fake-insforge-server.ts";
 
 let insforge: FakeInsforge;
 let embeddings: FakeEmbeddingServer;

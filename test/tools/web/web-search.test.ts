@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createWebSearchTool, webSearchToolFromEnv, type WebSearchOptions } from "../../tools/web/web-search.ts";
-import { tempDir } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { createWebSearchTool, webSearchToolFromEnv, type WebSearchOptions } from "../../../tools/web/web-search.ts";
+import { tempDir } from "../../support/temp.ts";
+import { toolContext } from "../../support/tool-context.ts";
 
 const KEY = "fc-test-key-123";
 

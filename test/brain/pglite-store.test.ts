@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
-import type { NewNote } from "../../../brain/note.ts";
-import { vectorText } from "../../../brain/note-rows.ts";
-import { HNSW_AFTER_LOAD, PgliteStore } from "../../../brain/pglite-store.ts";
-import { tempDir } from "../../support/temp.ts";
+import type { NewNote } from "../../brain/note.ts";
+import { vectorText } from "../../brain/note-rows.ts";
+import { HNSW_AFTER_LOAD, PgliteStore } from "../../brain/pglite-store.ts";
+import { tempDir } from "../support/temp.ts";
 
 function note(content: string, extra: Partial<NewNote> = {}): NewNote {
   return {

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { npxFromCache, programDirs } from "../../tools/mcp/program.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { npxFromCache, programDirs } from "../../../tools/mcp/program.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 // What a stdio server's command runs and needs to see, found on a real disk laid out as npm, pnpm, npx and venv do.
 

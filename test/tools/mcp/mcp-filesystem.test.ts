@@ -11,24 +11,24 @@ import {
   symlinkSync,
 } from "node:fs";
 import { join, relative } from "node:path";
-import { type Approver, nobodyApprover, type PermissionQuestion } from "../../core/policy/approver.ts";
-import { programDirs } from "../../tools/mcp/program.ts";
+import { type Approver, nobodyApprover, type PermissionQuestion } from "../../../core/policy/approver.ts";
+import { programDirs } from "../../../tools/mcp/program.ts";
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
-import { startCommandProxy } from "../../net/command-proxy.ts";
-import type { McpServerConfig } from "../../tools/mcp/config.ts";
-import { openMcpSession, type McpSession } from "../../tools/mcp/connect.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
-import { modelWorld } from "../support/cli-world.ts";
-import { textReply, toolCallReply } from "../support/fake-openai-server.ts";
-import { runCli } from "../support/cli.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { startCommandProxy } from "../../../net/command-proxy.ts";
+import type { McpServerConfig } from "../../../tools/mcp/config.ts";
+import { openMcpSession, type McpSession } from "../../../tools/mcp/connect.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
+import { modelWorld } from "../../support/cli-world.ts";
+import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { runCli } from "../../support/cli.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 // The real @modelcontextprotocol/server-filesystem, started the way the docs say (node <package>/dist/index.js <dir>),
 // against a workspace holding hard links to secrets and symlinks out of it.
 
-const FS_PACKAGE = realpathSync(join(import.meta.dir, "../../node_modules/@modelcontextprotocol/server-filesystem"));
+const FS_PACKAGE = realpathSync(join(import.meta.dir, "../../../node_modules/@modelcontextprotocol/server-filesystem"));
 const FS_SERVER = join(FS_PACKAGE, "dist/index.js");
 const hasNamespace = sandboxAvailable();
 if (!hasNamespace) console.warn("mcp-filesystem.test: no namespace sandbox here; the confinement tests are SKIPPED.");
@@ -187,7 +187,7 @@ describe("the real filesystem MCP server", () => {
  * with its bin linked in `prefix/node_modules/.bin` (and `prefix/bin`, as a global install has it).
  */
 function installFsServer(prefix: string): string {
-  const from = realpathSync(join(import.meta.dir, "../../node_modules"));
+  const from = realpathSync(join(import.meta.dir, "../../../node_modules"));
   for (const dir of programDirs(FS_SERVER, null)) {
     const rel = relative(from, dir);
     if (rel.startsWith("..")) continue;
@@ -332,14 +332,14 @@ async function startRegistry(): Promise<{ url: string }> {
   const packDir = tempDir("pencil-pack-");
   const packed = spawnSync(
     "npm",
-    ["pack", join(import.meta.dir, "../fixtures/mcp/echo-package"), "--pack-destination", packDir],
+    ["pack", join(import.meta.dir, "../../fixtures/mcp/echo-package"), "--pack-destination", packDir],
     {
       encoding: "utf8",
     },
   );
   expect(packed.status).toBe(0);
   const tarball = readFileSync(join(packDir, "pencil-echo-mcp-1.0.0.tgz"));
-  const manifest = JSON.parse(readFileSync(join(import.meta.dir, "../fixtures/mcp/echo-package/package.json"), "utf8"));
+  const manifest = JSON.parse(readFileSync(join(import.meta.dir, "../../fixtures/mcp/echo-package/package.json"), "utf8"));
   const http = createServer((req, res) => {
     const url = `http://registry.test:${(http.address() as { port: number }).port}/`;
     if (req.url === "/pencil-echo-mcp") {

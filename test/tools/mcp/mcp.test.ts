@@ -2,27 +2,27 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { nobodyApprover, type Approver, type PermissionQuestion } from "../../core/policy/approver.ts";
-import { parseServers, readProposals, type McpServerConfig } from "../../tools/mcp/config.ts";
-import { openMcpSession, type McpSession } from "../../tools/mcp/connect.ts";
-import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../../core/policy/mcp-rules.ts";
-import { ConfigError } from "../../core/errors/config-error.ts";
-import { loadSettings } from "../../app/settings.ts";
-import { startHttpMcpServer } from "../fixtures/mcp/servers.ts";
+import { nobodyApprover, type Approver, type PermissionQuestion } from "../../../core/policy/approver.ts";
+import { parseServers, readProposals, type McpServerConfig } from "../../../tools/mcp/config.ts";
+import { openMcpSession, type McpSession } from "../../../tools/mcp/connect.ts";
+import { compileMcpPolicy, decideMcp, parseMcpRule, type McpRule } from "../../../core/policy/mcp-rules.ts";
+import { ConfigError } from "../../../core/errors/config-error.ts";
+import { loadSettings } from "../../../app/settings.ts";
+import { startHttpMcpServer } from "../../fixtures/mcp/servers.ts";
 import { createServer } from "node:net";
 import { createServer as createHttpServer } from "node:http";
-import { compilePolicy, parseRule } from "../../core/policy/policy.ts";
-import type { StartProxy } from "../../tools/run-command.ts";
-import { startCommandProxy } from "../../net/command-proxy.ts";
-import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
+import { compilePolicy, parseRule } from "../../../core/policy/policy.ts";
+import type { StartProxy } from "../../../tools/run-command.ts";
+import { startCommandProxy } from "../../../net/command-proxy.ts";
+import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import {
   startFakeOpenAIServer,
   textReply,
   toolCallReply,
   type FakeOpenAIServer,
-} from "../support/fake-openai-server.ts";
-import { runCli, runCliPty } from "../support/cli.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+} from "../../support/fake-openai-server.ts";
+import { runCli, runCliPty } from "../../support/cli.ts";
+import { tempDir, writeTree } from "../../support/temp.ts";
 
 /**
  * An HTTP listener on 127.0.0.1 the stdio server tells its working directory when it starts (its `http://marker.test:PORT/`
@@ -57,7 +57,7 @@ function policyWith(rules: string[], ws = tempDir()) {
   });
 }
 
-const STDIO_SERVER = join(join(import.meta.dir, ".."), "fixtures/mcp/stdio-server.ts");
+const STDIO_SERVER = join(import.meta.dir, "../../fixtures/mcp/stdio-server.ts");
 const stdio = (
   name: string,
   args: string[],

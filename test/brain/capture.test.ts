@@ -3,18 +3,18 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { Brain } from "../../../brain/brain.ts";
-import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../../brain/capture.ts";
-import { PgliteStore } from "../../../brain/pglite-store.ts";
-import { visionFromEnv } from "../../../ai/vision.ts";
+import { Brain } from "../../brain/brain.ts";
+import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../brain/capture.ts";
+import { PgliteStore } from "../../brain/pglite-store.ts";
+import { visionFromEnv } from "../../ai/vision.ts";
 import {
   errorReply,
   startFakeOpenAIServer,
   textReply,
   type FakeOpenAIServer,
-} from "../../support/fake-openai-server.ts";
-import { tempDir } from "../../support/temp.ts";
-import { DumpRefused } from "../../../core/errors/dump-refused.ts";
+} from "../support/fake-openai-server.ts";
+import { tempDir } from "../support/temp.ts";
+import { DumpRefused } from "../../core/errors/dump-refused.ts";
 
 let web: Server;
 let port = 0;
