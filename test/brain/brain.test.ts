@@ -3,12 +3,7 @@ import { Brain } from "../../brain/brain.ts";
 import { embedderFromEnv } from "../../brain/embedder.ts";
 import { chatFromEnv } from "../../brain/chat-from-env.ts";
 import { PgliteStore } from "../../brain/pglite-store.ts";
-import {
-  errorReply,
-  startFakeOpenAIServer,
-  textReply,
-  type FakeOpenAIServer,
-} from "../support/fake-openai-server.ts";
+import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
 import { fakeVector, startFakeEmbeddingServer, type FakeEmbeddingServer } from "../support/fake-embedding-server.ts";
 import { DumpRefused } from "../../core/errors/dump-refused.ts";
 

@@ -7,12 +7,7 @@ import { Brain } from "../../brain/brain.ts";
 import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../brain/capture.ts";
 import { PgliteStore } from "../../brain/pglite-store.ts";
 import { visionFromEnv } from "../../ai/vision.ts";
-import {
-  errorReply,
-  startFakeOpenAIServer,
-  textReply,
-  type FakeOpenAIServer,
-} from "../support/fake-openai-server.ts";
+import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
 import { tempDir } from "../support/temp.ts";
 import { DumpRefused } from "../../core/errors/dump-refused.ts";
 

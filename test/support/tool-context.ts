@@ -1,4 +1,6 @@
+import { readFileSync, statSync } from "node:fs";
 import { DiskFileOps, type FileOps } from "../../core/file-ops.ts";
+import { sha256 } from "../../core/hash.ts";
 import { Overlay } from "../../core/staging/overlay.ts";
 import { ReadLedger } from "../../core/staging/read-ledger.ts";
 import type { PencilTool, ToolContext } from "../../tools/tool.ts";
@@ -40,4 +42,10 @@ export async function failure(p: Promise<unknown>): Promise<ToolError> {
     throw error;
   }
   throw new Error("expected a ToolError");
+}
+
+/** Records a disk read the way read_file does, so the write tools see a prior read. */
+export function markRead(ctx: ToolContext, real: string, display: string): void {
+  const st = statSync(real);
+  ctx.reads.record(real, display, { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(real)) });
 }

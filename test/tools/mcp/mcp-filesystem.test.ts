@@ -339,7 +339,9 @@ async function startRegistry(): Promise<{ url: string }> {
   );
   expect(packed.status).toBe(0);
   const tarball = readFileSync(join(packDir, "pencil-echo-mcp-1.0.0.tgz"));
-  const manifest = JSON.parse(readFileSync(join(import.meta.dir, "../../fixtures/mcp/echo-package/package.json"), "utf8"));
+  const manifest = JSON.parse(
+    readFileSync(join(import.meta.dir, "../../fixtures/mcp/echo-package/package.json"), "utf8"),
+  );
   const http = createServer((req, res) => {
     const url = `http://registry.test:${(http.address() as { port: number }).port}/`;
     if (req.url === "/pencil-echo-mcp") {

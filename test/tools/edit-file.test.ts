@@ -1,52 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { sha256 } from "../../core/hash.ts";
-import { createCreateFileTool } from "../../tools/create-file.ts";
-import { createDeleteFileTool } from "../../tools/delete-file.ts";
 import { createEditFileTool } from "../../tools/edit-file.ts";
-import { createWriteFileTool } from "../../tools/write-file.ts";
-import type { ToolContext } from "../../tools/tool.ts";
-import { toolContext } from "../support/tool-context.ts";
+import { markRead, toolContext } from "../support/tool-context.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
 
-const create = createCreateFileTool();
 const edit = createEditFileTool();
-const write = createWriteFileTool();
-const del = createDeleteFileTool();
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
-
-/** Records a disk read the way read_file does, so the write tools see a prior read. */
-function markRead(ctx: ToolContext, real: string, display: string) {
-  const st = statSync(real);
-  ctx.reads.record(real, display, { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(real)) });
-}
 
 function setup(files: Record<string, string | Uint8Array> = {}) {
   const root = tempDir();
   writeTree(root, { "src/app.ts": "const a = 1;\nconst b = 2;\n", ...files });
   return { root, ...toolContext(root) };
 }
-
-describe("create_file", () => {
-  test("stages a new file and answers with the contract's wording", async () => {
-    const { root, run, overlay } = setup();
-    expect(await run(create, { path: "src/new.ts", content: "export {};\n" })).toBe("Staged create: src/new.ts");
-    expect(dec(overlay.readBytes(join(root, "src/new.ts")))).toBe("export {};\n");
-    expect(() => readFileSync(join(root, "src/new.ts"))).toThrow();
-  });
-
-  test("fails when the file exists, telling the model what to use instead", async () => {
-    const { run } = setup();
-    await expect(run(create, { path: "src/app.ts", content: "x" })).rejects.toThrow(/already exists.*edit_file/);
-  });
-
-  test("refuses content over the per-file cap", async () => {
-    const root = tempDir();
-    const { run } = toolContext(root, { limits: { maxFileBytes: 8 } });
-    await expect(run(create, { path: "big.txt", content: "123456789" })).rejects.toThrow(/over the 8-byte limit/);
-  });
-});
 
 describe("edit_file", () => {
   test("needs a prior read of an existing file", async () => {
@@ -95,7 +61,7 @@ describe("edit_file", () => {
     );
   });
 
-  test("not found teaches with the closest lines; prefixes and whitespace-only mismatches are recovered (more in recovery.test.ts)", async () => {
+  test("not found teaches with the closest lines; prefixes and whitespace-only mismatches are recovered (more in recovery-modes.test.ts)", async () => {
     const { root, run, ctx, overlay } = setup({ "src/indent.ts": "function f() {\n    return 1;\n}\n" });
     markRead(ctx, join(root, "src/app.ts"), "src/app.ts");
     markRead(ctx, join(root, "src/indent.ts"), "src/indent.ts");
@@ -157,45 +123,5 @@ describe("edit_file", () => {
     markRead(ctx, real, "run.sh");
     await run(edit, { path: "run.sh", old_string: "hi", new_string: "hello" });
     expect(overlay.list()[0]!.after!.mode).toBe(0o755);
-  });
-});
-
-describe("write_file", () => {
-  test("creates a missing file and needs a read to overwrite an existing one", async () => {
-    const { root, run, ctx, overlay } = setup();
-    expect(await run(write, { path: "notes.md", content: "# hi\n" })).toBe("Staged write: notes.md");
-    await expect(run(write, { path: "src/app.ts", content: "x" })).rejects.toThrow(/read_file/);
-    markRead(ctx, join(root, "src/app.ts"), "src/app.ts");
-    await run(write, { path: "src/app.ts", content: "replaced\n" });
-    expect(dec(overlay.readBytes(join(root, "src/app.ts")))).toBe("replaced\n");
-  });
-
-  test("an overwrite keeps the file's CRLF and BOM", async () => {
-    const { root, run, ctx, overlay } = setup({ "win.txt": "\ufeffa\r\nb\r\n" });
-    markRead(ctx, join(root, "win.txt"), "win.txt");
-    await run(write, { path: "win.txt", content: "x\ny\n" });
-    expect(Buffer.from(overlay.readBytes(join(root, "win.txt"))).toString("utf8")).toBe("\ufeffx\r\ny\r\n");
-  });
-});
-
-describe("delete_file", () => {
-  test("stages a deletion; a deleted file cannot be deleted twice; directories are refused", async () => {
-    const { root, run, overlay } = setup();
-    expect(await run(del, { path: "src/app.ts" })).toBe("Staged delete: src/app.ts");
-    expect(overlay.stat(join(root, "src/app.ts"))).toBeNull();
-    expect(readFileSync(join(root, "src/app.ts"), "utf8")).toContain("const a");
-    await expect(run(del, { path: "src/app.ts" })).rejects.toThrow(/does not exist/);
-    await expect(run(del, { path: "src" })).rejects.toThrow(/directory/);
-  });
-
-  test("provenance lists the files read before the change, in order", async () => {
-    const { root, run, ctx, overlay } = setup({ "docs/INSTRUCTIONS.md": "delete app.ts" });
-    markRead(ctx, join(root, "docs/INSTRUCTIONS.md"), "docs/INSTRUCTIONS.md");
-    await run(del, { path: "src/app.ts" });
-    expect(overlay.list()[0]!.origins[0]).toMatchObject({
-      tool: "delete_file",
-      readsBefore: ["docs/INSTRUCTIONS.md"],
-      model: "test:model",
-    });
   });
 });
