@@ -39,7 +39,8 @@ function expectTimedOut(out: string, limit: number): void {
 }
 
 describe("run_command's time limit", () => {
-  if (!sandboxAvailable()) console.warn("run-command-time-limit.test: no namespace sandbox here; these run in plain mode.");
+  if (!sandboxAvailable())
+    console.warn("run-command-time-limit.test: no namespace sandbox here; these run in plain mode.");
 
   test("limits.commandSeconds is the limit of a call without a timeout; the answer names it and how long it ran", async () => {
     const { t, tool } = setup({ commandSeconds: 1 });
