@@ -195,7 +195,7 @@ async function judgeCall(t: PencilTool, input: unknown, deps: SeamDeps): Promise
       tool: t.name,
       ...(t.mcp ? { mcp: { ...t.mcp, input } } : {}),
       ...(t.runCommand
-        ? { command: { line: t.runCommand(input), unsandboxed: t.sandboxed !== undefined && !t.sandboxed() } }
+        ? { command: { line: t.runCommand(input), unsandboxed: t.sandboxed !== undefined && !(await t.sandboxed()) } }
         : {}),
       ...(t.reaches ? { sending: t.reaches(input) } : {}),
       paths: t.claims(input),

@@ -6,18 +6,24 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { CommandOutcomeKind, CommandRecord } from "../core/staging/command-record.ts";
 import { compilePolicy, decide, type Policy } from "../core/policy/policy.ts";
-import { stripVTControlCharacters } from "node:util";
+import { stripANSI } from "bun";
 import { planCommandEnv } from "../core/sandbox/command-env.ts";
 import { isFilteredSettingsName, placeSettings } from "../core/sandbox/package-config.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../core/sandbox/hiding.ts";
-import { runIn, sandboxAvailable, type CommandRunOptions, type RunOutcome } from "../core/sandbox/namespace.ts";
+import {
+  runIn,
+  sandboxKnown,
+  sandboxProbe,
+  type CommandRunOptions,
+  type RunOutcome,
+} from "../core/sandbox/namespace.ts";
 import { diffScratch, sharedLeaks } from "../core/scratch/diff.ts";
 import { DIFF_CAPS, type ScratchChange } from "../core/scratch/read-change.ts";
 import { disposeScratch } from "../core/scratch/dispose.ts";
 import { type KeptScratch, ScratchKeeper } from "../core/scratch/kept.ts";
 import { makeScratch, stagedInside } from "../core/scratch/make.ts";
 import { DEPENDENCY_DIRS } from "../core/scratch/share.ts";
-import { overlayWorks, SCRATCH_ENV, type ScratchKind } from "../core/scratch/overlay.ts";
+import { overlayProbe, overlayWorks, SCRATCH_ENV, type ScratchKind } from "../core/scratch/overlay.ts";
 import type { Scratch, ShareMode } from "../core/scratch/types.ts";
 import { realPathLoose } from "../core/workspace.ts";
 import { originOf } from "./staging-helpers.ts";
@@ -132,6 +138,8 @@ const input = z.object({
 export function createRunCommandTool(options: RunCommandOptions = {}): PencilTool<z.infer<typeof input>> {
   // The copy-on-write scratch is kept across the commands of the run this tool belongs to (toolsFor makes one per run).
   const keeper = new ScratchKeeper();
+  // The sandbox's probe starts now, in the background: by the first command (after a model's reply) it has its answer.
+  if ((options.sandbox ?? "auto") !== "plain") void sandboxProbe();
   return {
     name: "run_command",
     description:
@@ -145,7 +153,8 @@ export function createRunCommandTool(options: RunCommandOptions = {}): PencilToo
     // A `namespace` choice never runs unconfined (it refuses instead), so only `plain` and an `auto` without namespaces are unsandboxed.
     sandboxed: () => {
       const choice = options.sandbox ?? "auto";
-      return choice === "namespace" || (choice === "auto" && sandboxAvailable());
+      if (choice !== "auto") return choice === "namespace";
+      return sandboxKnown() ?? sandboxProbe();
     },
     async execute({ command, timeout }, ctx) {
       const limit = timeLimit(timeout, options, ctx);
@@ -201,7 +210,52 @@ async function runCommand(
   if (command.trim() === "") throw new ToolError("The command is empty: give the command line to run, e.g. bun test.");
   if (command.includes("\0")) throw new ToolError("The command contains a NUL byte: give a plain command line.");
   if (ctx.signal?.aborted) throw new ToolError("The run was cancelled before the command started.");
-  const mode: ShareMode = chooseMode(options.sandbox ?? "auto");
+  const choice = options.sandbox ?? "auto";
+  if (choice === "plain") return runCommandAs("plain", command, ctx, options, keeper, null);
+  const known = sandboxKnown();
+  if (known === false) return runUnsandboxed(choice, command, ctx, options, keeper);
+  // Not known yet (the process's first command): planned for the namespace while its probe runs, and run there once
+  // the probe passes; where it fails, nothing was started, and the command goes where a known answer would send it.
+  try {
+    return await runCommandAs("namespace", command, ctx, options, keeper, known === true ? null : sandboxProbe());
+  } catch (error) {
+    if (error !== NO_SANDBOX) throw error;
+    return runUnsandboxed(choice, command, ctx, options, keeper);
+  }
+}
+
+/** Where the namespace sandbox is not available: `auto` runs the command unconfined (plain), `namespace` refuses. */
+function runUnsandboxed(
+  choice: SandboxChoice,
+  command: string,
+  ctx: ToolContext,
+  options: RunCommandOptions,
+  keeper: ScratchKeeper | undefined,
+): Promise<string> {
+  if (choice === "namespace")
+    throw new ToolError(
+      "The namespace sandbox is not available on this system (unshare with user namespaces, or setpriv from util-linux, failed), so the command did not run.",
+    );
+  return runCommandAs("plain", command, ctx, options, keeper, null);
+}
+
+/** Thrown (and caught in runCommand) when the namespace's probe, awaited just before the command would start, failed. */
+const NO_SANDBOX = new Error("the namespace sandbox is not available");
+
+/**
+ * Runs the command in `mode`. `probe`, when given, is the namespace sandbox's probe still running: the scratch and the
+ * plan are made meanwhile, and the command starts only once it passed (else NO_SANDBOX, everything undone).
+ */
+async function runCommandAs(
+  mode: ShareMode,
+  command: string,
+  ctx: ToolContext,
+  options: RunCommandOptions,
+  keeper: ScratchKeeper | undefined,
+  probe: Promise<boolean> | null,
+): Promise<string> {
+  // The overlay's probe also runs while the namespace's does (each is a few processes, run once per process).
+  const overlay = mode === "namespace" ? overlayWanted(ctx.ws.root, options) : Promise.resolve(false);
   const realHome = options.realHome ?? homedir();
   const pencilHome = options.pencilHome || pencilHomeOf(process.env);
   const builtins = builtinPolicy(ctx, pencilHome);
@@ -212,7 +266,7 @@ async function runCommand(
   // Plus the session's visibility for the copy (it says no to everything outside the workspace, so it cannot judge kept
   // toolchains). The package managers' settings files are among the built-in denies: the sandbox shows them filtered.
   const visible = (real: string) => ctx.visible(real) && !denied(real);
-  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, secrets, denied, deniedKey };
+  const env: CommandSetting = { ctx, options, mode, realHome, pencilHome, secrets, denied, deniedKey, probe };
   // A link leading out of the workspace is kept when the sandbox shows its target read-only anyway (a virtualenv's
   // bin/python into /usr or a pyenv root on PATH); planned once, and only when the scratch meets such a link.
   let shown: Hiding | null = null;
@@ -223,7 +277,7 @@ async function runCommand(
           return !denied(real) && shownReadOnly(shown, real);
         }
       : undefined;
-  if (mode === "namespace" && useOverlay(ctx.ws.root, options)) {
+  if (mode === "namespace" && (await overlay)) {
     const own = keeper ?? new ScratchKeeper();
     try {
       return await own.use(ctx.ws, ctx.fs, options.scratchParent, async (kept) => {
@@ -273,6 +327,8 @@ interface CommandSetting {
   denied: (real: string) => boolean;
   /** Names `denied` exactly, so the sandbox's searches for what it hides are remembered under it (HidingInput.hiddenKey). */
   deniedKey: string;
+  /** The namespace sandbox's probe still running (see runCommandAs), or null: known to work. */
+  probe: Promise<boolean> | null;
 }
 
 /** What the namespace sandbox hides for a command whose scratch is at `scratchRoot`. */
@@ -331,6 +387,7 @@ async function runPrepared(
     // The owner's package-manager and version settings, and the workspace's hidden .npmrc, without their credentials.
     placeSettings(s, setting.realHome, options.parentEnv ?? process.env);
     const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
+    if (setting.probe !== null && !(await setting.probe)) throw NO_SANDBOX;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;
     // With nobody to judge a request (no seam), every one is refused.
@@ -474,23 +531,30 @@ export function useOverlay(
   wsRoot: string,
   options: Pick<RunCommandOptions, "scratch" | "scratchParent"> = {},
 ): boolean {
-  const kind: ScratchKind = options.scratch ?? (process.env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
-  if (kind === "copy") return false;
-  const parent = options.scratchParent ?? tmpdir();
-  // overlayfs's mount options cannot carry these characters in a layer's path: such a workspace gets the copy.
-  if (/[,:\\\s]/.test(wsRoot + parent)) return false;
-  return overlayWorks(wsRoot, realPathLoose(parent).real);
+  const layers = overlayLayers(wsRoot, options);
+  return layers !== null && overlayWorks(...layers);
 }
 
-function chooseMode(choice: SandboxChoice): ShareMode {
-  if (choice === "plain") return "plain";
-  if (sandboxAvailable()) return "namespace";
-  if (choice === "namespace") {
-    throw new ToolError(
-      "The namespace sandbox is not available on this system (unshare with user namespaces, or setpriv from util-linux, failed), so the command did not run.",
-    );
-  }
-  return "plain";
+/** useOverlay without blocking: the overlay's probe runs while the caller does other work. */
+function overlayWanted(
+  wsRoot: string,
+  options: Pick<RunCommandOptions, "scratch" | "scratchParent">,
+): Promise<boolean> {
+  const layers = overlayLayers(wsRoot, options);
+  return layers === null ? Promise.resolve(false) : overlayProbe(...layers);
+}
+
+/** The overlay's lower layer and its upper layer's parent when the copy-on-write scratch is asked for and can carry them; else null. */
+function overlayLayers(
+  wsRoot: string,
+  options: Pick<RunCommandOptions, "scratch" | "scratchParent">,
+): [lower: string, parent: string] | null {
+  const kind: ScratchKind = options.scratch ?? (process.env[SCRATCH_ENV] === "copy" ? "copy" : "auto");
+  if (kind === "copy") return null;
+  const parent = options.scratchParent ?? tmpdir();
+  // overlayfs's mount options cannot carry these characters in a layer's path: such a workspace gets the copy.
+  if (/[,:\\\s]/.test(wsRoot + parent)) return null;
+  return [wsRoot, realPathLoose(parent).real];
 }
 
 /** What a command's file changes became: filled in by report. */
@@ -532,14 +596,14 @@ function report(
     lines.push(`Killed by signal ${outcome.signal ?? "?"} after ${secs} s.`);
   }
   // Colour and cursor codes are for a terminal: the model reads the text alone.
-  let output = stripVTControlCharacters(outcome.output).replace(/\n$/, "");
+  let output = stripANSI(outcome.output).replace(/\n$/, "");
   // Plain mode runs at the scratch path; show the workspace's own paths to the model.
   if (s.share === "plain") output = output.split(s.dir).join(s.ws.root);
   if (outcome.outputBytes === 0) lines.push("Output: (none)");
   else if (outcome.outputBytes > outcome.keptBytes) {
     // The first failure is often in the part that was cut (a long log after it): give the model its lines too.
     const failed = outcome.exitCode !== 0 || outcome.timedOut || outcome.aborted || outcome.overCap;
-    const headLines = failed && outcome.outputHead ? stripVTControlCharacters(outcome.outputHead).split("\n") : [];
+    const headLines = failed && outcome.outputHead ? stripANSI(outcome.outputHead).split("\n") : [];
     const window = failureWindow(headLines.slice(0, -1));
     if (window) {
       lines.push(

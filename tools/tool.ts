@@ -45,7 +45,7 @@ export interface PencilTool<I = any> {
    */
   reaches?: (input: I) => { subject: string; destination: string; host?: string };
   /** For command tools: true when a run is confined by a sandbox; false means it would run with the user's full permissions, so the seam asks every time. */
-  sandboxed?: () => boolean;
+  sandboxed?: () => boolean | Promise<boolean>;
   /** For MCP tools: the server and the server's own tool name, judged by Mcp(server/tool) rules before `execute`. */
   mcp?: { server: string; tool: string };
   /** Runs the call; returns the text the model reads. Throws ToolError for failures the model should fix. */

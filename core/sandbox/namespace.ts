@@ -159,7 +159,26 @@ export function sandboxAvailable(): boolean {
   return unshareArgs !== null;
 }
 
+/**
+ * sandboxAvailable without blocking: the probe's processes run while the caller does other work (started when a
+ * command tool is made, so the first command seldom waits for it). Shares its answer with sandboxAvailable.
+ */
+export function sandboxProbe(): Promise<boolean> {
+  if (unshareArgs !== undefined) return Promise.resolve(unshareArgs !== null);
+  probing ??= probeUnshareAsync().then((args) => {
+    unshareArgs ??= args;
+    return unshareArgs !== null;
+  });
+  return probing;
+}
+
+/** The probe's answer when it has one (true: the sandbox works here), else undefined: not probed, or still probing. */
+export function sandboxKnown(): boolean | undefined {
+  return unshareArgs === undefined ? undefined : unshareArgs !== null;
+}
+
 let unshareArgs: string[] | null | undefined;
+let probing: Promise<boolean> | undefined;
 
 /** The host devices the namespace sandbox's private /dev shows: none reaches a terminal, disk or console the owner uses. */
 const DEV_NODES: readonly string[] = ["null", "zero", "full", "random", "urandom", "tty"];
@@ -185,11 +204,12 @@ const SETUP_PROGRAM = STANDALONE ? SETUP_MODE : join(import.meta.dir, "namespace
 
 /**
  * The probe is a real run: a scratch of its own, the whole setup (binds, /dev, the seal of every mount), then a shell
- * without capabilities that must fail to unmount what the setup mounted.
+ * without capabilities that must fail to unmount what the setup mounted. Null where it cannot run at all.
  */
-function probeUnshare(): string[] | null {
+function prepareProbe(): ProbeRun | null {
   if (process.platform !== "linux" || !BASH || !SETPRIV) return null;
   const root = realpathSync(mkdtempSync(join(tmpdir(), "pencil-probe-")));
+  const done = () => rmSync(root, { recursive: true, force: true });
   try {
     const dir = join(root, "ws");
     const empty = join(root, "empty");
@@ -208,35 +228,79 @@ function probeUnshare(): string[] | null {
       env: [`PATH=${SETUP_PATH}`],
       stderr: "stdout",
     });
-    // --map-current-user keeps the user's own uid inside (util-linux ≥ 2.38); older ones only map to root.
-    for (const map of ["--map-current-user", "--map-root-user"]) {
-      // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
-      // --pid --fork --kill-child --mount-proc: the setup is init of a private pid namespace (the command then is), so
-      // when it exits (or is killed) the kernel kills every process left in it, setsid'd ones included, before unshare
-      // returns; no survivor can touch the copy while it is diffed.
-      const args = [
-        "--user",
-        map,
-        "--mount",
-        "--propagation",
-        "private",
-        "--ipc",
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-      ];
-      const r = spawnSync("unshare", [...args, "--net", process.execPath, SETUP_PROGRAM, plan], {
-        cwd: root,
-        env: { PATH: SETUP_PATH },
-        stdio: "ignore",
-        timeout: 10_000,
+    // --ipc: the user's System V shared memory, semaphores and message queues stay out of reach.
+    // --pid --fork --kill-child --mount-proc: the setup is init of a private pid namespace (the command then is), so
+    // when it exits (or is killed) the kernel kills every process left in it, setsid'd ones included, before unshare
+    // returns; no survivor can touch the copy while it is diffed.
+    const args = (map: string) => [
+      "--user",
+      map,
+      "--mount",
+      "--propagation",
+      "private",
+      "--ipc",
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--mount-proc",
+    ];
+    return {
+      args,
+      argv: (map) => [...args(map), "--net", process.execPath, SETUP_PROGRAM, plan],
+      spawn: { cwd: root, env: { PATH: SETUP_PATH }, stdio: "ignore", timeout: 10_000 },
+      done,
+    };
+  } catch (error) {
+    done();
+    throw error;
+  }
+}
+
+/** A prepared probe: unshare's arguments per user mapping, how to spawn it, and the removal of its scratch. */
+interface ProbeRun {
+  /** The namespace arguments a command gets when the probe passes with `map`. */
+  args(map: string): string[];
+  /** unshare's whole argv for the probe with `map`. */
+  argv(map: string): string[];
+  spawn: { cwd: string; env: Record<string, string>; stdio: "ignore"; timeout: number };
+  done(): void;
+}
+
+/** The user mappings tried in turn: the user's own uid inside where unshare can (util-linux ≥ 2.38), else root. */
+const PROBE_MAPS = ["--map-current-user", "--map-root-user"] as const;
+
+function probeUnshare(): string[] | null {
+  const probe = prepareProbe();
+  if (probe === null) return null;
+  try {
+    for (const map of PROBE_MAPS)
+      if (spawnSync("unshare", probe.argv(map), probe.spawn).status === 0) return probe.args(map);
+    return null;
+  } finally {
+    probe.done();
+  }
+}
+
+async function probeUnshareAsync(): Promise<string[] | null> {
+  const probe = prepareProbe();
+  if (probe === null) return null;
+  try {
+    for (const map of PROBE_MAPS) {
+      const status = await new Promise<number | null>((resolve) => {
+        const { timeout, ...spawnOptions } = probe.spawn;
+        const child = spawn("unshare", probe.argv(map), spawnOptions);
+        const timer = setTimeout(() => child.kill("SIGKILL"), timeout);
+        child.on("error", () => resolve(null));
+        child.on("exit", (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
       });
-      if (r.status === 0) return args;
+      if (status === 0) return probe.args(map);
     }
     return null;
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    probe.done();
   }
 }
 

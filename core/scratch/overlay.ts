@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   closeSync,
   constants,
@@ -98,11 +98,45 @@ export function overlayWorks(lower: string, parent: string): boolean {
   const key = `${lower}\0${parent}`;
   let ok = probed.get(key);
   if (ok === undefined) {
-    ok = probe(lower, parent);
+    const t = prepareProbe(parent);
+    ok = t === null ? false : judgeProbe(t, () => spawnSync("unshare", probeArgv(t, lower), PROBE_SPAWN).status);
     probed.set(key, ok);
   }
   return ok;
 }
+
+/** overlayWorks without blocking: its processes run while the caller does other work; the answer is shared with it. */
+export function overlayProbe(lower: string, parent: string): Promise<boolean> {
+  const key = `${lower}\0${parent}`;
+  const known = probed.get(key);
+  if (known !== undefined) return Promise.resolve(known);
+  let pending = probing.get(key);
+  if (pending === undefined) {
+    const t = prepareProbe(parent);
+    pending = (
+      t === null
+        ? Promise.resolve(false)
+        : new Promise<number | null>((resolve) => {
+            const { timeout, ...options } = PROBE_SPAWN;
+            const child = spawn("unshare", probeArgv(t, lower), options);
+            const timer = setTimeout(() => child.kill("SIGKILL"), timeout);
+            child.on("error", () => resolve(null));
+            child.on("exit", (code) => {
+              clearTimeout(timer);
+              resolve(code);
+            });
+          }).then((status) => judgeProbe(t, () => status))
+    ).then((ok) => {
+      if (!probed.has(key)) probed.set(key, ok);
+      probing.delete(key);
+      return probed.get(key)!;
+    });
+    probing.set(key, pending);
+  }
+  return pending;
+}
+
+const probing = new Map<string, Promise<boolean>>();
 
 const PROBE = `set -e
 T=$1; L=$2
@@ -111,25 +145,46 @@ rm "$T/m/f"
 rm -r "$T/m/d"
 mkdir "$T/m/d"`;
 
-function probe(lower: string, parent: string): boolean {
-  if (process.platform !== "linux" || opaqueAt("/") === undefined) return false;
+const PROBE_SPAWN = { stdio: "ignore", timeout: 5000 } as const;
+
+const probeArgv = (t: string, lower: string) => [
+  "--user",
+  "--map-current-user",
+  "--mount",
+  "bash",
+  "-c",
+  PROBE,
+  "probe",
+  t,
+  lower,
+];
+
+/** The probe's directory in `parent`, laid out; null where the overlay cannot be probed (not Linux, no room). */
+function prepareProbe(parent: string): string | null {
+  if (process.platform !== "linux" || opaqueAt("/") === undefined) return null;
   let t: string;
   try {
     t = mkdtempSync(join(parent, "pencil-overlay-probe-"));
   } catch {
     // No room for the probe: the copy is used instead of the overlay.
-    return false;
+    return null;
   }
   try {
     for (const d of ["l", "l/d", "u", "w", "m"]) mkdirSync(join(t, d));
     writeFileSync(join(t, "l", "f"), "");
     writeFileSync(join(t, "l", "d", "g"), "");
-    const r = spawnSync(
-      "unshare",
-      ["--user", "--map-current-user", "--mount", "bash", "-c", PROBE, "probe", t, lower],
-      { stdio: "ignore", timeout: 5000 },
-    );
-    if (r.status !== 0) return false;
+    return t;
+  } catch {
+    // A probe that cannot be laid out means the overlay is not used: the copy works everywhere.
+    rmSync(t, { recursive: true, force: true });
+    return null;
+  }
+}
+
+/** Whether the probe in `t` passed (its run's `status` 0, a whiteout and an opaque directory left); removes `t`. */
+function judgeProbe(t: string, status: () => number | null): boolean {
+  try {
+    if (status() !== 0) return false;
     return isWhiteout(join(t, "u", "f")) && opaqueAt(join(t, "u", "d")) === true;
   } catch {
     // A probe that fails means the overlay is not used: the copy works everywhere.
