@@ -38,12 +38,24 @@ function runFresh(sandbox: string, noUserNamespaces: boolean) {
   const r = noUserNamespaces
     ? spawnSync(
         "unshare",
-        ["--user", "--map-root-user", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh", ...argv],
+        [
+          "--user",
+          "--map-root-user",
+          "sh",
+          "-c",
+          'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"',
+          "sh",
+          ...argv,
+        ],
         { encoding: "utf8", timeout: 60_000 },
       )
     : spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", timeout: 60_000 });
   if (r.status !== 0) throw new Error(`exit ${r.status}: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { knownBefore: boolean | null; text: string; sandbox: string | null };
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as {
+    knownBefore: boolean | null;
+    text: string;
+    sandbox: string | null;
+  };
 }
 
 describe("run_command: the first command of a process, while the sandbox's probe is running", () => {
