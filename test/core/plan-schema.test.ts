@@ -1,31 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { zodSchema } from "ai";
-import { planSchema, planToGoal, type Plan } from "../../core/plan-schema.ts";
-import { formatPlanMarkdown } from "../../render/plan-markdown.ts";
-import { createSubmitPlanTool } from "../../tools/submit-plan.ts";
-import { tempDir } from "../support/temp.ts";
-import { toolContext } from "../support/tool-context.ts";
-
-const plan: Plan = planSchema.parse({
-  summary: "Add a --json flag to `log` so scripts can read changesets.",
-  steps: [
-    {
-      id: "s1",
-      title: "Serialize changesets",
-      detail: "Add toJson(changeset) returning id, time, goal, status.\nKeep field names stable.",
-      files: ["core/changeset.ts"],
-    },
-    {
-      id: "s2",
-      title: "Wire the flag",
-      detail: "Parse --json in the log command and print one JSON array.",
-      files: ["modes/cli/commands/log.ts", "modes/cli/args.ts"],
-    },
-    { id: "s3", title: "Document it", detail: "Mention --json in the README.", files: ["README.md"] },
-  ],
-  risks: ["Scripts may depend on the text output."],
-  openQuestions: ["Should the JSON include file lists?"],
-});
+import { planSchema, planToGoal } from "../../core/plan-schema.ts";
+import { plan } from "../fixtures/sample-plan.ts";
 
 describe("plan schema", () => {
   test("a plan without risks, questions or files gets empty lists", () => {
@@ -122,75 +98,5 @@ describe("planToGoal", () => {
   test("no step or an unknown id is an error that lists the valid ids", () => {
     expect(() => planToGoal(plan, [])).toThrow(/No step was chosen/);
     expect(() => planToGoal(plan, ["s1", "s9"])).toThrow("Unknown step id(s): s9. The plan's steps are: s1, s2, s3.");
-  });
-});
-
-describe("formatPlanMarkdown", () => {
-  test("summary, numbered steps with ids and files, risks and questions", () => {
-    expect(formatPlanMarkdown(plan)).toBe(
-      [
-        "## Plan",
-        "",
-        "Add a --json flag to `log` so scripts can read changesets.",
-        "",
-        "### Steps",
-        "",
-        "1. **Serialize changesets** (`s1`)",
-        "   Add toJson(changeset) returning id, time, goal, status.",
-        "   Keep field names stable.",
-        "   Files: `core/changeset.ts`",
-        "2. **Wire the flag** (`s2`)",
-        "   Parse --json in the log command and print one JSON array.",
-        "   Files: `modes/cli/commands/log.ts`, `modes/cli/args.ts`",
-        "3. **Document it** (`s3`)",
-        "   Mention --json in the README.",
-        "   Files: `README.md`",
-        "",
-        "### Risks",
-        "",
-        "- Scripts may depend on the text output.",
-        "",
-        "### Open questions",
-        "",
-        "- Should the JSON include file lists?",
-      ].join("\n"),
-    );
-  });
-
-  test("empty risks and questions leave their sections out", () => {
-    const md = formatPlanMarkdown({ ...plan, risks: [], openQuestions: [] });
-    expect(md).not.toContain("### Risks");
-    expect(md).not.toContain("### Open questions");
-  });
-});
-
-describe("submit_plan", () => {
-  test('hands the parsed plan (defaults applied) to onPlan and answers "Plan received."', async () => {
-    const received: Plan[] = [];
-    const tool = createSubmitPlanTool((p) => received.push(p));
-    expect(tool.name).toBe("submit_plan");
-    expect(tool.inputSchema).toBe(planSchema);
-    expect(tool.claims(plan)).toEqual([]);
-    const { run } = toolContext(tempDir());
-    const out = await run(tool, {
-      summary: "Fix it.",
-      steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse()." }],
-    } as Plan);
-    expect(out).toBe("Plan received.");
-    expect(received).toEqual([
-      {
-        summary: "Fix it.",
-        steps: [{ id: "s1", title: "Fix", detail: "Fix the bug in parse().", files: [] }],
-        risks: [],
-        openQuestions: [],
-      },
-    ]);
-  });
-
-  test("an invalid plan never reaches onPlan", () => {
-    const tool = createSubmitPlanTool(() => {
-      throw new Error("must not be called");
-    });
-    expect(tool.inputSchema.safeParse({ summary: "x", steps: [] }).success).toBe(false);
   });
 });
