@@ -60,7 +60,7 @@ describe("bad rules", () => {
     try {
       load({ permissions: { deny: [rule] } });
     } catch (error) {
-      if (error instanceof ConfigError) return error.message;
+      if (ConfigError.isInstance(error)) return error.message;
       throw error;
     }
     throw new Error(`expected ${rule} to be refused`);

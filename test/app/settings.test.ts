@@ -47,7 +47,7 @@ function configError(fn: () => unknown): ConfigError {
   try {
     fn();
   } catch (error) {
-    if (error instanceof ConfigError) return error;
+    if (ConfigError.isInstance(error)) return error;
     throw error;
   }
   throw new Error("expected a ConfigError");

@@ -38,7 +38,7 @@ export async function failure(p: Promise<unknown>): Promise<ToolError> {
   try {
     await p;
   } catch (error) {
-    if (error instanceof ToolError) return error;
+    if (ToolError.isInstance(error)) return error;
     throw error;
   }
   throw new Error("expected a ToolError");
