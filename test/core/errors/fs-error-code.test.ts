@@ -28,11 +28,11 @@ test("only a path that is not there is missing: a directory read, a file below a
   expect(isMissing(undefined)).toBe(false);
 });
 
-test.each([
+test.each<[string, () => unknown, string]>([
   ["a file system error, by its code", () => readError("/nonexistent-pencil-path"), "ENOENT"],
   ["an error without a code, by its message", () => new Error("disk on fire"), "disk on fire"],
   ["a thrown string, as it is", () => "boom", "boom"],
   ["a code that is not a string, by the message", () => Object.assign(new Error("odd"), { code: 5 }), "odd"],
-] as const)("errorCause says %s", (_what, make, cause) => {
+])("errorCause says %s", (_what, make, cause) => {
   expect(errorCause(make())).toBe(cause);
 });
