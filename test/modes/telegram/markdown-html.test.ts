@@ -1,27 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { markdownToTelegram } from "../../../modes/telegram/markdown-html.ts";
-import { stepInWords } from "../../../modes/telegram/step-words.ts";
 import { messageUpdate, visibleText } from "../../support/fake-telegram-server.ts";
 import { message, OWNER, type TelegramWorld, telegramWorld, textOf, until } from "../../support/telegram-world.ts";
 
 const worlds: TelegramWorld[] = [];
 afterEach(async () => {
   for (const w of worlds.splice(0)) await w.stop();
-});
-
-describe("progress in words", () => {
-  test.each([
-    ["read_file", { path: "src/x.ts" }, "reading src/x.ts"],
-    ["search", { pattern: "TODO" }, "searching for “TODO”"],
-    ["edit_file", { path: "a.ts", old_string: "x", new_string: "y" }, "staging an edit to a.ts"],
-    ["create_file", { path: "n.ts", content: "" }, "staging a new file n.ts"],
-    ["delete_file", { path: "old.ts" }, "staging the deletion of old.ts"],
-    ["run_command", { command: "npm test" }, "running npm test"],
-    ["list_files", {}, "listing"],
-    ["submit_plan", { steps: [] }, "submitting the plan"],
-    ["mystery", { path: "p" }, "mystery p"],
-    ["constructor", {}, "constructor"],
-  ])("%s %j → %s", (tool, input, words) => expect(stepInWords(tool, input)).toBe(words));
 });
 
 describe("final answers as Telegram HTML", () => {
