@@ -11,7 +11,8 @@ import ts from "typescript";
  * it may import files of its own layer or of any layer before it. docs/architecture.md explains each.
  */
 export const LAYERS: readonly string[] = [
-  "core", // primitives: errors, hashes, text, workspace paths, limits, where Pencil lives
+  "core/errors", // every error class, one per file: imports nothing but its own folder
+  "core", // primitives: hashes, text, workspace paths, limits, where Pencil lives
   "core/policy", // decisions: paths, commands, MCP, secrets; the approver's question
   "core/git", // git run so it runs nothing the workspace configured
   "core/staging", // the overlay, changesets, flags, hunks
