@@ -8,7 +8,8 @@ import type { CommandOutcomeKind, CommandRecord } from "../core/staging/command-
 import { compilePolicy, decide, type Policy } from "../core/policy/policy.ts";
 import { stripANSI } from "bun";
 import { planCommandEnv } from "../core/sandbox/command-env.ts";
-import { isFilteredSettingsName, placeSettings } from "../core/sandbox/package-config.ts";
+import { placeSettings, showFilteredSettings } from "../core/sandbox/package-config.ts";
+import { isFilteredSettingsName } from "../core/sandbox/settings-names.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../core/sandbox/hiding.ts";
 import {
   runIn,
@@ -387,6 +388,7 @@ async function runPrepared(
     // The owner's package-manager and version settings, and the workspace's hidden .npmrc, without their credentials.
     placeSettings(s, setting.realHome, options.parentEnv ?? process.env);
     const hiding = mode === "namespace" ? hidingFor(setting, s.root) : null;
+    if (hiding) showFilteredSettings(s, hiding);
     if (setting.probe !== null && !(await setting.probe)) throw NO_SANDBOX;
     const at = new Date().toISOString();
     const writeCap = options.writeCapBytes ?? ctx.limits.scratchWriteBytes;

@@ -5,6 +5,7 @@ import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy/
 import { INSTALL_DIR } from "../installation.ts";
 import { isInside, realPathLoose } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
+import { GLOBAL_NPMRC, isFilteredSettingsPath } from "./settings-names.ts";
 import {
   companions,
   hasCorepack,
@@ -110,6 +111,12 @@ export interface Hiding {
    */
   managers?: { name: string; root: string }[];
   managerEnv?: Record<string, string>;
+  /**
+   * Package managers' settings files among `secrets` outside home (a pip.conf in /etc or in a toolchain root, npm's
+   * global npmrc): masked like the rest, and shown again by run_command as their credential-free copies
+   * (showFilteredSettings). A launch that shows no copies (an MCP server) leaves them masked.
+   */
+  settings?: string[];
 }
 
 /**
@@ -424,6 +431,8 @@ export function planHiding(input: HidingInput): Hiding {
   const dockerHost = env.DOCKER_HOST;
   if (dockerHost?.startsWith("unix://")) maskSocket(dockerHost.slice("unix://".length));
   for (const p of ["/run/docker.sock", "/var/run/docker.sock", ...SYSTEM_SECRETS]) secrets.add(p);
+  // npm's global settings have no name the policy knows: masked here, and shown filtered like the others.
+  for (const p of GLOBAL_NPMRC) if (isFile(p)) secrets.add(realLoose(p));
   // Every other bound socket the covers leave reachable (outside them, or inside a kept directory) is masked itself.
   const hiddenByCover = (p: string) => covers.some((c) => isInside(c.path, p)) && !kept.some((k) => isInside(k, p));
   for (const socket of input.unixSockets ?? hostUnixSockets()) {
@@ -441,9 +450,16 @@ export function planHiding(input: HidingInput): Hiding {
   const shownManagers = managersWanted.filter(
     (m, i) => managersWanted.findIndex((o) => o.root === m.root) === i && kept.some((k) => isInside(k, m.root)),
   );
+  const settings = [...secrets].filter(
+    (p) =>
+      isFilteredSettingsPath(p) &&
+      !(home !== null && isInside(home, p) && !kept.some((k) => isInside(k, p))) &&
+      isFile(p),
+  );
   return {
     covers,
     secrets: [...secrets],
+    settings,
     unscanned,
     managers: shownManagers.map((m) => ({ name: m.manager.name, root: m.root })),
     managerEnv: managerEnv(shownManagers, env),

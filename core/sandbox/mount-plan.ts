@@ -23,7 +23,9 @@ export type MountStep =
   /** A directory to make in tmpfs cover `cover` once it is mounted, for what lands in it. */
   | { op: "mount-point"; path: string; cover: number }
   /** A path masked wherever it is still reachable after the covers (credentials, sockets, .env files). */
-  | { op: "secret"; path: string };
+  | { op: "secret"; path: string }
+  /** A settings file masked as a secret, shown again as its credential-free copy `source` (in the scratch), read-only, after every mask. */
+  | { op: "filtered"; source: string; target: string };
 
 /** An empty directory the plan needs in the scratch before the namespace starts: a cover's source, with its mount points. */
 interface CoverDir {
@@ -51,7 +53,7 @@ export interface MountPlan {
  * nothing mounted after them can show them again.
  */
 export function planMounts(
-  s: Pick<Scratch, "root" | "mounts" | "shared"> & Partial<Pick<Scratch, "dir" | "overlay">>,
+  s: Pick<Scratch, "root" | "mounts" | "shared"> & Partial<Pick<Scratch, "dir" | "overlay" | "filteredOver">>,
   hiding: Hiding | null,
 ): MountPlan {
   const steps: MountStep[] = [];
@@ -82,6 +84,7 @@ export function planMounts(
     for (const k of c.keeps) steps.push({ op: "keep", path: k, cover: index });
   });
   for (const x of hiding?.secrets ?? []) steps.push({ op: "secret", path: x });
+  for (const f of s.filteredOver ?? []) steps.push({ op: "filtered", source: f.source, target: f.target });
   return { steps, coverDirs };
 }
 

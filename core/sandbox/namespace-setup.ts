@@ -125,6 +125,7 @@ function setUp(plan: SetupPlan, lib: Lib): never {
   const keeps: Extract<MountStep, { op: "keep" }>[] = [];
   const points: Extract<MountStep, { op: "mount-point" }>[] = [];
   const secrets: string[] = [];
+  const filtered: Extract<MountStep, { op: "filtered" }>[] = [];
   for (const step of plan.steps) {
     switch (step.op) {
       case "overlay":
@@ -167,6 +168,9 @@ function setUp(plan: SetupPlan, lib: Lib): never {
       case "secret":
         secrets.push(step.path);
         break;
+      case "filtered":
+        filtered.push(step);
+        break;
     }
   }
   // The staged deletions and what the policy hides, removed through the overlay (whiteouts in the upper layer) before
@@ -200,6 +204,8 @@ function setUp(plan: SetupPlan, lib: Lib): never {
     }
   };
   const keepFds = keeps.map((k) => openDir(k.path, `cannot open ${k.path} to keep it reachable`));
+  // The filtered copies lie in the scratch, which a cover (/tmp) may stand over by the time they are bound.
+  const filteredFds = filtered.map((f) => openDir(f.source, `cannot open ${f.source}`));
   const coverFds = covers.map((c) => (c.tmpfs ? -1 : openDir(c.source, `cannot open ${c.source}`)));
   covers.forEach((c, i) => {
     if (c.tmpfs) {
@@ -231,6 +237,16 @@ function setUp(plan: SetupPlan, lib: Lib): never {
     const st = statSync(x, { throwIfNoEntry: false });
     if (st) must(bind(st.isDirectory() ? E : F, x), `cannot hide ${x}`);
   }
+  // Over its mask, a settings file's credential-free copy (read-only: sealed below with the other binds). One the covers
+  // left unreachable stays so.
+  filtered.forEach((f, i) => {
+    const st = statSync(f.target, { throwIfNoEntry: false });
+    if (st?.isFile() || st?.isCharacterDevice()) {
+      must(bind(`/proc/self/fd/${filteredFds[i]}`, f.target), `cannot show ${f.target} filtered`);
+      binds.push(f.target);
+    }
+    closeSync(filteredFds[i]!);
+  });
 
   // The seal: every mount but the scratch, the workspace path and the private temporary space read-only.
   const open = new Set([S, R, ...covers.filter((c) => c.writable).map((c) => c.path)]);

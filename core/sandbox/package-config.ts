@@ -6,6 +6,8 @@ import { entrySig } from "../scratch/record.ts";
 import type { StagedEntry } from "../staging/overlay.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { looksSecret, relativeToHome } from "./command-env.ts";
+import type { Hiding } from "./hiding.ts";
+import { isFilteredSettingsName } from "./settings-names.ts";
 
 /**
  * The owner's settings files (relative to home) a command's programs read from their HOME, which is the scratch's:
@@ -28,18 +30,6 @@ const HOME_SETTINGS: readonly string[] = [
   ".nvmrc",
   ".ruby-version",
 ];
-
-/**
- * Names of the package managers' settings files that hold credentials as often as not (npm's, yarn's, pip's, twine's):
- * wherever one is in the workspace (a virtualenv's own pip.conf included), a command sees it with those lines removed,
- * read-only, at its own path, never as one of its changes. The policy hides every one of them from the model.
- */
-const WORKSPACE_SETTINGS: readonly string[] = [".npmrc", ".yarnrc", ".yarnrc.yml", "pip.conf", "pip.ini", ".pypirc"];
-
-/** True for a file name (one path component) of WORKSPACE_SETTINGS: never copied into a command's scratch as it is. */
-export function isFilteredSettingsName(name: string): boolean {
-  return WORKSPACE_SETTINGS.includes(name);
-}
 
 /** Largest settings file copied: anything bigger is not a hand-written settings file. */
 const MAX_SETTINGS_BYTES = 256 * 1024;
@@ -187,4 +177,21 @@ export function placeSettings(
     });
   }
   return placed;
+}
+
+/**
+ * The settings files outside the workspace and home that the sandbox masks (hiding.settings: a pip.conf in /etc or in
+ * a toolchain root, npm's global npmrc), shown again as their credential-free copies, read-only, bound over the mask:
+ * pip keeps its certificates and index, npm its registry and CA file. One that cannot be read stays masked.
+ */
+export function showFilteredSettings(s: Scratch, hiding: Hiding): void {
+  let n = 0;
+  for (const target of hiding.settings ?? []) {
+    const text = readSettings(target);
+    if (text === null) continue;
+    const source = join(s.root, "settings", `shown-${n++}`);
+    mkdirSync(dirname(source), { recursive: true, mode: 0o755 });
+    writeFileSync(source, withoutCredentials(text), { mode: 0o444 });
+    (s.filteredOver ??= []).push({ source, target });
+  }
 }

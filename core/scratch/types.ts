@@ -51,6 +51,8 @@ export interface Scratch {
   shared: SharedDir[];
   /** Namespace mode: real directories the runner bind-mounts read-only at `target` (shared directories, git's object store). */
   mounts: { source: string; target: string }[];
+  /** Namespace mode: credential-free copies of settings files the sandbox masks (showFilteredSettings), bound over the masks last. */
+  filteredOver?: { source: string; target: string }[];
   /** Entries left out because the policy hides them (their names are not reported). */
   hidden: number;
   /** A copy's hidden files (workspace-relative) whose names ScratchOptions.listHidden accepts: the settings files shown filtered. */
