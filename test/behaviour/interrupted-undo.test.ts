@@ -7,6 +7,7 @@ import { listJournal } from "../../core/apply/journal.ts";
 import { makeChangeset } from "../fixtures/apply-changeset.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir, writeTree } from "../support/temp.ts";
+import { withTranspilerCache } from "../support/transpiler-cache.ts";
 
 const PRELOAD = join(join(import.meta.dir, ".."), "fixtures/fault-preload.ts");
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -38,7 +39,7 @@ async function killMidUndo() {
     [process.execPath, "--preload", PRELOAD, join(join(import.meta.dir, ".."), "../index.ts"), "undo", "-w", root],
     {
       cwd: root,
-      env: { ...env, PENCIL_FAULT_DIR: faults, PENCIL_FAULT_PAUSE: "atomic-write:4" },
+      env: withTranspilerCache({ ...env, PENCIL_FAULT_DIR: faults, PENCIL_FAULT_PAUSE: "atomic-write:4" }),
       stdio: ["ignore", "ignore", "ignore"],
     },
   );

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { withTranspilerCache } from "./transpiler-cache.ts";
 
 /** Path of the CLI entry point. */
 export const INDEX = join(import.meta.dir, "../../index.ts");
@@ -34,7 +35,7 @@ export async function runCli(
 ): Promise<CliResult> {
   const proc = Bun.spawn(commandLine(args, options.preload), {
     cwd: options.cwd,
-    env: options.env,
+    env: withTranspilerCache(options.env),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -80,7 +81,7 @@ export async function runCliPty(
   const decoder = new TextDecoder();
   const proc = Bun.spawn(commandLine(args, options.preload), {
     cwd: options.cwd,
-    env: options.env,
+    env: withTranspilerCache(options.env),
     terminal: {
       cols: options.cols ?? 160,
       rows: 50,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { INDEX } from "./cli.ts";
+import { withTranspilerCache } from "./transpiler-cache.ts";
 
 /** Debian's Chromium, which the browser tests drive; without it they are skipped, saying so. */
 const CHROMIUM = "/usr/bin/chromium";
@@ -45,7 +46,7 @@ export async function startWebReview(
 ): Promise<WebReviewProcess> {
   const proc = Bun.spawn([process.execPath, INDEX, "review", "--web", ...args], {
     cwd: options.cwd,
-    env: { ...options.env, CI: "1" },
+    env: withTranspilerCache({ ...options.env, CI: "1" }),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

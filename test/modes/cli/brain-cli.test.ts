@@ -7,6 +7,7 @@ import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../suppor
 import { tempDir } from "../../support/temp.ts";
 import { createColors } from "picocolors";
 import { main } from "../../../modes/cli/main.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 /** Runs `pencil …` in this process (the brain's work is the same; no Bun start per command), capturing what it prints. */
 async function inProcess(
@@ -83,7 +84,7 @@ describe("pencil brain without any key (the quick start)", () => {
     expect((await cli("ask")).code).toBe(2);
     const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-"], {
       cwd: env.HOME!,
-      env,
+      env: withTranspilerCache(env),
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
@@ -97,7 +98,7 @@ describe("pencil brain without any key (the quick start)", () => {
   test("dump - reads the note from stdin", async () => {
     const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-", "--json"], {
       cwd: env.HOME!,
-      env,
+      env: withTranspilerCache(env),
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",

@@ -7,6 +7,7 @@ import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty, screenLines } from "../../support/cli.ts";
 import { errorReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 // What a script sees: --json leaves exactly one JSON document on stdout, and a reader
 // that goes away (`| head`) ends the command quietly.
@@ -76,7 +77,7 @@ describe("a closed pipe", () => {
       ],
       {
         cwd: env.HOME!,
-        env,
+        env: withTranspilerCache(env),
         stdout: "pipe",
       },
     );

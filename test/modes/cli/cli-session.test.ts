@@ -9,6 +9,7 @@ import { hangReply, textReply, toolCallReply } from "../../support/fake-openai-s
 import { modelWorld } from "../../support/cli-world.ts";
 import { INDEX, runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir } from "../../support/temp.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 // Sessions end to end: `bun index.ts` as a subprocess against the fake model server,
 // follow-ups through a pseudo-terminal, continuations across processes, a kill -9.
@@ -90,7 +91,7 @@ describe("sessions you can talk to", () => {
     groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), hangReply());
     const proc = Bun.spawn([process.execPath, INDEX, "agent", "make three files", "-w", workspace], {
       cwd: workspace,
-      env,
+      env: withTranspilerCache(env),
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",

@@ -8,6 +8,7 @@ import { INDEX } from "../../support/cli.ts";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { tempDir } from "../../support/temp.ts";
 import { pidsRunning } from "../../support/processes.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 // A stopped Pencil stops its commands: the real CLI (`bun index.ts agent`) with the fake model running a sleep,
 // sent each stopping signal mid-command.
@@ -33,7 +34,7 @@ async function stopMidCommand(signal: "SIGTERM" | "SIGHUP" | "SIGINT", n: number
   const tmp = tempDir("pencil-stop-tmp-");
   const proc = Bun.spawn([process.execPath, INDEX, "agent", "make b", "--allow", "Run(sleep *)", "-w", workspace], {
     cwd: workspace,
-    env: { ...env, TMPDIR: tmp },
+    env: withTranspilerCache({ ...env, TMPDIR: tmp }),
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
@@ -52,7 +53,10 @@ async function stopMidCommand(signal: "SIGTERM" | "SIGHUP" | "SIGINT", n: number
     expect(readdirSync(tmp).filter((name) => name.startsWith("pencil-run-"))).toEqual([]);
     expect(existsSync(join(workspace, "never.txt"))).toBe(false);
     // What was staged before the stop is saved for review.
-    const log = Bun.spawnSync([process.execPath, INDEX, "log", "--json", "-w", workspace], { cwd: workspace, env });
+    const log = Bun.spawnSync([process.execPath, INDEX, "log", "--json", "-w", workspace], {
+      cwd: workspace,
+      env: withTranspilerCache(env),
+    });
     expect(log.stdout.toString()).toContain("b.txt");
   } finally {
     proc.kill("SIGKILL");

@@ -14,6 +14,7 @@ import {
   visibleText,
 } from "../../support/fake-telegram-server.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 // Issue 16 item 2: the real `./bin/pencil telegram` process, killed with SIGKILL while
 // its agent runs, against the fake Bot API and the fake model server. The restarted
@@ -29,7 +30,13 @@ afterEach(async () => {
 
 /** Starts the bot and resolves once it polls (its log line says so). */
 async function spawnBot(env: Record<string, string>, root: string) {
-  const proc = Bun.spawn([PENCIL, "telegram"], { cwd: root, env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([PENCIL, "telegram"], {
+    cwd: root,
+    env: withTranspilerCache(env),
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   cleanups.push(async () => {
     proc.kill("SIGKILL");
     await proc.exited;

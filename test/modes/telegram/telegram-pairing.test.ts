@@ -8,6 +8,7 @@ import { startTelegramBot, type TelegramBot } from "../../../modes/telegram/star
 import { INDEX, plain, runCli } from "../../support/cli.ts";
 import { type FakeTelegram, messageUpdate, startFakeTelegram } from "../../support/fake-telegram-server.ts";
 import { tempDir } from "../../support/temp.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 /*
  * Pairing the phone in one step: the real bot against the fake Bot API, with no
@@ -197,7 +198,7 @@ function telegramInTerminal(args: string[], env: Record<string, string>, cwd: st
   const decoder = new TextDecoder();
   const proc = Bun.spawn([process.execPath, INDEX, "telegram", ...args], {
     cwd,
-    env,
+    env: withTranspilerCache(env),
     terminal: {
       cols: 160,
       rows: 50,

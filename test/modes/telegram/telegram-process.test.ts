@@ -16,6 +16,7 @@ import {
 } from "../../support/fake-telegram-server.ts";
 import { diffsSince, LONG_SCRIPT, OWNER, PAYLOAD } from "../../support/telegram-world.ts";
 import { tempDir } from "../../support/temp.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 /*
  * The real `./bin/pencil telegram` process against the fake Bot API and a local model
@@ -71,7 +72,13 @@ async function setup(): Promise<Setup> {
     root,
     home,
     spawn() {
-      const proc = Bun.spawn([BIN, "telegram"], { cwd: root, env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+      const proc = Bun.spawn([BIN, "telegram"], {
+        cwd: root,
+        env: withTranspilerCache(env),
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "pipe",
+      });
       let err = "";
       const decoder = new TextDecoder();
       void (async () => {

@@ -7,6 +7,7 @@ import { messageUpdate, startFakeTelegram } from "../../support/fake-telegram-se
 import { OWNER } from "../../support/telegram-world.ts";
 import { tempDir } from "../../support/temp.ts";
 import { pidsRunning } from "../../support/processes.ts";
+import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
 // A stopped bot stops its commands: the real `./bin/pencil telegram` against the fake Bot API and a local model
 // server, running a sleep through run_command, sent each stopping signal mid-command.
@@ -59,7 +60,7 @@ async function stopMidCommand(signal: "SIGTERM" | "SIGHUP" | "SIGINT", n: number
   };
   const proc = Bun.spawn([BIN, "telegram", "--allow", "Run(sleep *)"], {
     cwd: root,
-    env,
+    env: withTranspilerCache(env),
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
@@ -87,7 +88,7 @@ async function stopMidCommand(signal: "SIGTERM" | "SIGHUP" | "SIGINT", n: number
   expect(existsSync(join(root, "never.txt"))).toBe(false);
   expect(await stderr).not.toContain(fake.token.split(":")[1]!);
   // What the run staged before the stop is saved for review.
-  const log = Bun.spawnSync([BIN, "log", "--json", "-w", root], { cwd: root, env });
+  const log = Bun.spawnSync([BIN, "log", "--json", "-w", root], { cwd: root, env: withTranspilerCache(env) });
   expect(log.stdout.toString()).toContain("b.txt");
 }
 
