@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkoutFiles, type LayoutProblem, layoutProblems, TEST_LAYOUT_RULE } from "../../scripts/test-layout.ts";
 
@@ -86,6 +87,23 @@ describe("the house's rule for where a test goes", () => {
       expect(layoutProblems([row.test], sources).map((p) => p.reason)).toEqual(row.expected);
     });
   }
+
+  test("every test file the docs, benches and scripts name by its path exists", () => {
+    const named = [
+      "README.md",
+      ...["docs", "bench", "scripts"].flatMap((dir) =>
+        readdirSync(join(CHECKOUT, dir))
+          .filter((f) => /\.(md|ts)$/.test(f))
+          .map((f) => `${dir}/${f}`),
+      ),
+    ].flatMap((file) =>
+      [...readFileSync(join(CHECKOUT, file), "utf8").matchAll(/test\/[\w./-]+\.test\.ts/g)].map(
+        (m) => `${file}: ${m[0]}`,
+      ),
+    );
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter((n) => !existsSync(join(CHECKOUT, n.slice(n.indexOf(": ") + 2))))).toEqual([]);
+  });
 
   test("every problem is named by its test file, sorted", () => {
     const got = layoutProblems(["test/core/settings.test.ts", "test/core/scan-cache.test.ts"], sources);
