@@ -304,6 +304,19 @@ async function probeUnshareAsync(): Promise<string[] | null> {
   }
 }
 
+/**
+ * `program`'s argv prefixed so that it is killed when the process that started it dies, however it dies: setpriv's
+ * parent-death signal, kept across its exec of `program` (util-linux ≥ 2.33; where setpriv lacks it, `program` alone).
+ * unshare --kill-child then takes the namespace down: nothing a command started outlives a Pencil killed by SIGKILL.
+ */
+function diesWithPencil(program: string): string[] {
+  pdeathsig ??=
+    SETPRIV !== null && spawnSync(SETPRIV, ["--pdeathsig", "KILL", "true"], { stdio: "ignore" }).status === 0;
+  return pdeathsig ? [SETPRIV!, "--pdeathsig", "KILL", program] : [program];
+}
+
+let pdeathsig: boolean | undefined;
+
 /** Writes the setup's plan into the scratch; returns its path. */
 function writePlan(root: string, plan: SetupPlan): string {
   const path = join(root, "sandbox-plan.json");
@@ -410,15 +423,18 @@ export function sandboxedLaunch(input: {
   });
   return {
     env: { PATH: SETUP_PATH },
-    command: BASH!,
+    // Both the launcher shell and unshare die with their parent: a Pencil killed outright (SIGKILL, the OOM killer)
+    // takes the server's namespace with it, as its graceful stop does.
+    command: diesWithPencil(BASH!)[0]!,
     // No startup files: bash reads ~/.bashrc when its stdin is a socket (as a spawned pipe is), as for ssh.
     args: [
+      ...diesWithPencil(BASH!).slice(1),
       "--norc",
       "--noprofile",
       "-c",
       STOP_ON_TERM,
       "pencil-server",
-      "unshare",
+      ...diesWithPencil("unshare"),
       ...unshareArgs!,
       "--net",
       process.execPath,
@@ -495,8 +511,14 @@ export function runIn(
           }
         : {}),
     });
-    file = "unshare";
-    args = [...unshareArgs!, "--net", process.execPath, SETUP_PROGRAM, planPath];
+    [file, ...args] = [
+      ...diesWithPencil("unshare"),
+      ...unshareArgs!,
+      "--net",
+      process.execPath,
+      SETUP_PROGRAM,
+      planPath,
+    ];
     // The command's environment travels in the plan: nothing in it (BUN_OPTIONS, say) can change how the setup runs.
     spawnEnv = { PATH: SETUP_PATH };
   } else {
