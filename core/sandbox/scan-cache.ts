@@ -335,9 +335,14 @@ function walk(
   return { out, unwatched, toWatch: unwatchedDirs };
 }
 
-/** The saved form of one remembered directory: its identity as text (bigints), whether racy, what it holds. */
+/**
+ * The saved form of one remembered directory: where it is (the row of its parent and its own name, or -1 and its full
+ * path), its identity as text (bigints), whether racy, what it holds (names of its direct entries). Names instead of
+ * paths make the file a third of the size, which a process reads before its first command.
+ */
 type SavedDir = [
-  path: string,
+  parent: number,
+  name: string,
   dev: string,
   ino: string,
   mtimeNs: string,
@@ -349,7 +354,9 @@ type SavedDir = [
 ];
 
 /** Version of the saved index's format: a file of another is ignored. */
-const INDEX_FORMAT = 1;
+const INDEX_FORMAT = 2;
+
+const below = (dir: string, name: string) => (dir === "/" ? `/${name}` : `${dir}/${name}`);
 
 /**
  * Reads a saved search (its directories as last read, without watches): each is then judged by its lstat, exactly as a
@@ -361,8 +368,12 @@ function loadIndex(file: string, id: string): Map<string, ScannedDir> | null {
     const data = JSON.parse(readFileSync(file, "utf8")) as { format: number; id: string; dirs: SavedDir[] };
     if (data.format !== INDEX_FORMAT || data.id !== id || !Array.isArray(data.dirs)) return null;
     const dirs = new Map<string, ScannedDir>();
-    for (const [path, dev, ino, mtimeNs, ctimeNs, racy, entries, denied, subdirs] of data.dirs)
-      dirs.set(path, {
+    const paths: string[] = [];
+    for (const [parent, name, dev, ino, mtimeNs, ctimeNs, racy, entries, denied, subdirs] of data.dirs) {
+      if (parent >= paths.length || typeof name !== "string") return null; // damaged: a parent after its child
+      const at = parent < 0 ? name : below(paths[parent]!, name);
+      paths.push(at);
+      dirs.set(at, {
         dev: BigInt(dev),
         ino: BigInt(ino),
         mtimeNs: BigInt(mtimeNs),
@@ -370,10 +381,11 @@ function loadIndex(file: string, id: string): Map<string, ScannedDir> | null {
         racy: racy === 1,
         token: null,
         entries,
-        denied,
-        subdirs,
+        denied: denied.map((n) => below(at, n)),
+        subdirs: subdirs.map((n) => below(at, n)),
         seen: 0,
       });
+    }
     return dirs;
   } catch {
     // An unreadable cache is none: the directories are searched again.
@@ -384,18 +396,26 @@ function loadIndex(file: string, id: string): Map<string, ScannedDir> | null {
 /** Saves a search's directories (written aside, then renamed into place: a reader never sees half a file). */
 function saveIndex(file: string, id: string, dirs: Map<string, ScannedDir>): void {
   const saved: SavedDir[] = [];
-  for (const [path, d] of dirs)
+  const row = new Map<string, number>();
+  const nameIn = (dir: string, p: string) => p.slice(dir === "/" ? 1 : dir.length + 1);
+  for (const [path, d] of dirs) {
+    const slash = path.lastIndexOf("/");
+    const parentPath = slash <= 0 ? "/" : path.slice(0, slash);
+    const parent = path === "/" ? undefined : row.get(parentPath);
+    row.set(path, saved.length);
     saved.push([
-      path,
+      parent ?? -1,
+      parent === undefined ? path : path.slice(slash + 1),
       String(d.dev),
       String(d.ino),
       String(d.mtimeNs),
       String(d.ctimeNs),
       d.racy ? 1 : 0,
       d.entries,
-      d.denied,
-      d.subdirs,
+      d.denied.map((p) => nameIn(path, p)),
+      d.subdirs.map((p) => nameIn(path, p)),
     ]);
+  }
   try {
     mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;

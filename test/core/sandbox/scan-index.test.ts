@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScanCache, scanBelow } from "../../../core/sandbox/scan-cache.ts";
 import { tempDir as sharedTempDir, writeTree } from "../../support/temp.ts";
@@ -46,4 +46,23 @@ test("a saved search lets a new process check directories instead of reading the
   const fourth = processCache().below(root, "k", hidden, 1_000_000, index);
   expect(fourth.denied.sort()).toEqual(third.denied.sort());
   expect(fourth.dirsRead).toBe(first.dirsRead);
+});
+
+test("an index whose rows do not hold together (a row naming a later parent, a name that is not text) is no index", () => {
+  const root = tempDir();
+  const index = tempDir();
+  writeTree(root, { "a/b/.env": "A=1\n", "a/c/x.py": "x\n" });
+  const first = processCache().below(root, "k", hidden, 1_000_000, index);
+  const [file] = readdirSync(index);
+  const path = join(index, file!);
+  const saved = JSON.parse(readFileSync(path, "utf8")) as { dirs: unknown[][] };
+  for (const damage of [(rows: unknown[][]) => (rows[1]![0] = 99), (rows: unknown[][]) => (rows[0]![1] = 7)]) {
+    const copy = structuredClone(saved);
+    damage(copy.dirs);
+    writeFileSync(path, JSON.stringify(copy));
+    const again = processCache().below(root, "k", hidden, 1_000_000, null);
+    const fromDamaged = processCache().below(root, "k", hidden, 1_000_000, index);
+    expect(fromDamaged.denied).toEqual(again.denied);
+    expect(fromDamaged.dirsRead).toBe(first.dirsRead);
+  }
 });
