@@ -1,5 +1,6 @@
-import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import { smallFileBytes } from "../read-small-file.ts";
 import type { Scratch } from "../scratch/types.ts";
 import type { Hiding } from "./hiding.ts";
 
@@ -95,7 +96,8 @@ export function prepareCoverDirs(plan: MountPlan): void {
     chmodSync(c.dir, c.mode);
     for (const p of c.mountPoints) mkdirSync(join(c.dir, p), { recursive: true, mode: 0o755 });
     for (const f of c.files ?? []) {
-      const bytes = readSmallFile(f.from, MAX_VERSION_FILE_BYTES);
+      // Gone, unreadable or replaced since the plan: not shown.
+      const bytes = smallFileBytes(f.from, MAX_VERSION_FILE_BYTES);
       if (bytes === null) continue;
       try {
         mkdirSync(join(c.dir, dirname(f.rel)), { recursive: true, mode: 0o755 });
@@ -104,34 +106,6 @@ export function prepareCoverDirs(plan: MountPlan): void {
         // Something of the plan's own is at that path (a mount point): the version file is not shown, nothing else changes.
       }
     }
-  }
-}
-
-/** A regular file's bytes (not following a link), when it holds at most `max`; else null. */
-function readSmallFile(path: string, max: number): Uint8Array | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    // Gone or unreadable since the plan: not shown.
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > max) return null;
-    const buf = new Uint8Array(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const got = readSync(fd, buf, n, buf.length - n, n);
-      if (got === 0) break;
-      n += got;
-    }
-    return buf.subarray(0, n);
-  } catch {
-    // Unreadable: not shown.
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -1,5 +1,6 @@
-import { lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
+import { smallFileBytes } from "../read-small-file.ts";
 import { looksLikeCredential } from "../staging/flags.ts";
 import { stagedInside } from "../scratch/make.ts";
 import { entrySig } from "../scratch/record.ts";
@@ -62,16 +63,10 @@ export function withoutCredentials(text: string): string {
   return kept.join("\n");
 }
 
-/** Reads a settings file to copy: a regular file of at most MAX_SETTINGS_BYTES, else null. */
+/** Reads a settings file to copy: a regular file (not a link) of at most MAX_SETTINGS_BYTES, else null. */
 function readSettings(path: string): string | null {
-  try {
-    const st = lstatSync(path);
-    if (!st.isFile() || st.size > MAX_SETTINGS_BYTES) return null;
-    return readFileSync(path, "utf8");
-  } catch {
-    // Missing or unreadable: no settings from it reach the command.
-    return null;
-  }
+  // Missing or unreadable: no settings from it reach the command.
+  return smallFileBytes(path, MAX_SETTINGS_BYTES)?.toString("utf8") ?? null;
 }
 
 /**

@@ -1,9 +1,9 @@
 // What a command changed, read back safely: one entry's bytes within the caps, never through a link it left.
 import { formatBytes } from "../format-bytes.ts";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { EntrySig, Scratch } from "./types.ts";
 import { ScratchError } from "../errors/scratch-error.ts";
+import { readSmallFile } from "../read-small-file.ts";
 
 /** One file-level effect of the command found by diffScratch. */
 export interface ScratchChange {
@@ -86,30 +86,12 @@ export function readChange(
  * words the model reads after "Not staged: <path>, because".
  */
 function readRecorded(path: string, sig: EntrySig, maxBytes: number): Uint8Array | string {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (error) {
-    return notRead((error as NodeJS.ErrnoException).code);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.dev !== sig.dev || st.ino !== sig.ino)
-      return "it was replaced (by a link or special file) after the command ran";
-    if (st.size > maxBytes) return `it grew past the ${maxBytes}-byte limit per file while being read`;
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } catch (error) {
-    return notRead((error as NodeJS.ErrnoException).code);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readSmallFile(path, maxBytes);
+  if ("failed" in read) return notRead(read.failed);
+  if (("refused" in read && read.refused === "not-a-file") || read.stat.dev !== sig.dev || read.stat.ino !== sig.ino)
+    return "it was replaced (by a link or special file) after the command ran";
+  if ("refused" in read) return `it grew past the ${maxBytes}-byte limit per file while being read`;
+  return read.bytes;
 }
 
 /** Why a changed file could not be read back, by the error its open or read met. */
