@@ -104,6 +104,18 @@ export function realPathLoose(p: string): { real: string; exists: boolean } {
   return { real: current, exists: !missing };
 }
 
+/**
+ * The real path of `p` (made absolute first) as realPathLoose finds it; when it cannot be resolved (a link loop,
+ * a directory that cannot be looked into) `p` as written, for a caller to whom nothing is reachable through it.
+ */
+export function realPathOrWritten(p: string): string {
+  try {
+    return realPathLoose(resolve(p)).real;
+  } catch {
+    return resolve(p);
+  }
+}
+
 /** Resolves a model-given path against the workspace; throws PathError for input that names no path. */
 export function resolveInWorkspace(ws: Workspace, input: string): ResolvedPath {
   if (typeof input !== "string" || input.trim() === "") {

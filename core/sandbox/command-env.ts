@@ -1,7 +1,8 @@
 import { join, relative, resolve } from "node:path";
 import { looksLikeCredential } from "../staging/flags.ts";
 import type { Scratch } from "../scratch/types.ts";
-import { isInside, realPathLoose } from "../workspace.ts";
+import { isInside, realPathOrWritten } from "../workspace.ts";
+import { XDG_DEFAULTS } from "./version-managers.ts";
 
 /** True for environment variable names that may hold credentials: never passed to commands. */
 export function looksSecret(name: string): boolean {
@@ -134,7 +135,7 @@ export interface CommandEnvInput {
 }
 
 /** The XDG base directories that, set inside the owner's home, lead a command to the same place below its own HOME. */
-const XDG_MOVED: readonly string[] = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"];
+const XDG_MOVED: readonly string[] = XDG_DEFAULTS.map(([variable]) => variable);
 
 /**
  * Where `value` (an XDG directory of the owner's) lies in `realHome`, as a path relative to it (as given, or both
@@ -145,16 +146,8 @@ export function relativeToHome(realHome: string, value: string): string | null {
   const [h, v] = [resolve(realHome), resolve(value)];
   if (isInside(h, v)) return relative(h, v);
   // Only when the paths as written disagree are the links on the way resolved (an lstat a component).
-  const [rh, rv] = [realLoose(realHome), realLoose(value)];
+  const [rh, rv] = [realPathOrWritten(realHome), realPathOrWritten(value)];
   return isInside(rh, rv) ? relative(rh, rv) : null;
-}
-
-function realLoose(p: string): string {
-  try {
-    return realPathLoose(resolve(p)).real;
-  } catch {
-    return resolve(p); // a link loop: judged as written
-  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import type { PathPolicy } from "../policy/path-decisions.ts";
 import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy/policy.ts";
 import { INSTALL_DIR } from "../installation.ts";
-import { isInside, realPathLoose } from "../workspace.ts";
+import { isInside, realPathOrWritten } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
 import { GLOBAL_NPMRC, isFilteredSettingsPath } from "./settings-names.ts";
 import {
@@ -423,7 +423,7 @@ export function planHiding(input: HidingInput): Hiding {
   const needed = [ws, scratch, ...kept, ...covers.map((c) => c.path)];
   const maskSocket = (socket: string | undefined) => {
     if (!socket || !isAbsolute(socket)) return;
-    const real = realLoose(socket);
+    const real = realPathOrWritten(socket);
     const dir = dirname(real);
     secrets.add(dir !== "/" && !needed.some((n) => isInside(dir, n)) ? dir : real);
   };
@@ -432,18 +432,18 @@ export function planHiding(input: HidingInput): Hiding {
   if (dockerHost?.startsWith("unix://")) maskSocket(dockerHost.slice("unix://".length));
   for (const p of ["/run/docker.sock", "/var/run/docker.sock", ...SYSTEM_SECRETS]) secrets.add(p);
   // npm's global settings have no name the policy knows: masked here, and shown filtered like the others.
-  for (const p of GLOBAL_NPMRC) if (isFile(p)) secrets.add(realLoose(p));
+  for (const p of GLOBAL_NPMRC) if (isFile(p)) secrets.add(realPathOrWritten(p));
   // Every other bound socket the covers leave reachable (outside them, or inside a kept directory) is masked itself.
   const hiddenByCover = (p: string) => covers.some((c) => isInside(c.path, p)) && !kept.some((k) => isInside(k, p));
   for (const socket of input.unixSockets ?? hostUnixSockets()) {
     if (isInside(ws, socket) || isInside(scratch, socket)) continue; // the copy stands over the workspace; the scratch holds the run's own
-    const real = realLoose(socket);
+    const real = realPathOrWritten(socket);
     if (!hiddenByCover(socket) || !hiddenByCover(real)) secrets.add(real);
   }
   const uid = process.getuid?.();
   for (const p of [uid === undefined ? null : `/run/user/${uid}`, env.XDG_RUNTIME_DIR]) {
     if (!p || !isAbsolute(p)) continue;
-    const real = realLoose(p);
+    const real = realPathOrWritten(p);
     if (real !== "/" && !needed.some((n) => isInside(real, n))) secrets.add(real);
   }
   // The managers shown: those whose root is kept (one too big to search stays covered).
@@ -524,7 +524,7 @@ export function secretPaths(
   env: Record<string, string | undefined> = {},
 ): string[] {
   const out = new Set<string>();
-  const homes = new Set([resolve(realHome), realLoose(realHome)]);
+  const homes = new Set([resolve(realHome), realPathOrWritten(realHome)]);
   const given = [
     ...[...homes].flatMap((h) => HOME_CREDENTIALS.map((rel) => join(h, rel))),
     ...HOME_CREDENTIALS.flatMap((rel) => xdgPlace(rel, env) ?? []),
@@ -532,7 +532,7 @@ export function secretPaths(
   ];
   for (const p of given) {
     out.add(p);
-    out.add(realLoose(p));
+    out.add(realPathOrWritten(p));
   }
   return [...out];
 }
@@ -590,14 +590,6 @@ function realOrNull(p: string): string | null {
   } catch {
     // Does not resolve: nothing there to keep or cover.
     return null;
-  }
-}
-
-function realLoose(p: string): string {
-  try {
-    return realPathLoose(resolve(p)).real;
-  } catch {
-    return resolve(p); // a link loop: nothing is reachable through it
   }
 }
 

@@ -65,12 +65,12 @@ export function managerRoots(home: string, env: Record<string, string | undefine
   return out;
 }
 
-/** The XDG base directories and the default place below home each stands for. */
-const XDG_DEFAULTS: readonly [variable: string, below: string][] = [
-  ["XDG_DATA_HOME", ".local/share/"],
-  ["XDG_STATE_HOME", ".local/state/"],
-  ["XDG_CACHE_HOME", ".cache/"],
+/** The XDG base directories and the default place below home each stands for (the prefixes are disjoint). */
+export const XDG_DEFAULTS: readonly [variable: string, below: string][] = [
   ["XDG_CONFIG_HOME", ".config/"],
+  ["XDG_DATA_HOME", ".local/share/"],
+  ["XDG_CACHE_HOME", ".cache/"],
+  ["XDG_STATE_HOME", ".local/state/"],
 ];
 
 /**
