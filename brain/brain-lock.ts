@@ -18,7 +18,7 @@ export async function acquireBrainLock(path: string, waitMs = 15_000): Promise<(
           `The brain is in use by another Pencil process (pid ${owner.pid}, lock ${path}). Try again when it is done; if no Pencil is running, delete the lock file.`,
         ),
       (owner, stop) =>
-        `Waiting for the brain: another Pencil process (pid ${owner.pid}) is using it (lock ${path}). ${stop[0]!.toUpperCase()}${stop.slice(1)}; if no Pencil process is running, delete the lock file.`,
+        `Waiting for the brain: another Pencil process (pid ${owner.pid}) is using it (lock ${path}). ${stop}; if no Pencil process is running, delete the lock file.`,
     );
   } catch (error) {
     if (BrainStoreError.isInstance(error)) throw error;

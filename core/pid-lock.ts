@@ -77,7 +77,7 @@ function tryPidLock<H extends PidLockHolder>(file: string, aside: string): true 
   }
 }
 
-/** What a wait longer than a second says (core/wait-notice.ts): the holder, and `stop`, how to stop the wait. */
+/** What a wait longer than a second says (core/wait-notice.ts): the holder, and `stop`, how to stop the wait (a sentence, capitalised). */
 export type DescribeWait<H extends PidLockHolder> = (holder: H, stop: string) => string;
 
 /**

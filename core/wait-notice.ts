@@ -55,11 +55,11 @@ export function waitClock(describe: () => string, now: () => number = Date.now):
 }
 
 /**
- * How to stop a wait in this process: Ctrl-C, unless a handler of Pencil's own takes SIGINT,
- * which cannot run while a synchronous wait holds the thread (then the wait's own limit ends it).
+ * How to stop a wait in this process, as a sentence to end with a period: Ctrl-C, unless a handler of Pencil's own
+ * takes SIGINT, which cannot run while a synchronous wait holds the thread (then the wait's own limit ends it).
  */
 export function howToStop(limitMs: number, synchronous: boolean): string {
   return synchronous && process.listenerCount("SIGINT") > 0
-    ? `it gives up after ${Math.round(limitMs / 1000)} s`
+    ? `It gives up after ${Math.round(limitMs / 1000)} s`
     : "Ctrl-C to stop";
 }

@@ -75,7 +75,7 @@ export async function lockReleased(pencilHome: string, workspace: string, waitMs
 function waitingFor(file: string, h: LockHolder, stop: string): string {
   return (
     `Waiting for another Pencil process (pid ${h.pid} on ${h.host}, ${h.op} since ${h.since}) to finish writing files of ${h.workspace}; nothing is written meanwhile. ` +
-    `${stop[0]!.toUpperCase()}${stop.slice(1)}; if no Pencil process is running, remove ${file}.`
+    `${stop}; if no Pencil process is running, remove ${file}.`
   );
 }
 
