@@ -142,22 +142,16 @@ export class ButtonTokens {
 
   /** Forgets every token of a subject (a settled card, an answered question, a finished plan). */
   revokeSubject(subject: string, keep?: (binding: ButtonBinding) => boolean): void {
-    let changed = false;
-    for (const [token, binding] of this.map) {
-      if (binding.subject === subject && !keep?.(binding)) {
-        this.map.delete(token);
-        changed = true;
-      }
-    }
-    if (changed) this.save();
+    if (this.forgetSubject(subject, keep)) this.save();
   }
 
   /**
    * Forgets `data`'s tokens (callback data) of a settled card whose known message is
    * `messageId`, and remembers what a later press of one on another copy of it (a card
-   * sent again after a lost connection) answers.
+   * sent again after a lost connection) answers; with `subject`, forgets every other token
+   * of it too (revokeSubject), all in one save.
    */
-  retire(data: string[], answer: string, messageId: number | null): void {
+  retire(data: string[], answer: string, messageId: number | null, subject?: string): void {
     for (const d of data) {
       if (!DATA_SHAPE.test(d)) continue;
       const token = d.slice(CALLBACK_PREFIX.length);
@@ -165,6 +159,7 @@ export class ButtonTokens {
       this.retired.set(token, { answer, messageId });
     }
     while (this.retired.size > MAX_RETIRED) this.retired.delete(this.retired.keys().next().value!);
+    if (subject !== undefined) this.forgetSubject(subject);
     this.save();
   }
 
@@ -177,6 +172,18 @@ export class ButtonTokens {
   /** Tokens held. */
   get size(): number {
     return this.map.size;
+  }
+
+  /** Drops the subject's tokens (but those `keep` keeps) without saving; whether any went. */
+  private forgetSubject(subject: string, keep?: (binding: ButtonBinding) => boolean): boolean {
+    let changed = false;
+    for (const [token, binding] of this.map) {
+      if (binding.subject === subject && !keep?.(binding)) {
+        this.map.delete(token);
+        changed = true;
+      }
+    }
+    return changed;
   }
 
   private trim(): void {

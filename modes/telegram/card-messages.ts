@@ -129,8 +129,8 @@ export class CardMessages {
     // The card message's own buttons only: a hunk's buttons live on messages of their own.
     const onCard = { buttons: card.buttons, files: card.files.map((f) => f.buttons) };
     const shown = JSON.stringify(onCard).match(/p1:[A-Za-z0-9_-]{16}/g) ?? [];
-    this.deps.tokens.retire(shown, state === "settled" ? ALREADY_DECIDED : NOT_PENDING, card.messageId);
-    this.deps.tokens.revokeSubject(card.id);
+    // The card's other tokens (a hunk's buttons, its Review / Discard offers) go in the same save.
+    this.deps.tokens.retire(shown, state === "settled" ? ALREADY_DECIDED : NOT_PENDING, card.messageId, card.id);
     this.deps.cards.put(card);
   }
 

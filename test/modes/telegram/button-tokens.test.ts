@@ -64,6 +64,20 @@ describe("button tokens", () => {
     expect(new ButtonTokens(file, 5).size).toBe(0);
   });
 
+  test("retiring a card's buttons with its subject forgets its other tokens too, and a restart remembers both", () => {
+    const file = join(tempDir(), "telegram", "tokens.json");
+    const tokens = new ButtonTokens(file);
+    const [onCard, hunk] = tokens.issue([binding("c-1", "a.txt"), binding("c-1", "hunk")]);
+    const [other] = tokens.issue([binding("c-2", "b.txt")]);
+    tokens.retire([onCard!], "already decided", 7, "c-1");
+    const after = new ButtonTokens(file);
+    expect(after.resolve(onCard, OWNER)).toBeNull();
+    expect(after.resolve(hunk, OWNER)).toBeNull(); // not on the card, same subject: gone in the same save
+    expect(after.retiredAnswer(onCard)).toEqual({ answer: "already decided", messageId: 7 });
+    expect(after.retiredAnswer(hunk)).toBeNull(); // only what the card showed answers as retired
+    expect(after.resolve(other, OWNER)!.item).toBe("b.txt");
+  });
+
   test("a damaged token file starts empty and says so", () => {
     const file = join(tempDir(), "tokens.json");
     writeFileSync(file, "{not json");
