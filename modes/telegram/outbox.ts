@@ -1,5 +1,6 @@
 import { type Api, GrammyError, HttpError, InputFile } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
+import { neverSent } from "./api-retries.ts";
 
 /** How many times a message whose delivery is unknown is sent again (see sendAgainIfUnknown). */
 const RESENDS = 2;
@@ -24,14 +25,15 @@ export class Outbox {
    * Sends like `send`, and sends again (twice more at most) when the outcome is unknown:
    * the connection broke after the request left (a reset, a timeout), so Telegram may or
    * may not have taken it. For a message whose second copy is harmless and whose absence
-   * is not, such as a changeset card. A refusal by Telegram (an answer) is not retried.
+   * is not, such as a changeset card. A refusal by Telegram (an answer) is not retried, nor
+   * a request that never left: networkRetry (api-retries.ts) already tried that one again.
    */
   async sendAgainIfUnknown(chatId: number, html: string, keyboard?: Keyboard): Promise<Message.TextMessage> {
     for (let tries = 0; ; tries += 1) {
       try {
         return await this.send(chatId, html, keyboard);
       } catch (error) {
-        if (!(error instanceof HttpError) || tries >= RESENDS) throw error;
+        if (!(error instanceof HttpError) || neverSent(error) || tries >= RESENDS) throw error;
         this.log(`a send's outcome is unknown (${error.message}); sending it again`);
         await Bun.sleep(this.resendWaitSeconds * 1000 * 2 ** tries);
       }
