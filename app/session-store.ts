@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFil
 import { join } from "node:path";
 import { z } from "zod";
 import type { BaseState } from "../core/staging/overlay.ts";
-import type { CommandRecord } from "../core/staging/command-record.ts";
+import { type CommandRecord, CommandRecordShape } from "../core/staging/command-record.ts";
 import type { ChangeOrigin } from "../core/file-ops.ts";
 import { writeFileAtomic } from "../core/file-ops.ts";
 import { sha256 } from "../core/hash.ts";
@@ -172,15 +172,7 @@ const HeaderShape = z.object({
         startedAt: z.string(),
         endedAt: z.string(),
         changeset: z.string().nullable(),
-        commands: z.array(
-          z.looseObject({
-            command: z.string(),
-            at: z.string(),
-            outcome: z.string(),
-            exitCode: z.number().nullable(),
-            durationMs: z.number(),
-          }),
-        ),
+        commands: z.array(CommandRecordShape),
         moreCommands: z.number().optional(),
       }),
     )

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { UnknownChangesetError } from "../errors/unknown-changeset-error.ts";
 import { UnreadableStateError } from "../errors/unreadable-state-error.ts";
 import { listStateDir, parseStateJson, readStateText } from "../state-file.ts";
+import { CommandRecordShape } from "./command-record.ts";
 import { changesetDigest, fileDigest, type Changeset, type FileChange } from "./changeset.ts";
 import { writeFileAtomic } from "../file-ops.ts";
 import { sha256 } from "../hash.ts";
@@ -171,32 +172,7 @@ const SavedShape = z.looseObject({
       digest: z.string(),
     }),
   ),
-  commands: z
-    .array(
-      z.looseObject({
-        command: z.string(),
-        at: z.string(),
-        outcome: z.enum(["exited", "killed", "timed-out", "write-cap", "cancelled", "sandbox-failed", "refused"]),
-        exitCode: z.number().nullable(),
-        durationMs: z.number(),
-        sandbox: z.enum(["namespace", "plain"]).nullable(),
-        staged: z.array(z.looseObject({ path: z.string(), change: z.enum(["create", "edit", "delete"]) })),
-        notStaged: z.number(),
-        network: z.enum(["none", "proxy", "host"]),
-        connections: z
-          .array(
-            z.looseObject({
-              method: z.string(),
-              host: z.string(),
-              port: z.number(),
-              url: z.string().optional(),
-              allowed: z.boolean(),
-            }),
-          )
-          .optional(),
-      }),
-    )
-    .optional(),
+  commands: z.array(CommandRecordShape).optional(),
 });
 
 /** A saved intent opinion; one of another shape is dropped on load (it is an opinion, and nothing is decided by it). */

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** What became of a command: it ran to an exit or signal, was stopped (timeout, write cap, cancel), never started, or was refused by the policy or the owner. */
 export type CommandOutcomeKind =
   | "exited"
@@ -30,6 +32,30 @@ export interface CommandRecord {
   /** Requests it made through the proxy, each allowed or refused. */
   connections?: { method: string; host: string; port: number; url?: string; allowed: boolean }[];
 }
+
+/** The shape a saved CommandRecord is checked against (in a changeset, in a session's runs); unknown keys are kept. */
+export const CommandRecordShape = z.looseObject({
+  command: z.string(),
+  at: z.string(),
+  outcome: z.enum(["exited", "killed", "timed-out", "write-cap", "cancelled", "sandbox-failed", "refused"]),
+  exitCode: z.number().nullable(),
+  durationMs: z.number(),
+  sandbox: z.enum(["namespace", "plain"]).nullable(),
+  staged: z.array(z.looseObject({ path: z.string(), change: z.enum(["create", "edit", "delete"]) })),
+  notStaged: z.number(),
+  network: z.enum(["none", "proxy", "host"]),
+  connections: z
+    .array(
+      z.looseObject({
+        method: z.string(),
+        host: z.string(),
+        port: z.number(),
+        url: z.string().optional(),
+        allowed: z.boolean(),
+      }),
+    )
+    .optional(),
+});
 
 /** A one-line account of a command for people: `$ bun test  exit 0, 1.20 s, 2 staged`. */
 export function commandRecordLine(r: CommandRecord): string {

@@ -154,3 +154,26 @@ test("a long session near the window compacts older turns but keeps the goal, ev
     run.messages.length,
   );
 });
+
+test("a run's commands in the header are checked as the changeset checks them: a whole record reads back, a damaged one is refused", () => {
+  const home = tempDir();
+  const store = new SessionStore(join(home, ".pencil"));
+  const header = store.create({ id: "s-commands", workspace: home, mode: "agent", goal: "g" });
+  const command = {
+    command: "bun test",
+    at: "2026-12-01T00:00:00.000Z",
+    outcome: "exited" as const,
+    exitCode: 0,
+    durationMs: 1200,
+    sandbox: "namespace" as const,
+    staged: [{ path: "a.txt", change: "edit" as const }],
+    notStaged: 0,
+    network: "proxy" as const,
+    connections: [{ method: "GET", host: "registry.npmjs.org", port: 443, allowed: true }],
+  };
+  const run = { goal: "g", mode: "agent", startedAt: command.at, endedAt: command.at, changeset: null };
+  store.writeHeader({ ...header, runs: [{ ...run, commands: [command] }] });
+  expect(store.header("s-commands").runs?.[0]?.commands).toEqual([command]);
+  store.writeHeader({ ...header, runs: [{ ...run, commands: [{ ...command, outcome: "vanished" as "exited" }] }] });
+  expect(() => store.header("s-commands")).toThrow(SessionFileError);
+});
