@@ -22,6 +22,8 @@ interface Run {
   skip: number;
   fail: number;
   exitCode: number;
+  /** The names of the skipped tests, as bun test lists them. */
+  skipped: string[];
 }
 
 /** Runs `bun test …args` in the checkout and measures it: wall clock, and the CPU of its whole tree of processes. */
@@ -45,6 +47,7 @@ async function runTests(args: string[]): Promise<Run> {
     skip: count("skip"),
     fail: count("fail"),
     exitCode,
+    skipped: [...new Set(text.split("\n").filter((l) => l.startsWith("(skip) ")))].sort(),
   };
 }
 
@@ -94,6 +97,7 @@ async function suite(extra: string[]): Promise<void> {
   console.log(
     `${run.pass} pass, ${run.skip} skip, ${run.fail} fail; wall ${run.wallS.toFixed(1)} s, CPU ${cpu.toFixed(1)} s (user ${run.userS.toFixed(1)}, sys ${run.systemS.toFixed(1)}); load after ${load()}`,
   );
+  for (const name of run.skipped) console.log(`  ${name}`);
   check("npm test: every test passed", run.exitCode === 0 && run.fail === 0, `${run.fail} failed`, "0 failed");
   target({ name: "npm test: wall time", value: run.wallS, unit: "s", max: 120 });
   // On two idle cores the wall time cannot be below half the CPU time: this half is the floor the suite can reach.
