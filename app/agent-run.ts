@@ -1,11 +1,10 @@
 import type { ModelMessage, UserContent } from "ai";
 import type { EventSink } from "../agent/events.ts";
-import { type RunMode, runModeOf } from "../agent/prompts.ts";
+import type { RunMode } from "../agent/prompts.ts";
 import type { SessionOutcome } from "../agent/session.ts";
 import type { ApplyResult } from "../core/apply/apply.ts";
 import type { Plan } from "../core/plan-schema.ts";
 import type { Changeset } from "../core/staging/changeset.ts";
-import { displayPath } from "../core/workspace.ts";
 import { type ModelChoice, RunModels } from "./model-choice.ts";
 import { RunChangeset, type SettledRecord } from "./run-changeset.ts";
 import { RunMeter } from "./run-cost.ts";
@@ -13,11 +12,11 @@ import { RunStaging } from "./run-staging.ts";
 import { type RunHooks, runTurn, type TurnOptions } from "./run-turn.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
-import { SessionKeeper } from "./session-keeper.ts";
-import { changesetSession, reopenSession, sessionStore } from "./session-reopen.ts";
+import { SessionKeeper, startRun } from "./session-keeper.ts";
+import { reopenSession, resumeChangeset, type RunStart, sessionStore } from "./session-reopen.ts";
 import type { RunRecord } from "./session-store.ts";
 import type { Rejection } from "./rejection.ts";
-import { followUpMessage, revisionMessage, sessionMemory } from "./turn-messages.ts";
+import { followUpMessage, revisionMessage, runMemory } from "./turn-messages.ts";
 
 /** Extra knobs for a run; tests and the demo pass their own model. */
 export interface RunOptions extends TurnOptions {
@@ -124,19 +123,7 @@ export class AgentRun {
    * so rejections with reasons can still go back to the agent.
    */
   static resume(runtime: Runtime, changeset: Changeset, options: RunOptions = {}): AgentRun {
-    const mode = runModeOf(changeset.mode);
-    const run = new AgentRun(runtime, mode, changeset.goal, options);
-    run.staging.adoptChangeset(changeset);
-    const saved = runtime.store.loadConversation(changeset.id) as ModelMessage[] | null;
-    run.messages = saved ?? [{ role: "user", content: changeset.goal }];
-    run.changeset = changeset;
-    const session = changesetSession(runtime, changeset);
-    if (session) {
-      run.keeper.session = session.session;
-      run.messages = session.messages;
-    }
-    run.overlay.drainChanged();
-    return run;
+    return AgentRun.reopen(runtime, resumeChangeset(runtime, changeset), options);
   }
 
   /**
@@ -145,17 +132,22 @@ export class AgentRun {
    * and its current changeset. Throws SessionFileError for a damaged or newer session.
    */
   static continueSession(runtime: Runtime, id: string, options: RunOptions = {}, asMode?: RunMode): AgentRun {
-    const opened = reopenSession(runtime, id, asMode);
-    const run = new AgentRun(runtime, opened.mode, opened.goal, options);
-    run.messages = opened.messages;
-    for (const entry of opened.staged) run.overlay.adopt(entry);
-    run.overlay.drainChanged();
-    run.keeper.session = opened.session;
-    run.changeset = opened.changeset;
+    const run = AgentRun.reopen(runtime, reopenSession(runtime, id, asMode), options);
     // A changeset decided elsewhere since (pencil review, the phone) leaves the staging now: its files are not
     // "changed on disk" because they were applied, and the next turn starts a changeset of its own.
     const settled = run.changes.takeInReview();
     if (run.lastSettled) run.notes.push(...settled);
+    return run;
+  }
+
+  /** A run that goes on from what was read back from disk (session-reopen.ts). */
+  private static reopen(runtime: Runtime, start: RunStart, options: RunOptions): AgentRun {
+    const run = new AgentRun(runtime, start.mode, start.goal, options);
+    run.messages = start.messages;
+    for (const entry of start.staged) run.overlay.adopt(entry);
+    run.overlay.drainChanged();
+    run.keeper.session = start.session;
+    run.changeset = start.changeset;
     return run;
   }
 
@@ -197,25 +189,9 @@ export class AgentRun {
     const reviewed = this.changes.takeInReview();
     if (!this.changes.continuesPending) this.notes.push(...reviewed);
     this.keeper.step(this.messages, this.overlay, this.runtime.ws);
-    const revises = this.changes.continuesPending ? undefined : this.changeset?.id;
-    this.changes.saveStaged(this.turnGoal, this.messages, revises);
+    this.changes.saveStaged(this.turnGoal, this.messages);
     this.keeper.finish(this.changeset?.id ?? null);
     return this.changeset;
-  }
-
-  /** What compaction keeps whatever else goes: the goal, every rejection reason, what was applied and what is staged. */
-  memory(): string {
-    let applied: string[] = [];
-    let rejections: Rejection[] = [];
-    try {
-      const state = this.session?.state();
-      applied = state?.applied ?? [];
-      rejections = state?.rejections ?? [];
-    } catch {
-      // A session that cannot be read still has its goal and overlay.
-    }
-    const staged = this.overlay.list().map((e) => displayPath(this.runtime.ws, e.real));
-    return sessionMemory(this.goal, applied, rejections, staged);
   }
 
   /** Kept with the running mark from now on: what a front end needs to close its traces if the process dies mid-run. */
@@ -252,7 +228,7 @@ export class AgentRun {
     const message = followUpMessage(note, text);
     this.messages.push(message);
     this.keeper.turn([message]);
-    await this.go(hooks, this.changes.continuesPending ? undefined : this.changeset?.id);
+    await this.go(hooks);
   }
 
   /**
@@ -268,7 +244,7 @@ export class AgentRun {
     const message = revisionMessage(rejections, applied);
     this.messages.push(message);
     this.keeper.turn([message]);
-    await this.go(hooks, previous?.id);
+    await this.go(hooks);
   }
 
   /**
@@ -277,14 +253,14 @@ export class AgentRun {
    */
   stageUserFile(path: string, text: string): Changeset {
     this.staging.stageUserFile(path, text, () => this.models.choice.current());
-    const changeset = this.changes.snapshot(this.turnGoal, this.messages, this.changeset?.id);
+    const changeset = this.changes.snapshot(this.turnGoal, this.messages);
     if (!changeset) throw new Error(`${path} already holds exactly this answer; nothing to save.`);
     this.changeset = changeset;
     return changeset;
   }
 
   /** One turn of the model, then its staging saved as the pending changeset and the run recorded in the session. */
-  private async go(given: RunHooks, revises?: string): Promise<void> {
+  private async go(given: RunHooks): Promise<void> {
     const hooks: RunHooks = {
       ...given,
       emit: (event) => {
@@ -294,8 +270,7 @@ export class AgentRun {
       },
     };
     this.sink.emit = hooks.emit;
-    const startedAt = new Date().toISOString();
-    const commandsBefore = this.commands.length;
+    const started = startRun(this.turnText ?? this.goal, this.mode, this.commands);
     const outcome = await runTurn(
       {
         runtime: this.runtime,
@@ -306,7 +281,7 @@ export class AgentRun {
         models: this.models,
         keeper: this.keeper,
         messages: this.messages,
-        memory: () => this.memory(),
+        memory: () => runMemory(this.goal, this.session, this.runtime.ws, this.overlay),
         runTag: () => this.tag ?? this.options.runTag,
         onPlan: (plan) => {
           this.plan = plan;
@@ -317,16 +292,8 @@ export class AgentRun {
     this.outcome = outcome;
     this.messages = outcome.messages;
     this.keeper.step(outcome.messages, this.overlay, this.runtime.ws, outcome.models[outcome.models.length - 1]);
-    this.changes.saveStaged(this.turnGoal, this.messages, revises);
+    this.changes.saveStaged(this.turnGoal, this.messages);
     await this.changes.checkIntent(this.models.choice, hooks);
-    this.lastRun = {
-      goal: this.turnText ?? this.goal,
-      mode: this.mode,
-      startedAt,
-      endedAt: new Date().toISOString(),
-      changeset: this.changeset?.id ?? null,
-      commands: this.commands.slice(commandsBefore),
-    };
-    this.keeper.finish(this.changeset?.id ?? null, this.lastRun);
+    this.lastRun = this.keeper.finishRun(started, this.changeset?.id ?? null, this.commands);
   }
 }

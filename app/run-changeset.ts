@@ -48,19 +48,27 @@ export class RunChangeset {
     return this.continues;
   }
 
-  /** Saves everything staged as the current changeset (null when nothing is); `revises` names the one it revises. */
-  saveStaged(turnGoal: string | null, messages: ModelMessage[], revises?: string): Changeset | null {
-    this.current = this.snapshot(turnGoal, messages, revises);
+  /** Saves everything staged as the current changeset (null when nothing is). */
+  saveStaged(turnGoal: string | null, messages: ModelMessage[]): Changeset | null {
+    this.current = this.snapshot(turnGoal, messages);
     this.continues = this.current !== null;
     return this.current;
   }
 
-  /** Everything still staged, as a fresh changeset (null when nothing is). Saved as pending. */
-  snapshot(turnGoal: string | null, messages: ModelMessage[], revises?: string): Changeset | null {
+  /**
+   * Everything still staged, as a fresh changeset (null when nothing is). Saved as pending. It keeps the id of a
+   * current changeset still pending with nothing decided (and what that one revised); else it revises the current one.
+   */
+  snapshot(turnGoal: string | null, messages: ModelMessage[]): Changeset | null {
     const staged = this.staging.overlay.list();
     if (staged.length === 0) {
       // Everything of a still-pending changeset was unstaged (a rewind): it is no longer there to review.
-      if (this.continues && this.current) this.closePending(this.current.id);
+      if (this.continues && this.current)
+        try {
+          this.closeIfPending(this.runtime.store.load(this.current.id), "discarded");
+        } catch {
+          // A damaged record stays as it is; review reports it.
+        }
       return null;
     }
     const keep = this.continues && this.current ? this.current.id : undefined;
@@ -74,8 +82,8 @@ export class RunChangeset {
     });
     changeset.mode = this.run.mode;
     this.staging.stamp(changeset, staged);
-    if (revises && revises !== keep) changeset.revises = revises;
-    else if (keep && this.current?.revises) changeset.revises = this.current.revises;
+    const revises = keep ? this.current?.revises : this.current?.id;
+    if (revises) changeset.revises = revises;
     if (this.keeper.session) changeset.session = this.keeper.session.id;
     if (goal !== this.run.goal) changeset.sessionGoal = this.run.goal;
     // The intent opinion of exactly this content and goal is kept: the model is never asked twice about it.
@@ -131,7 +139,7 @@ export class RunChangeset {
   takeInReview(): string[] {
     const previous = this.current;
     if (!previous || this.settledId === previous.id) return [];
-    let stored: Changeset | null = null;
+    let stored: Changeset;
     try {
       stored = this.runtime.store.load(previous.id);
     } catch (error) {
@@ -149,25 +157,23 @@ export class RunChangeset {
         `Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still staged: the record of their review could not be read, so nothing is known to have been applied or rejected. They stay pending the user's review.`,
       ];
     }
-    const decisions = stored?.decisions ?? {};
-    if (stored && stored.status === "pending" && Object.keys(decisions).length === 0) {
+    const decisions = stored.decisions ?? {};
+    if (stored.status === "pending" && Object.keys(decisions).length === 0) {
       this.continues = true;
       return [
         `Your staged changes (${previous.files.map((f) => f.path).join(", ")}) are still pending the user's review; they stay staged and you may keep working on them.`,
       ];
     }
     this.settledId = previous.id;
-    const applied = stored?.applied ?? [];
+    const applied = stored.applied ?? [];
     const rejected = Object.entries(decisions)
       .filter(([, d]) => d === "rejected")
       .map(([path]) => path);
-    const decided = new Set(
-      stored && stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path),
-    );
+    const decided = new Set(stored.status === "pending" ? Object.keys(decisions) : previous.files.map((f) => f.path));
     for (const file of previous.files)
       if (decided.has(file.path)) this.staging.forget(file, applied.includes(file.path));
-    if (stored) this.closeIfPending(stored);
-    this.lastSettled = { id: previous.id, status: stored?.status ?? "pending", applied, rejected };
+    this.closeIfPending(stored);
+    this.lastSettled = { id: previous.id, status: stored.status, applied, rejected };
     this.continues = false;
     this.keeper.review(
       previous.id,
@@ -175,7 +181,7 @@ export class RunChangeset {
       rejected.map((path) => ({ path, reason: "" })),
       this.staging.overlay,
     );
-    if (stored?.status === "discarded")
+    if (stored.status === "discarded")
       return [
         `The user discarded your staged changes (${previous.files.map((f) => f.path).join(", ")}); none of them was applied.`,
       ];
@@ -192,39 +198,29 @@ export class RunChangeset {
    */
   sentBack(rejections: Rejection[], applied?: ApplyResult): void {
     const previous = this.current;
-    if (previous) {
-      const appliedPaths = new Set(applied?.applied ?? []);
-      for (const file of previous.files) this.staging.forget(file, appliedPaths.has(file.path));
-      // The stored record is the truth (a front end may have applied a copy of it): only a still-pending one is closed.
-      let stored: Changeset | null = null;
-      try {
-        stored = this.runtime.store.load(previous.id);
-      } catch {
-        // The files were reviewed here and the front end showed what it applied; an unreadable record is left as it is
-        // (never written over), and the next review of it names it.
-        stored = null;
-      }
-      if (stored) this.closeIfPending(stored);
-    }
     this.continues = false;
-    if (previous) this.keeper.review(previous.id, applied?.applied ?? [], rejections, this.staging.overlay);
-  }
-
-  /** A stored record still pending after its review was taken in is closed: partial when something was applied, else rejected. */
-  private closeIfPending(stored: Changeset): void {
-    if (stored.status !== "pending") return;
-    stored.status = stored.applied?.length ? "partial" : "rejected";
-    this.runtime.store.save(stored);
-  }
-
-  private closePending(id: string): void {
+    if (!previous) return;
+    const appliedPaths = new Set(applied?.applied ?? []);
+    for (const file of previous.files) this.staging.forget(file, appliedPaths.has(file.path));
+    // The stored record is the truth (a front end may have applied a copy of it): only a still-pending one is closed.
+    let stored: Changeset | null = null;
     try {
-      const stored = this.runtime.store.load(id);
-      if (stored.status !== "pending") return;
-      stored.status = "discarded";
-      this.runtime.store.save(stored);
+      stored = this.runtime.store.load(previous.id);
     } catch {
-      // A damaged record stays as it is; review reports it.
+      // The files were reviewed here and the front end showed what it applied; an unreadable record is left as it is
+      // (never written over), and the next review of it names it.
     }
+    if (stored) this.closeIfPending(stored);
+    this.keeper.review(previous.id, applied?.applied ?? [], rejections, this.staging.overlay);
+  }
+
+  /**
+   * A stored record still pending is closed as `status`; by default (its review taken in) partial when something
+   * was applied, else rejected.
+   */
+  private closeIfPending(stored: Changeset, status?: "discarded"): void {
+    if (stored.status !== "pending") return;
+    stored.status = status ?? (stored.applied?.length ? "partial" : "rejected");
+    this.runtime.store.save(stored);
   }
 }

@@ -60,20 +60,6 @@ export class RunStaging {
     this.mcpCalls.length = 0;
   }
 
-  /** Stages a saved changeset's files again, as they were staged (reopening it as a run). */
-  adoptChangeset(changeset: Changeset): void {
-    for (const file of changeset.files) {
-      this.overlay.adopt({
-        real: file.real,
-        base: file.base,
-        after: file.after ? { bytes: file.after.bytes, mode: file.after.mode } : null,
-        origins: file.origins,
-        models: file.models,
-        stagedAt: Date.parse(changeset.createdAt) || Date.now(),
-      });
-    }
-  }
-
   /** Writes on a changeset made from `staged` what the run did besides staging: flags, commands, MCP calls. */
   stamp(changeset: Changeset, staged: StagedEntry[]): void {
     flagAfterInstructions(changeset, staged, this.findings.sources);

@@ -1,9 +1,20 @@
 import type { ModelMessage } from "ai";
 import type { EventSink } from "../agent/events.ts";
+import type { CommandRecord } from "../core/staging/command-record.ts";
 import type { Overlay } from "../core/staging/overlay.ts";
 import type { Workspace } from "../core/workspace.ts";
 import type { SavedSession } from "./saved-session.ts";
 import type { RunningMark, RunRecord } from "./session-store.ts";
+
+/** The start of a run's record: what the owner asked, in which mode, when, and how many commands the run had before. */
+export interface RunStarted extends Pick<RunRecord, "goal" | "mode" | "startedAt"> {
+  commandsBefore: number;
+}
+
+/** Starts the record of a run that `commands` (the AgentRun's so far) do not belong to. */
+export function startRun(goal: string, mode: string, commands: readonly CommandRecord[]): RunStarted {
+  return { goal, mode, startedAt: new Date().toISOString(), commandsBefore: commands.length };
+}
 
 /**
  * Keeps a run's saved session in step with it: every write goes through here, and a failed
@@ -39,9 +50,17 @@ export class SessionKeeper {
     this.save((s) => s.markRunning(mark));
   }
 
-  /** Ends the running mark, naming the session's current changeset and recording the run. */
-  finish(changeset: string | null, run?: RunRecord): void {
-    this.save((s) => s.finishRun(changeset, run));
+  /** Ends the running mark, naming the session's current changeset (a run saved before its end is recorded by none). */
+  finish(changeset: string | null): void {
+    this.save((s) => s.finishRun(changeset));
+  }
+
+  /** Ends the running mark like `finish`, recording the run `started` with the commands it added; its record. */
+  finishRun(started: RunStarted, changeset: string | null, commands: readonly CommandRecord[]): RunRecord {
+    const { commandsBefore, ...run } = started;
+    const record = { ...run, endedAt: new Date().toISOString(), changeset, commands: commands.slice(commandsBefore) };
+    this.save((s) => s.finishRun(changeset, record));
+    return record;
   }
 
   private save(write: (session: SavedSession) => void): void {

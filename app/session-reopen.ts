@@ -10,15 +10,21 @@ import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
 import { SessionStore } from "./session-store.ts";
 
-/** A saved session read back as the start of a run: its mode, goal, checked conversation, staged files and changeset. */
-export interface ReopenedSession {
-  session: SavedSession;
+/** What a reopened run starts from: its mode, goal, checked conversation, staged files, session and changeset. */
+export interface RunStart {
+  /** The saved session it goes on in; null when it has none or it is damaged (then nothing of it is saved). */
+  session: SavedSession | null;
   mode: RunMode;
   goal: string;
   messages: ModelMessage[];
   staged: StagedEntry[];
-  /** The session's current changeset; null when it names none, or one that is no longer there. */
+  /** The current changeset; null when the session names none, or one that is no longer there. */
   changeset: Changeset | null;
+}
+
+/** A saved session read back as the start of a run. */
+export interface ReopenedSession extends RunStart {
+  session: SavedSession;
 }
 
 /**
@@ -56,8 +62,38 @@ export function reopenSession(runtime: Runtime, id: string, asMode?: RunMode): R
   return { session, mode, goal: header.goal, messages, staged, changeset };
 }
 
+/**
+ * A saved pending changeset read back as the start of a run (after a restart, or from `pencil review`): its staged
+ * content, and the conversation of the session it was made in, checked; without a readable session, the
+ * conversation saved with the changeset (read only then), else the goal alone.
+ */
+export function resumeChangeset(runtime: Runtime, changeset: Changeset): RunStart {
+  const made = changesetSession(runtime, changeset);
+  const messages = made?.messages ??
+    (runtime.store.loadConversation(changeset.id) as ModelMessage[] | null) ?? [
+      { role: "user", content: changeset.goal },
+    ];
+  const stagedAt = Date.parse(changeset.createdAt) || Date.now();
+  const staged = changeset.files.map((file) => ({
+    real: file.real,
+    base: file.base,
+    after: file.after ? { bytes: file.after.bytes, mode: file.after.mode } : null,
+    origins: file.origins,
+    models: file.models,
+    stagedAt,
+  }));
+  return {
+    session: made?.session ?? null,
+    mode: runModeOf(changeset.mode),
+    goal: changeset.goal,
+    messages,
+    staged,
+    changeset,
+  };
+}
+
 /** The session a saved changeset was made in, with its checked conversation; null when it has none or it is damaged. */
-export function changesetSession(
+function changesetSession(
   runtime: Runtime,
   changeset: Changeset,
 ): { session: SavedSession; messages: ModelMessage[] } | null {

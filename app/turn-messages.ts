@@ -1,9 +1,27 @@
 import type { ModelMessage } from "ai";
 import type { ApplyResult } from "../core/apply/apply.ts";
+import type { Overlay } from "../core/staging/overlay.ts";
+import { displayPath, type Workspace } from "../core/workspace.ts";
 import type { Rejection } from "./rejection.ts";
+import type { SavedSession } from "./saved-session.ts";
+
+/** A run's sessionMemory: what its saved session says was applied and rejected, and what its overlay stages now. */
+export function runMemory(goal: string, session: SavedSession | null, ws: Workspace, overlay: Overlay): string {
+  let applied: string[] = [];
+  let rejections: Rejection[] = [];
+  try {
+    const state = session?.state();
+    applied = state?.applied ?? [];
+    rejections = state?.rejections ?? [];
+  } catch {
+    // A session that cannot be read still has its goal and overlay.
+  }
+  const staged = overlay.list().map((e) => displayPath(ws, e.real));
+  return sessionMemory(goal, applied, rejections, staged);
+}
 
 /** What compaction keeps whatever else goes: the goal, every rejection reason, what was applied and what is staged. */
-export function sessionMemory(goal: string, applied: string[], rejections: Rejection[], staged: string[]): string {
+function sessionMemory(goal: string, applied: string[], rejections: Rejection[], staged: string[]): string {
   return [
     "Session memory (kept when older turns are compacted):",
     `Goal: ${goal}`,

@@ -177,3 +177,56 @@ test("a run's commands in the header are checked as the changeset checks them: a
   store.writeHeader({ ...header, runs: [{ ...run, commands: [{ ...command, outcome: "vanished" as "exited" }] }] });
   expect(() => store.header("s-commands")).toThrow(SessionFileError);
 });
+
+test("a changeset reopened for review takes its conversation from its session; the one saved beside it is read only without a session", async () => {
+  const { runtime, store } = setup();
+  const { models: m } = models([
+    { toolCalls: [{ name: "create_file", input: { path: "c.txt", content: "gamma\n" } }] },
+    { text: "made c" },
+  ]);
+  const run = await AgentRun.start(runtime, "agent", "make c", hooks, { models: m });
+  const cs = run.changeset!;
+  const conversation = join(runtime.store.dir, `${cs.id}.conversation.json`);
+  writeFileSync(conversation, "{damaged");
+  // With its session readable, the damaged file beside the changeset is never read.
+  const resumed = AgentRun.resume(runtime, cs);
+  expect(resumed.session?.id).toBe(run.session!.id);
+  expect(resumed.messages).toEqual(
+    SavedSession.open(store, run.session!.id).state().messages as typeof resumed.messages,
+  );
+  expect(resumed.overlay.list().map((e) => e.real)).toEqual(run.overlay.list().map((e) => e.real));
+  // Without one, the conversation saved with the changeset is what the run goes on from.
+  const alone = { ...cs, session: undefined };
+  writeFileSync(conversation, JSON.stringify([{ role: "user", content: "make c, from the file" }]));
+  expect(AgentRun.resume(runtime, alone).messages).toEqual([{ role: "user", content: "make c, from the file" }]);
+  expect(AgentRun.resume(runtime, alone).session).toBeNull();
+});
+
+test("what a changeset revises follows from the run: a revision and a follow-up after a decided one revise it, more work on a pending one keeps its id and what it revised", async () => {
+  const { runtime } = setup();
+  const { models: m } = models([
+    { toolCalls: [{ name: "create_file", input: { path: "c.txt", content: "gamma\n" } }] },
+    { text: "made c" },
+    { toolCalls: [{ name: "create_file", input: { path: "d.txt", content: "delta\n" } }] },
+    { text: "made d" },
+    { toolCalls: [{ name: "create_file", input: { path: "e.txt", content: "eps\n" } }] },
+    { text: "made e" },
+    { toolCalls: [{ name: "create_file", input: { path: "f.txt", content: "phi\n" } }] },
+    { text: "made f" },
+  ]);
+  const run = await AgentRun.start(runtime, "agent", "make c", hooks, { models: m });
+  const first = run.changeset!;
+  expect(first.revises).toBeUndefined();
+  await run.revise([{ path: "c.txt", reason: "call it d" }], hooks);
+  const second = run.changeset!;
+  expect([second.id === first.id, second.revises]).toEqual([false, first.id]);
+  await run.followUp("and e", hooks); // still pending: the same changeset grows, revising what it revised
+  expect([run.changeset!.id, run.changeset!.revises]).toEqual([second.id, first.id]);
+  runtime.store.save({
+    ...runtime.store.load(second.id),
+    status: "rejected",
+    decisions: { "d.txt": "rejected", "e.txt": "rejected" },
+  });
+  await run.followUp("then f", hooks); // decided elsewhere: a changeset of its own, revising the decided one
+  expect([run.changeset!.id === second.id, run.changeset!.revises]).toEqual([false, second.id]);
+});
