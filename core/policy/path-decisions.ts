@@ -375,6 +375,8 @@ function asciiLower(s: string): string {
   return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
+// Not realPathOrWritten: a protected place (the workspace, home, PENCIL_HOME) that cannot be resolved is an error
+// here, never judged as written, so no protection is built on a guess.
 function realOf(p: string): string {
   return realPathLoose(resolve(p)).real;
 }
