@@ -9,7 +9,7 @@ import { compilePolicy, decide, type Policy } from "../core/policy/policy.ts";
 import { stripANSI } from "bun";
 import { planCommandEnv } from "../core/sandbox/command-env.ts";
 import { placeSettings, showFilteredSettings } from "../core/sandbox/package-config.ts";
-import { isFilteredSettingsName } from "../core/sandbox/settings-names.ts";
+import { isFilteredSettingsName } from "../core/policy/settings-names.ts";
 import { commandDenies, type Hiding, planHiding, secretPaths, shownReadOnly } from "../core/sandbox/hiding.ts";
 import {
   runIn,

@@ -5,7 +5,7 @@ import { compilePolicy, decide, HOME_CREDENTIALS, type Policy } from "../policy/
 import { INSTALL_DIR } from "../installation.ts";
 import { isInside, realPathOrWritten } from "../workspace.ts";
 import { SCAN_LIMIT, scanBelow, scanCache, type ScanCache } from "./scan-cache.ts";
-import { GLOBAL_NPMRC, isFilteredSettingsPath } from "./settings-names.ts";
+import { GLOBAL_NPMRC, isFilteredSettingsPath } from "../policy/settings-names.ts";
 import {
   companions,
   hasCorepack,

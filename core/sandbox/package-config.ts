@@ -1,6 +1,7 @@
-import { lstatSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { smallFileBytes } from "../read-small-file.ts";
+import { isInside, realPathLoose } from "../workspace.ts";
 import { looksLikeCredential } from "../staging/flags.ts";
 import { stagedInside } from "../scratch/make.ts";
 import { entrySig } from "../scratch/record.ts";
@@ -8,7 +9,7 @@ import type { StagedEntry } from "../staging/overlay.ts";
 import type { Scratch } from "../scratch/types.ts";
 import { looksSecret, relativeToHome } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
-import { isFilteredSettingsName } from "./settings-names.ts";
+import { isFilteredSettingsName } from "../policy/settings-names.ts";
 
 /**
  * The owner's settings files (relative to home) a command's programs read from their HOME, which is the scratch's:
@@ -142,12 +143,23 @@ export function placeSettings(
     const text = readWorkspaceSettings(s, rel, staged);
     if (text === null) continue;
     if (ov) {
-      // Only over a file the overlay shows from the workspace (one staged and nowhere on disk has no path to bind on).
-      if (!ov.hidden.includes(rel) || ov.baseline?.get(rel)?.kind === "whiteout") continue;
-      ov.hidden = ov.hidden.filter((h) => h !== rel);
+      // Over a file the overlay shows from the workspace, or over the placeholder laid for one the agent created.
+      if (!ov.placeholders?.includes(rel)) {
+        if (!ov.hidden.includes(rel) || ov.baseline?.get(rel)?.kind === "whiteout") continue;
+        ov.hidden = ov.hidden.filter((h) => h !== rel);
+      }
     } else {
       const at = join(s.dir, rel);
       try {
+        // A settings file the agent created in a folder that is not on disk yet (sub/.npmrc): its folder, as staged.
+        // Made only where no link leads out of the copy: Pencil makes it, unconfined.
+        const parent = dirname(at);
+        if (
+          staged.get(rel)?.after &&
+          !existsSync(parent) &&
+          isInside(realPathLoose(s.dir).real, realPathLoose(parent).real)
+        )
+          mkdirSync(parent, { recursive: true, mode: 0o755 });
         writeFileSync(at, "", { mode: 0o644, flag: "wx" });
       } catch {
         continue; // something is there already (the policy did not hide it), or its directory is not: left as it is

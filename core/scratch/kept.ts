@@ -15,9 +15,10 @@ import { rm } from "node:fs/promises";
 import { bytesFree } from "../apply/free-space.ts";
 import { formatBytes } from "../format-bytes.ts";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { FileOps } from "../file-ops.ts";
 import { sandboxGlobalConfig, sandboxRepositoryConfig } from "../git/sandbox-config.ts";
+import { isFilteredSettingsName } from "../policy/settings-names.ts";
 import { WalkRules } from "../policy/walk.ts";
 import { isInside, realPathLoose, type Workspace } from "../workspace.ts";
 import type { ScratchChange } from "./read-change.ts";
@@ -123,6 +124,15 @@ export class KeptScratch {
       ? sandboxRepositoryConfig(join(this.ws.root, ".git"))
       : null;
     if (gitConfig !== null) want.set(GIT_CONFIG, { bytes: new TextEncoder().encode(gitConfig), mode: 0o644 });
+    // A settings file the agent created (staged, nowhere on disk) has no path of the workspace its filtered copy could be
+    // bound on (placeSettings): an empty placeholder is laid for it, Pencil's own like the filtered config.
+    const placeholders: string[] = [];
+    for (const { rel, entry } of stagedInside(this.ws, this.fs)) {
+      if (!entry.after || visible(entry.real) || !isFilteredSettingsName(basename(rel))) continue;
+      if (lstatOrNull(join(this.ws.root, rel)) !== null) continue; // on disk: hidden, and its copy bound over it there
+      want.set(rel, { bytes: PLACEHOLDER, mode: 0o444 });
+      placeholders.push(rel);
+    }
     const dirty = new Set(this.pending);
     for (const [rel, w] of want) {
       const l = this.laid.get(rel);
@@ -158,8 +168,10 @@ export class KeptScratch {
     this.pending.clear();
     // The filtered config is Pencil's, not the staged view's: the diff must not compare it with the real one (which
     // differs by design) as it does a freshly laid staged file; a command's change to it is still seen by its times.
-    const laidConfig = this.baseline.get(GIT_CONFIG);
-    if (laidConfig?.fresh) this.baseline.set(GIT_CONFIG, { ...laidConfig, fresh: false });
+    for (const rel of [GIT_CONFIG, ...placeholders]) {
+      const laid = this.baseline.get(rel);
+      if (laid?.fresh) this.baseline.set(rel, { ...laid, fresh: false });
+    }
     const hidden = this.scan.scan(visible, linkVisible).filter((rel) => rel !== GIT_CONFIG || gitConfig === null);
     const placed: string[] = [];
     const deletions: string[] = [];
@@ -196,6 +208,7 @@ export class KeptScratch {
         // Whiteouts laid by an earlier command stay: only new ones are laid (rm -rf of what is already gone does nothing).
         hidden: hidden.filter((rel) => this.baseline.get(rel)?.kind !== "whiteout"),
         baseline: this.baseline,
+        placeholders,
       },
     };
     mkdirSync(root, { mode: 0o755 });
@@ -373,6 +386,9 @@ export class KeptScratch {
     if (st) this.baseline.set(rel, { ...upperEntry(st), ...(fresh ? { fresh: true } : {}) });
   }
 }
+
+/** What a placeholder holds: nothing (one array, so the laid and wanted bytes compare equal between commands). */
+const PLACEHOLDER = new Uint8Array(0);
 
 function lstatOrNull(path: string) {
   try {

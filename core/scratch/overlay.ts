@@ -30,6 +30,8 @@ export interface OverlayLayers {
   baseline?: Map<string, UpperEntry>;
   /** Set by the diff: the upper layer as it walked it after the command (the next command's baseline). */
   after?: Map<string, UpperEntry>;
+  /** Settings files the agent created (staged, not on disk), laid empty in `upper` so their filtered copies can be bound on them. */
+  placeholders?: string[];
 }
 
 /** One entry of an overlay's upper layer, enough to tell whether a command touched it. */

@@ -8,7 +8,7 @@ import { compilePolicy, decide } from "../../../core/policy/policy.ts";
 import { planHiding } from "../../../core/sandbox/hiding.ts";
 import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { withoutCredentials } from "../../../core/sandbox/package-config.ts";
-import { GLOBAL_NPMRC, isFilteredSettingsPath } from "../../../core/sandbox/settings-names.ts";
+import { GLOBAL_NPMRC, isFilteredSettingsPath } from "../../../core/policy/settings-names.ts";
 import { createRunCommandTool } from "../../../tools/run-command.ts";
 import { realTempDir as tempDir, writeTree } from "../../support/temp.ts";
 import { toolContext } from "../../support/tool-context.ts";

@@ -159,6 +159,58 @@ describe.each(["overlay", "copy"] as ScratchKind[])(
   },
 );
 
+describe.each(["overlay", "copy"] as ScratchKind[])(
+  "a settings file the agent created, not yet on disk (%s)",
+  (scratch) => {
+    test.skipIf(!hasNamespace)(
+      "a command sees it filtered, read-only, at its path; later commands see its newer staged text; it is never a command's change",
+      async () => {
+        const home = tempDir("pencil-pmf-home-");
+        const root = tempDir("pencil-pmf-ws-");
+        writeTree(root, { "package.json": '{ "name": "p", "version": "1.0.0" }\n' });
+        const t = session(root, home);
+        const staged = (registry: string) =>
+          t.ctx.fs.writeBytes(
+            join(root, "sub/.npmrc"),
+            new TextEncoder().encode(`registry=${registry}\n//r.example/:_authToken=${YARN_TOKEN}\n`),
+          );
+        staged("https://r.example/one/");
+        const scratchParent = tempDir();
+        const tool = createRunCommandTool({
+          sandbox: "namespace",
+          scratch,
+          scratchParent,
+          realHome: home,
+          parentEnv: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home },
+        });
+        try {
+          const first = await t.run(tool, {
+            command:
+              "cat sub/.npmrc; (echo x >> sub/.npmrc) 2>/dev/null || echo npmrc-read-only; rm -f sub/.npmrc 2>/dev/null; true",
+          });
+          expect(first).toContain("registry=https://r.example/one/");
+          expect(first).toContain("npmrc-read-only");
+          expect(first).toContain("No file changes.");
+          staged("https://r.example/two/");
+          const second = await t.run(tool, { command: "cat sub/.npmrc" });
+          expect(second).toContain("registry=https://r.example/two/");
+          expect(second).not.toContain("r.example/one/");
+          expect(second).toContain("No file changes.");
+          for (const text of [first, second, JSON.stringify(records(t))]) expect(text).not.toContain(YARN_TOKEN);
+          // The staged file is the agent's, unchanged: its token and all.
+          expect(t.overlay.list().map((e) => e.real)).toEqual([join(root, "sub/.npmrc")]);
+          expect(new TextDecoder().decode(t.overlay.list()[0]!.after!.bytes)).toContain(YARN_TOKEN);
+          expect(existsSync(join(root, "sub"))).toBe(false);
+        } finally {
+          await tool.close?.();
+        }
+        expect(readdirSync(scratchParent)).toEqual([]);
+      },
+      60_000,
+    );
+  },
+);
+
 function records(t: ReturnType<typeof session>): CommandRecord[] {
   return t.records;
 }
