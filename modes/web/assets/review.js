@@ -3,6 +3,17 @@
 // (so a reload shows them again). Nothing here is fetched from anywhere but that server.
 
 const state = { summary: null, decisions: {}, phase: "reviewing", outcome: null, view: "unified", loaded: new Map() };
+// What the person has typed into each reason box, by file and hunk: a decision saved meanwhile re-renders its file, and
+// what was typed into another box of it (a hunk's reason before its Drop) must survive that.
+const drafts = new Map();
+
+/** A reason box that keeps its draft across re-renders; `saved` is the reason already recorded, if any. */
+function reasonInput(key, saved, attrs) {
+  const input = el("input", { ...attrs, class: "reason", type: "text", "data-draft": key });
+  input.addEventListener("input", () => drafts.set(key, input.value));
+  input.value = drafts.has(key) ? drafts.get(key) : saved || "";
+  return input;
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -138,14 +149,11 @@ function decidedCount() {
 
 function fileSection(f) {
   const [words, cls] = decisionWords(f);
-  const reason = el("input", {
-    class: "reason",
-    type: "text",
+  const d = state.decisions[f.path];
+  const reason = reasonInput(`file:${f.path}`, d && d.reason, {
     placeholder: "Reason (goes back to the agent)",
     "aria-label": `Reason for ${f.path}`,
   });
-  const d = state.decisions[f.path];
-  if (d && d.reason) reason.value = d.reason;
   const provenance = [
     f.tools.length ? `by ${f.tools.join(", ")}` : "",
     f.models.length ? f.models.join(", ") : "",
@@ -241,13 +249,10 @@ function renderHunk(file, hunk) {
   const head = el("div", { class: "hunk-head" }, el("code", {}, hunk.label));
   if (file.splittable && hunk.digest) {
     const choice = hunkChoice(file, hunk.digest);
-    const reason = el("input", {
-      class: "reason",
-      type: "text",
+    const reason = reasonInput(`hunk:${file.path}:${hunk.digest}`, choice && choice.reason, {
       placeholder: "Why drop it? (optional)",
       "aria-label": `Reason for dropping ${hunk.label}`,
     });
-    if (choice && choice.reason) reason.value = choice.reason;
     head.append(
       el(
         "button",
@@ -379,10 +384,21 @@ async function decideHunk(f, digest, choice) {
 
 function refreshFile(f) {
   const old = document.getElementById(`f-${f.index}`);
+  // The box being typed in keeps the focus and the caret through the re-render.
+  const active = document.activeElement;
+  const typing = active && old.contains(active) && active.dataset ? active.dataset.draft : undefined;
+  const caret = typing ? [active.selectionStart, active.selectionEnd] : null;
   const fresh = fileSection(f);
   old.replaceWith(fresh);
   const file = state.loaded.get(f.index);
   if (file) fresh.querySelector(".body").replaceChildren(renderBody(file));
+  if (typing) {
+    const again = [...fresh.querySelectorAll("input[data-draft]")].find((i) => i.dataset.draft === typing);
+    if (again) {
+      again.focus();
+      again.setSelectionRange(caret[0], caret[1]);
+    }
+  }
   renderNav();
   renderBar();
 }

@@ -104,6 +104,34 @@ describe.skipIf(!HAVE_CHROMIUM)("review --web in headless Chromium (needs /usr/b
     }
   }, 60_000);
 
+  test("a reason being typed survives another decision of the same file saved meanwhile, and goes with its Drop", async () => {
+    const w = await saved([textReply("Noted, leaving it.")]);
+    const review = await startWebReview([w.id, "-w", w.workspace], { cwd: w.workspace, env: w.env });
+    try {
+      const page = await browser.newPage();
+      await page.goto(review.url);
+      let f = await section(page, "f.ts");
+      // Typed first; the keep of the other hunk is saved after it, and re-renders the file.
+      await f.locator(".hunk").nth(1).locator("input.reason").fill("typed before the keep was saved");
+      await f.locator(".hunk").nth(0).locator("button.keep").click();
+      await f.locator(".hunk").nth(0).locator(".state", { hasText: "kept" }).waitFor();
+      f = await section(page, "f.ts");
+      const box = f.locator(".hunk").nth(1).locator("input.reason");
+      expect(await box.inputValue()).toBe("typed before the keep was saved");
+      await f.locator(".hunk").nth(1).locator("button.drop").click();
+      await f.locator(".hunk").nth(1).locator(".state", { hasText: "dropped" }).waitFor();
+      // The reason was saved with the drop: a reload shows it.
+      await page.reload();
+      f = await section(page, "f.ts");
+      expect(await f.locator(".hunk").nth(1).locator("input.reason").inputValue()).toBe(
+        "typed before the keep was saved",
+      );
+      await page.close();
+    } finally {
+      review.kill();
+    }
+  }, 60_000);
+
   test("keep one hunk, drop the other with a reason, reload, reject a file with a reason, binary approved on its own, Apply: exact bytes, reasons reach the agent, exit 0", async () => {
     const w = await saved([textReply("Noted, leaving it.")]);
     const review = await startWebReview([w.id, "-w", w.workspace], { cwd: w.workspace, env: w.env });
