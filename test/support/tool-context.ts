@@ -7,6 +7,7 @@ import type { PencilTool, ToolContext } from "../../tools/tool.ts";
 import { ToolError } from "../../core/errors/tool-error.ts";
 import { DEFAULT_LIMITS, type ToolLimits } from "../../core/tool-limits.ts";
 import { openWorkspace, type Workspace } from "../../core/workspace.ts";
+import { tempDir, writeTree } from "./temp.ts";
 
 /** A tool context over a real workspace directory, staging into a fresh overlay unless `fs` is given. */
 export function toolContext(
@@ -48,4 +49,17 @@ export async function failure(p: Promise<unknown>): Promise<ToolError> {
 export function markRead(ctx: ToolContext, real: string, display: string): void {
   const st = statSync(real);
   ctx.reads.record(real, display, { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(readFileSync(real)) });
+}
+
+/** A workspace of `files` in a temporary directory, its tool context, and `staged(path)`: the staged text of a workspace-relative path (null: a staged deletion; undefined: nothing staged). */
+export function stagingWorkspace(files: Record<string, string>) {
+  const root = tempDir();
+  writeTree(root, files);
+  const t = toolContext(root);
+  const staged = (path: string): string | null | undefined => {
+    const entry = t.overlay.list().find((e) => e.real === `${t.ws.root}/${path}`);
+    if (!entry) return undefined;
+    return entry.after ? new TextDecoder().decode(entry.after.bytes) : null;
+  };
+  return { ...t, staged };
 }

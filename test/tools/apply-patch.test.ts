@@ -3,26 +3,13 @@ import { applyHunks, parseApplyPatch, type PatchOp } from "../../tools/edit/patc
 import { PatchError } from "../../core/errors/patch-error.ts";
 import { createApplyPatchTool } from "../../tools/apply-patch.ts";
 import { createReadFileTool } from "../../tools/read-file.ts";
-import { failure, toolContext } from "../support/tool-context.ts";
-import { tempDir, writeTree } from "../support/temp.ts";
+import { failure, stagingWorkspace as workspace } from "../support/tool-context.ts";
 
 // apply_patch's own answers for the modes of bench/finish-modes.ts (the loop-level
 // replay is test/agent/finish-loop.test.ts): each case asserts what was staged (or that
 // nothing was) and what the answer names.
 const readTool = createReadFileTool();
 const patchTool = createApplyPatchTool();
-
-function workspace(files: Record<string, string>) {
-  const root = tempDir();
-  writeTree(root, files);
-  const t = toolContext(root);
-  const staged = (path: string): string | null | undefined => {
-    const entry = t.overlay.list().find((e) => e.real === `${t.ws.root}/${path}`);
-    if (!entry) return undefined;
-    return entry.after ? new TextDecoder().decode(entry.after.bytes) : null;
-  };
-  return { ...t, staged };
-}
 
 describe("apply_patch", () => {
   const file = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";

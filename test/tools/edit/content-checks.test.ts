@@ -3,8 +3,7 @@ import { createCreateFileTool } from "../../../tools/create-file.ts";
 import { createEditFileTool } from "../../../tools/edit-file.ts";
 import { createReadFileTool } from "../../../tools/read-file.ts";
 import { createWriteFileTool } from "../../../tools/write-file.ts";
-import { failure, toolContext } from "../../support/tool-context.ts";
-import { tempDir, writeTree } from "../../support/temp.ts";
+import { failure, stagingWorkspace as workspace } from "../../support/tool-context.ts";
 
 // The checks the editing tools make on content before staging it, for the modes of
 // bench/finish-modes.ts (the loop-level replay is test/agent/finish-loop.test.ts): each
@@ -13,18 +12,6 @@ const edit = createEditFileTool();
 const write = createWriteFileTool();
 const create = createCreateFileTool();
 const readTool = createReadFileTool();
-
-function workspace(files: Record<string, string>) {
-  const root = tempDir();
-  writeTree(root, files);
-  const t = toolContext(root);
-  const staged = (path: string): string | null | undefined => {
-    const entry = t.overlay.list().find((e) => e.real === `${t.ws.root}/${path}`);
-    if (!entry) return undefined;
-    return entry.after ? new TextDecoder().decode(entry.after.bytes) : null;
-  };
-  return { ...t, staged };
-}
 
 describe("content checks before staging", () => {
   const tax =
