@@ -165,7 +165,9 @@ export function sandboxAvailable(): boolean {
  */
 export function sandboxProbe(): Promise<boolean> {
   if (unshareArgs !== undefined) return Promise.resolve(unshareArgs !== null);
-  probing ??= probeUnshareAsync().then((args) => {
+  // setpriv's parent-death signal is checked meanwhile, so the first command's launch (diesWithPencil) spawns nothing more.
+  probing ??= Promise.all([probeUnshareAsync(), pdeathsigWorks()]).then(([args, dies]) => {
+    pdeathsig ??= dies;
     unshareArgs ??= args;
     return unshareArgs !== null;
   });
@@ -316,6 +318,16 @@ function diesWithPencil(program: string): string[] {
 }
 
 let pdeathsig: boolean | undefined;
+
+/** Whether setpriv here takes --pdeathsig (util-linux ≥ 2.33), found without blocking. */
+function pdeathsigWorks(): Promise<boolean> {
+  if (SETPRIV === null) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const child = spawn(SETPRIV, ["--pdeathsig", "KILL", "true"], { stdio: "ignore" });
+    child.on("error", () => resolve(false));
+    child.on("exit", (code) => resolve(code === 0));
+  });
+}
 
 /** Writes the setup's plan into the scratch; returns its path. */
 function writePlan(root: string, plan: SetupPlan): string {
