@@ -553,12 +553,16 @@ export function commandDenies(policy: Policy, secrets: readonly string[]): Comma
   return { hidden, key: JSON.stringify(["run_command read deny", pathPolicyKey(policy), secrets]) };
 }
 
-/** What decidePath's answers on reads depend on: the workspace root, the secret directories and the Read rules. */
+/**
+ * What decidePath's read denies depend on: the secret directories and the Read rules (their bases already resolved
+ * against the workspace). The workspace root is left out: it decides only whether a read is allowed or asked, never
+ * whether it is denied, so two workspaces (or two MCP servers' private roots) share one remembered search.
+ */
 function pathPolicyKey(policy: PathPolicy): unknown {
   const rules = (["deny", "ask", "allow"] as const).map((g) =>
     policy.read[g].map((r) => [r.base, r.re?.source ?? null, r.re?.flags ?? null, r.result.decision]),
   );
-  return [policy.root, policy.secrets.map((s) => [s.lower, s.read.decision]), rules];
+  return [policy.secrets.map((s) => [s.lower, s.read.decision]), rules];
 }
 
 /** The built-in read denies (.env files, credentials, PENCIL_HOME). */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compilePolicy } from "../../../core/policy/policy.ts";
+import { compilePolicy, parseRule } from "../../../core/policy/policy.ts";
 import { commandDenies, type HidingInput, planHiding } from "../../../core/sandbox/hiding.ts";
 import { ScanCache } from "../../../core/sandbox/scan-cache.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
@@ -72,26 +72,52 @@ describe("planHiding with remembered searches", () => {
 
   test("commandDenies: the key changes with every input its answers depend on", () => {
     const root = realpathSync(tempDir("pencil-hscan-keys-"));
-    const key = (ws: string, home: string, pencilHome: string, secrets: string[]) =>
+    const denies = (ws: string, home: string, pencilHome: string, secrets: string[], rules: string[] = []) =>
       commandDenies(
         compilePolicy({
           workspaceRoot: join(root, ws),
           home: join(root, home),
           pencilHome: join(root, pencilHome),
-          rules: [],
+          rules: rules.map((r) => parseRule(r, "deny", "test")),
         }),
         secrets.map((s) => join(root, s)),
-      ).key;
+      );
+    const key = (...args: Parameters<typeof denies>) => denies(...args).key;
     const base = key("ws", "home", "home/.pencil", ["home/.ssh"]);
     expect(key("ws", "home", "home/.pencil", ["home/.ssh"])).toBe(base);
     for (const other of [
-      key("ws2", "home", "home/.pencil", ["home/.ssh"]),
       key("ws", "home2", "home/.pencil", ["home/.ssh"]),
       key("ws", "home", "state", ["home/.ssh"]),
       key("ws", "home", "home/.pencil", ["home/.aws"]),
       key("ws", "home", "home/.pencil", []),
+      key("ws", "home", "home/.pencil", ["home/.ssh"], ["Read(./private/**)"]),
     ])
       expect(other).not.toBe(base);
+    // A rule written relative to the workspace denies another place in another workspace: another key.
+    expect(key("ws2", "home", "home/.pencil", ["home/.ssh"], ["Read(./private/**)"])).not.toBe(
+      key("ws", "home", "home/.pencil", ["home/.ssh"], ["Read(./private/**)"]),
+    );
+    // The workspace root alone decides whether a read is allowed or asked, never whether it is denied: one key, and
+    // the same answers, inside either workspace and outside both.
+    const here = denies("ws", "home", "home/.pencil", ["home/.ssh"]);
+    const there = denies("ws2", "home", "home/.pencil", ["home/.ssh"]);
+    expect(there.key).toBe(here.key);
+    const names = [
+      ".env",
+      ".env.local",
+      "a.txt",
+      ".git/config",
+      ".git/HEAD",
+      ".pencil/settings.json",
+      "id_rsa",
+      "x.pem",
+    ];
+    const paths = ["ws", "ws2", "elsewhere", "home", "home/.pencil", "home/.ssh"].flatMap((d) =>
+      names.map((n) => join(root, d, n)),
+    );
+    expect(paths.map(there.hidden)).toEqual(paths.map(here.hidden));
+    expect(paths.filter(here.hidden).length).toBeGreaterThan(0);
+    expect(paths.filter((p) => !here.hidden(p)).length).toBeGreaterThan(0);
   });
 });
 
