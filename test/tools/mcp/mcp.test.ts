@@ -23,6 +23,7 @@ import {
 } from "../../support/fake-openai-server.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
+import { bundledStdioServer } from "../../support/mcp-stdio-server.ts";
 
 /**
  * An HTTP listener on 127.0.0.1 the stdio server tells its working directory when it starts (its `http://marker.test:PORT/`
@@ -57,7 +58,8 @@ function policyWith(rules: string[], ws = tempDir()) {
   });
 }
 
-const STDIO_SERVER = join(import.meta.dir, "../../fixtures/mcp/stdio-server.ts");
+// One file outside the repository (see bundledStdioServer): a start searches that file, not the whole checkout.
+const STDIO_SERVER = await bundledStdioServer();
 const stdio = (
   name: string,
   args: string[],
