@@ -7,7 +7,6 @@ import type { Changeset } from "../core/staging/changeset.ts";
 import { decide } from "../core/policy/policy.ts";
 import { isInside, realPathLoose } from "../core/workspace.ts";
 import { LinkGuard, stricter } from "../core/policy/hard-links.ts";
-import { AgentRun } from "./agent-run.ts";
 import type { Runtime } from "./runtime.ts";
 import { SavedSession } from "./saved-session.ts";
 import type { Checkpoint } from "./session-replay.ts";
@@ -50,51 +49,6 @@ export function sessionFor(runtime: Runtime, id?: string): SavedSession {
 /** The checkpoints of a session, for `steps`. */
 export function listCheckpoints(session: SavedSession): Checkpoint[] {
   return session.checkpoints();
-}
-
-/** What a rewind did: the checkpoint kept, and the changeset the staged work is now (null: nothing staged). */
-export interface RewindResult {
-  kept: Checkpoint;
-  droppedCheckpoints: number;
-  droppedMessages: number;
-  changeset: Changeset | null;
-}
-
-/**
- * Takes a session's pending work back to checkpoint `n`: later staged changes and
- * later conversation are dropped; the pending changeset is rewritten to what was
- * staged at `n`. The next follow-up continues from there.
- */
-export function rewindSession(runtime: Runtime, session: SavedSession, n: number): RewindResult {
-  const before = session.state();
-  const cps = before.checkpoints;
-  const kept = cps.find((c) => c.n === n);
-  if (!kept)
-    throw new CheckpointError(
-      cps.length === 0
-        ? `Session ${session.id} has no checkpoints (no step staged anything).`
-        : `No checkpoint ${n}: session ${session.id} has checkpoints 1–${cps.length}.`,
-    );
-  if (session.header.running) {
-    throw new CheckpointError(
-      `Session ${session.id} has a run going (pid ${session.header.running.pid}); stop it first.`,
-    );
-  }
-  let after;
-  try {
-    after = session.rewind(n);
-  } catch (error) {
-    if (error instanceof RangeError) throw new CheckpointError(error.message);
-    throw error;
-  }
-  const run = AgentRun.continueSession(runtime, session.id);
-  const changeset = run.saveNow();
-  return {
-    kept,
-    droppedCheckpoints: cps.length - after.checkpoints.length,
-    droppedMessages: before.messages.length - after.messages.length,
-    changeset,
-  };
 }
 
 /** What a fork wrote. */
@@ -161,20 +115,4 @@ export function forkAt(runtime: Runtime, session: SavedSession, n: number, dirAr
     staged.push(rel);
   }
   return { dir, staged: staged.sort(), skipped };
-}
-
-/** Removes a pending changeset from review (status `discarded`); its session forgets its staged files. */
-export function discardChangeset(runtime: Runtime, cs: Changeset): void {
-  if (cs.status !== "pending")
-    throw new CheckpointError(`Changeset ${cs.id} is ${cs.status}, not pending; there is nothing to discard.`);
-  cs.status = "discarded";
-  runtime.store.save(cs);
-  if (!cs.session) return;
-  try {
-    const run = AgentRun.continueSession(runtime, cs.session);
-    // The session takes the discard in as a review: its files leave the overlay, and the agent is told at the next turn.
-    run.saveNow();
-  } catch {
-    // A damaged session stays as it is; the changeset is discarded all the same.
-  }
 }

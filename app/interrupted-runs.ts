@@ -1,6 +1,5 @@
 import { processAlive } from "../core/process-alive.ts";
 import type { Changeset } from "../core/staging/changeset.ts";
-import { AgentRun } from "./agent-run.ts";
 import type { Runtime } from "./runtime.ts";
 import { SessionStore, type SessionHeader } from "./session-store.ts";
 
@@ -26,9 +25,16 @@ function findInterrupted(runtime: Runtime): SessionHeader[] {
  * running mark is cleared, so each is reported once. Damaged sessions are skipped
  * and reported through `onBad`.
  */
-export function recoverInterrupted(runtime: Runtime, onBad?: (id: string, error: Error) => void): InterruptedRun[] {
+export async function recoverInterrupted(
+  runtime: Runtime,
+  onBad?: (id: string, error: Error) => void,
+): Promise<InterruptedRun[]> {
   const out: InterruptedRun[] = [];
-  for (const header of findInterrupted(runtime)) {
+  const interrupted = findInterrupted(runtime);
+  if (interrupted.length === 0) return out;
+  // Reopening a run loads the agent's stack (the AI SDK, its providers, the tools): only when there is one to settle.
+  const { AgentRun } = await import("./agent-run.ts");
+  for (const header of interrupted) {
     try {
       const run = AgentRun.continueSession(runtime, header.id);
       const changeset = run.saveNow();

@@ -3,7 +3,6 @@ import { createApplyPatchTool } from "../tools/apply-patch.ts";
 import { createCreateFileTool } from "../tools/create-file.ts";
 import { createDeleteFileTool } from "../tools/delete-file.ts";
 import { createEditFileTool } from "../tools/edit-file.ts";
-import { startCommandProxy } from "../net/command-proxy.ts";
 import { createFetchUrlTool } from "../tools/web/fetch-url.ts";
 import { createListFilesTool } from "../tools/list-files.ts";
 import { createReadFileTool } from "../tools/read-file.ts";
@@ -46,7 +45,8 @@ export function toolsFor(mode: RunMode, runtime: Pick<Runtime, "env" | "pencilHo
         envSettings: runtime.settings.sandbox.env,
         // The first command of a process checks the last one's toolchain searches instead of searching again.
         indexDir: join(runtime.pencilHome, "cache", "sandbox-index"),
-        startProxy: startCommandProxy,
+        // The proxy (node:http, node:https, node:tls and node:dns: ~15 ms of a start) loads when a command first needs the network.
+        startProxy: async (options) => (await import("../net/command-proxy.ts")).startCommandProxy(options),
         timeoutMs: runtime.settings.limits.commandSeconds * 1000,
         timeoutCapMs: runtime.settings.limits.commandSecondsMax * 1000,
       }),

@@ -31,7 +31,6 @@ import type { NetRequest } from "../core/policy/claims.ts";
 import { ScratchError } from "../core/errors/scratch-error.ts";
 import { ToolError } from "../core/errors/tool-error.ts";
 import { DEFAULT_LIMITS } from "../core/tool-limits.ts";
-import { startRefusingProxy } from "../core/sandbox/refusing-proxy.ts";
 import { builtinPolicy, type Effects, NOT_STAGED_CAP, stageChanges } from "./command-staging.ts";
 import { NETWORK_FAILURE, networkOffReport } from "./network-off-report.ts";
 
@@ -383,7 +382,8 @@ async function runPrepared(
     proxy = proxied
       ? await options.startProxy!({ socketPath: join(s.root, "proxy.sock"), reach: (r) => reach({ ...r, command }) })
       : refusing
-        ? await startRefusingProxy(join(s.root, "proxy.sock"))
+        ? // node:http, the refusing proxy's server, loads with the first command that needs it.
+          await (await import("../core/sandbox/refusing-proxy.ts")).startRefusingProxy(join(s.root, "proxy.sock"))
         : null;
     const outcome = await runIn(
       s,

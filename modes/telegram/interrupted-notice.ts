@@ -14,7 +14,7 @@ export async function announceInterrupted(
 ): Promise<string[]> {
   const owner = deps.config.ownerId;
   const presented: string[] = [];
-  const interrupted = recoverInterrupted(deps.runtime, (id, error) =>
+  const interrupted = await recoverInterrupted(deps.runtime, (id, error) =>
     deps.log(`interrupted session ${id} could not be read: ${error.message}`),
   );
   for (const { session, changeset, checkpoints } of interrupted) {

@@ -1,4 +1,4 @@
-import { discardChangeset } from "../../../app/checkpoints.ts";
+import { discardChangeset } from "../../../app/discard-changeset.ts";
 import { assertSameWorkspace } from "../../../app/apply-reviewed.ts";
 import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";

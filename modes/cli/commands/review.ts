@@ -1,6 +1,6 @@
 import { hint } from "../io.ts";
-import { AgentRun } from "../../../app/agent-run.ts";
 import { recoverInterrupted } from "../../../app/interrupted-runs.ts";
+import type { AgentRun } from "../../../app/agent-run.ts";
 import type { Runtime } from "../../../app/runtime.ts";
 import type { Changeset } from "../../../core/staging/changeset.ts";
 import { visible } from "../../../render/visible-text.ts";
@@ -11,7 +11,6 @@ import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";
 import { ProgressView } from "../progress.ts";
 import { reviewLoop } from "../review-flow.ts";
-import { runLogPath } from "../run-and-review.ts";
 import { terminalApprover } from "../terminal-approver.ts";
 import { requireGitForCommit } from "../git-review.ts";
 import { nobodyApprover } from "../../../core/policy/approver.ts";
@@ -23,7 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { io } = ctx;
   const id = ctx.args.positionals[0];
   // A run killed mid-way (kill -9, a crash) left its staged work in its session: it becomes reviewable here.
-  for (const found of recoverInterrupted(runtime, (sid, error) => io.err(`session ${sid}: ${error.message}\n`))) {
+  for (const found of await recoverInterrupted(runtime, (sid, error) => io.err(`session ${sid}: ${error.message}\n`))) {
     io.err(
       io.colors.yellow(
         `A run was interrupted: ${found.session.goal.split("\n", 1)[0]!.slice(0, 80)}${found.changeset ? ` — its staged work is changeset ${found.changeset.id}` : " — it had staged nothing"}.\n`,
@@ -62,8 +61,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   }
   if (ctx.args.web) {
     // The page is the review: no terminal is needed to decide, and reasons still reach the reopened run.
-    const agentRun = AgentRun.resume(runtime, cs);
-    const view = new ProgressView(io, { logPath: runLogPath(runtime) });
+    const { agentRun, logPath } = await reopenRun(runtime, cs);
+    const view = new ProgressView(io, { logPath });
     const approver = io.interactive ? terminalApprover(io, () => view.pause()) : nobodyApprover;
     const ci = runtime.env.CI !== undefined && runtime.env.CI !== "" && runtime.env.CI !== "0";
     return webReview(io, runtime, cs, agentRun, { approver, emit: view.sink }, { openBrowser: !ci && io.interactive });
@@ -76,10 +75,23 @@ export async function run(ctx: CommandContext): Promise<number> {
     return 3;
   }
   // Reopened as a run, so a rejection with a reason can still go back to the agent.
-  const agentRun = AgentRun.resume(runtime, cs);
-  const view = new ProgressView(io, { logPath: runLogPath(runtime) });
+  const { agentRun, logPath } = await reopenRun(runtime, cs);
+  const view = new ProgressView(io, { logPath });
   const hooks = { approver: terminalApprover(io, () => view.pause()), emit: view.sink };
   return reviewLoop(io, runtime, cs, agentRun, hooks, {}, { commit: ctx.args.commit, open: ctx.args.open });
+}
+
+/**
+ * The changeset reopened as a run, so a rejection with a reason can go back to the agent, and the run's log file. Loaded
+ * here, not at the top: the agent's stack (the AI SDK, its providers, the tools) is half of this command's start, and
+ * `--patch` and a review without a terminal need none of it.
+ */
+async function reopenRun(runtime: Runtime, cs: Changeset): Promise<{ agentRun: AgentRun; logPath: string }> {
+  const [{ AgentRun }, { runLogPath }] = await Promise.all([
+    import("../../../app/agent-run.ts"),
+    import("../run-and-review.ts"),
+  ]);
+  return { agentRun: AgentRun.resume(runtime, cs), logPath: runLogPath(runtime) };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { rewindSession, sessionFor } from "../../../app/checkpoints.ts";
+import { sessionFor } from "../../../app/checkpoints.ts";
+import { rewindSession } from "../../../app/rewind-session.ts";
 import { UsageFailure } from "../../../core/errors/usage-failure.ts";
 import type { CommandContext } from "../command-context.ts";
 import { openRuntime } from "../open-runtime.ts";

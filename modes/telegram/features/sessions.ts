@@ -1,6 +1,7 @@
 import { Composer } from "grammy";
 import { CheckpointError } from "../../../core/errors/checkpoint-error.ts";
-import { rewindSession, sessionFor } from "../../../app/checkpoints.ts";
+import { sessionFor } from "../../../app/checkpoints.ts";
+import { rewindSession } from "../../../app/rewind-session.ts";
 import { formatSteps } from "../../../render/steps-view.ts";
 import { answerWith } from "../buttons.ts";
 import { pressed, type BotDeps, type FeatureFactory, type PencilContext } from "../context.ts";
