@@ -51,9 +51,12 @@ export class PgliteStore implements BrainStore {
     }
   }
 
-  /** A brain in memory only (tests and benchmarks). */
-  static async inMemory(): Promise<PgliteStore> {
-    const db = await startPglite();
+  /**
+   * A brain in memory only (tests and benchmarks): a new empty one, or a copy of the database `image` holds (a
+   * `database.dumpDataDir()` tarball), brought to the current schema like any brain it opens.
+   */
+  static async inMemory(image?: Blob): Promise<PgliteStore> {
+    const db = await startPglite(undefined, image);
     await prepare(db, "memory");
     return new PgliteStore(db, "embedded (in memory)", () => {});
   }

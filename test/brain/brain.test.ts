@@ -2,10 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { Brain } from "../../brain/brain.ts";
 import { embedderFromEnv } from "../../brain/embedder.ts";
 import { chatFromEnv } from "../../brain/chat-from-env.ts";
-import { PgliteStore } from "../../brain/pglite-store.ts";
+import type { PgliteStore } from "../../brain/pglite-store.ts";
 import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
 import { fakeVector, startFakeEmbeddingServer, type FakeEmbeddingServer } from "../support/fake-embedding-server.ts";
 import { DumpRefused } from "../../core/errors/dump-refused.ts";
+import { pristineMemoryStore } from "../support/pristine-brain.ts";
 
 let store: PgliteStore;
 let llm: FakeOpenAIServer;
@@ -13,7 +14,7 @@ let embeddings: FakeEmbeddingServer;
 
 beforeAll(async () => {
   [store, llm, embeddings] = await Promise.all([
-    PgliteStore.inMemory(),
+    pristineMemoryStore(),
     startFakeOpenAIServer(),
     startFakeEmbeddingServer(),
   ]);

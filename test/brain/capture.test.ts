@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Brain } from "../../brain/brain.ts";
 import { captureImage, capturePhoto, captureUrl, type CaptureUrlOptions } from "../../brain/capture.ts";
-import { PgliteStore } from "../../brain/pglite-store.ts";
 import { visionFromEnv } from "../../ai/vision.ts";
 import { errorReply, startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../support/fake-openai-server.ts";
+import { pristineMemoryStore } from "../support/pristine-brain.ts";
 import { tempDir } from "../support/temp.ts";
 import { DumpRefused } from "../../core/errors/dump-refused.ts";
 
@@ -133,7 +133,7 @@ describe("photo dumps are read by the vision model", () => {
   const env = () => ({ GROQ_API_KEY: "gsk-test", GROQ_BASE_URL: `${llm.url}/openai/v1` });
 
   test("a photo with a caption becomes a searchable image note (Groq's vision model, over HTTP)", async () => {
-    const store = await PgliteStore.inMemory();
+    const store = await pristineMemoryStore();
     try {
       const dir = tempDir();
       writeFileSync(join(dir, "whiteboard.png"), PNG);

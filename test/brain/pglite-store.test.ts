@@ -6,6 +6,7 @@ import { vector } from "@electric-sql/pglite/vector";
 import type { NewNote } from "../../brain/note.ts";
 import { vectorText } from "../../brain/note-rows.ts";
 import { HNSW_AFTER_LOAD, PgliteStore } from "../../brain/pglite-store.ts";
+import { pristineMemoryStore } from "../support/pristine-brain.ts";
 import { tempDir } from "../support/temp.ts";
 
 function note(content: string, extra: Partial<NewNote> = {}): NewNote {
@@ -77,7 +78,7 @@ describe("the embedded store (real PGlite with pgvector)", () => {
 
 describe("insertMany (binary COPY)", () => {
   test("stores each note as one row, exactly as insert does: text, tags, nulls, model and zero-padded vector", async () => {
-    const store = await PgliteStore.inMemory();
+    const store = await pristineMemoryStore();
     try {
       const many = [
         note("ünïcode ✓ café\ttab\nline", {
@@ -119,7 +120,7 @@ describe("insertMany (binary COPY)", () => {
   });
 
   test("a large load into an empty table builds the HNSW index after the rows; searches use it", async () => {
-    const store = await PgliteStore.inMemory();
+    const store = await pristineMemoryStore();
     try {
       const notes = Array.from({ length: HNSW_AFTER_LOAD }, (_, i) =>
         note(`note ${i}`, { embeddingModel: "local:one", embedding: [Math.cos(i), Math.sin(i), i % 7] }),

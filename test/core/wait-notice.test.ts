@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
 import { tellWaitsTo, toldIfSlow, waitClock } from "../../core/wait-notice.ts";
 import { PgliteStore } from "../../brain/pglite-store.ts";
+import { givePristineBrain } from "../support/pristine-brain.ts";
 import { tempDir } from "../support/temp.ts";
 
 let stop = () => {};
@@ -48,8 +49,10 @@ test("a polled wait tells on the first round past the second, once; with no list
 });
 
 test("the brain's database says it is starting when the start is slow (every wait told here)", async () => {
+  const home = tempDir("pencil-brain-");
+  await givePristineBrain(home);
   const lines = listen(0);
-  const store = await PgliteStore.open(join(tempDir("pencil-brain-"), "brain"));
+  const store = await PgliteStore.open(join(home, "brain"));
   await store.close();
   expect(lines.some((l) => l.includes("Starting the brain's database (PGlite") && l.includes("Ctrl-C to stop"))).toBe(
     true,

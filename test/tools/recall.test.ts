@@ -5,15 +5,16 @@ import { join } from "node:path";
 import { createRecallTool } from "../../tools/recall.ts";
 import { toolsFor } from "../../app/toolbox.ts";
 import { Brain } from "../../brain/brain.ts";
-import { PgliteStore } from "../../brain/pglite-store.ts";
+import type { PgliteStore } from "../../brain/pglite-store.ts";
 import { brainRecall } from "../../brain/recall-search.ts";
 import { retrieve } from "../../brain/retrieve.ts";
 import { failure, toolContext } from "../support/tool-context.ts";
+import { pristineMemoryStore } from "../support/pristine-brain.ts";
 import { tempDir } from "../support/temp.ts";
 
 let store: PgliteStore;
 beforeAll(async () => {
-  store = await PgliteStore.inMemory();
+  store = await pristineMemoryStore();
   const brain = new Brain({ store, embedder: null, chat: null });
   await brain.dump({
     kind: "text",

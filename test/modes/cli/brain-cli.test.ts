@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { INDEX } from "../../support/cli.ts";
 import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
+import { givePristineBrain } from "../../support/pristine-brain.ts";
 import { tempDir } from "../../support/temp.ts";
 import { createColors } from "picocolors";
 import { main } from "../../../modes/cli/main.ts";
@@ -32,6 +33,13 @@ async function inProcess(
 function baseEnv(): Record<string, string> {
   const home = tempDir();
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, PENCIL_HOME: join(home, ".pencil"), NO_COLOR: "1" };
+}
+
+/** baseEnv with the brain already created, empty: for tests whose subject is not its creation (the quick start's is). */
+async function createdBrainEnv(): Promise<Record<string, string>> {
+  const env = baseEnv();
+  await givePristineBrain(env.PENCIL_HOME!);
+  return env;
 }
 
 describe("pencil brain without any key (the quick start)", () => {
@@ -124,7 +132,7 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
 
   test("dump is enriched and embedded; ask answers with its sources", async () => {
     const env: Record<string, string> = {
-      ...baseEnv(),
+      ...(await createdBrainEnv()),
       GROQ_API_KEY: "gsk_test",
       GROQ_BASE_URL: `${llm.url}/openai/v1`,
       GEMINI_API_KEY: "g",
@@ -152,7 +160,7 @@ describe("pencil brain with a chat model and embeddings (local servers)", () => 
 
   test("dump --image keeps the photo itself: show and --json name it, forget deletes it", async () => {
     const env: Record<string, string> = {
-      ...baseEnv(),
+      ...(await createdBrainEnv()),
       GROQ_API_KEY: "gsk_test",
       GROQ_BASE_URL: `${llm.url}/openai/v1`,
     };

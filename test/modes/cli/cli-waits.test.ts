@@ -9,6 +9,7 @@ import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { textReply } from "../../support/fake-openai-server.ts";
 import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
+import { givePristineBrain } from "../../support/pristine-brain.ts";
 import { tempDir } from "../../support/temp.ts";
 
 // Every wait longer than a second says, in a terminal, what it waits on and how to stop it;
@@ -85,7 +86,8 @@ describe("a lock another process holds", () => {
 
   test("the brain lock: after a second, the holder's pid and Ctrl-C; the dump goes on once the holder is gone", async () => {
     const env = baseEnv();
-    mkdirSync(env.PENCIL_HOME!, { recursive: true });
+    // The brain exists already: once the lock is free the dump opens it (its creation is brain-cli's quick start).
+    await givePristineBrain(env.PENCIL_HOME!);
     const holder = liveProcess();
     writeFileSync(
       `${brainDir(env.PENCIL_HOME!)}.lock`,

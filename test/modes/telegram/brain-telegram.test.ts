@@ -13,6 +13,7 @@ import {
 } from "../../support/fake-telegram-server.ts";
 import { startFakeOpenAIServer, textReply, type FakeOpenAIServer } from "../../support/fake-openai-server.ts";
 import { startFakeEmbeddingServer, type FakeEmbeddingServer } from "../../support/fake-embedding-server.ts";
+import { givePristineBrain } from "../../support/pristine-brain.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const OWNER = 4242;
@@ -38,6 +39,8 @@ beforeAll(async () => {
   mkdirSync(root);
   mkdirSync(home);
   pencilHome = join(home, ".pencil");
+  // The brain as the first /dump would have created it: this file is about the bot, not about creating a brain.
+  await givePristineBrain(pencilHome);
   bot = await startTelegramBot({
     env: {
       TELEGRAM_BOT_TOKEN: fake.token,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { startFakeTranscriptionServer, type FakeTranscriptionServer } from "../../support/fake-transcription-server.ts";
+import { givePristineBrain } from "../../support/pristine-brain.ts";
 import { mediaUpdate, message, OWNER, press, type TelegramWorld, telegramWorld } from "../../support/telegram-world.ts";
 
 // A forwarded voice note is someone else's words: never downloaded, never transcribed,
@@ -60,6 +61,8 @@ describe("telegram: a forwarded voice note", () => {
 
   test("Dump it as a note: only then is it fetched and transcribed, and it is stored as a note saying where it came from", async () => {
     const { w, stt } = await setup();
+    // The brain as an earlier dump created it: storing the note opens it instead of creating it.
+    await givePristineBrain(w.pencilHome);
     forward(w, "voice");
     await message(w.fake, (t) => t.includes("That voice note was forwarded"));
     expect(await press(w.fake, "📥 Dump it as a note")).toBe("Storing it as a note");
