@@ -11,11 +11,10 @@ import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
 import { givePristineBrain } from "../../support/pristine-brain.ts";
 import { tempDir } from "../../support/temp.ts";
+import { bundledStdioServer } from "../../support/mcp-stdio-server.ts";
 
 // Every wait longer than a second says, in a terminal, what it waits on and how to stop it;
 // a wait that ends sooner, and any run without a terminal, prints nothing of the kind.
-
-const STDIO_SERVER = join(import.meta.dir, "../../fixtures/mcp/stdio-server.ts");
 
 /** Live processes standing in for another Pencil: they hold a lock by being alive. */
 const holders: ReturnType<typeof Bun.spawn>[] = [];
@@ -136,11 +135,13 @@ describe("a run's waits", () => {
 
   test("an MCP server slow to start is named while the run waits for it", async () => {
     const { workspace, groq, env } = await modelWorld();
+    // One file outside the repository (see bundledStdioServer): its start searches that file, not the whole checkout.
+    const server = await bundledStdioServer();
     mkdirSync(env.PENCIL_HOME!, { recursive: true });
     const settings = (args: string[]) =>
       writeFileSync(
         join(env.PENCIL_HOME!, "settings.json"),
-        JSON.stringify({ mcpServers: { docs: { command: process.execPath, args: [STDIO_SERVER, "docs", ...args] } } }),
+        JSON.stringify({ mcpServers: { docs: { command: process.execPath, args: [server, "docs", ...args] } } }),
       );
     settings(["-", "--slow"]);
     groq.enqueue(textReply("Nothing to do."));
