@@ -13,8 +13,16 @@ interface Highlighter {
   highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
   getLanguage(name: string): object | undefined;
 }
-// A literal require, which the bundler follows, so the single executable carries highlight.js too.
-const hljs = require("highlight.js") as Highlighter;
+let loaded: Highlighter | null = null;
+/**
+ * highlight.js, loaded when the page first colours a file: with its ~190 languages it costs about 100 ms of CPU, more
+ * than the rest of `pencil review` together, which `--patch` and a review without a terminal never need. A literal
+ * require, which the bundler follows, so the single executable carries highlight.js too.
+ */
+function hljs(): Highlighter {
+  loaded ??= require("highlight.js") as Highlighter;
+  return loaded;
+}
 
 /** One diff line as the page draws it: sign, old and new line numbers, and its content as safe HTML (syntax colours, word marks). */
 interface PageRow {
@@ -206,7 +214,7 @@ function safeHtml(text: string, language: string | null): string {
       if (!piece) return "";
       if (!language) return escapeHtml(piece);
       try {
-        return hljs.highlight(piece, { language, ignoreIllegals: true }).value;
+        return hljs().highlight(piece, { language, ignoreIllegals: true }).value;
       } catch {
         return escapeHtml(piece);
       }
@@ -222,6 +230,6 @@ function escapeHtml(text: string): string {
 function languageOf(path: string): string | null {
   const name = path.slice(path.lastIndexOf("/") + 1);
   const ext = name.includes(".") ? name.slice(name.lastIndexOf(".") + 1).toLowerCase() : name.toLowerCase();
-  const language = hljs.getLanguage(ext) ? ext : null;
+  const language = hljs().getLanguage(ext) ? ext : null;
   return language;
 }
