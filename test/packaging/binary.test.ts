@@ -1,8 +1,10 @@
-// The single executable as a user gets it: built once by scripts/build-binary.ts, copied alone into a folder, and run
-// from an empty directory with no node_modules anywhere, no Bun on PATH and a home of its own.
-import { beforeAll, describe, expect, test } from "bun:test";
+// The single executable as a user gets it: built once by scripts/build-binary.ts, moved alone into a folder, and run
+// from an empty directory with no node_modules anywhere, no Bun on PATH and a home of its own. The brain's first start
+// (Postgres's initdb in WebAssembly) is the slowest step, so it starts in beforeAll, in a home of its own, and runs
+// while the other tests do.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { sandboxAvailable } from "../../core/sandbox/namespace.ts";
@@ -14,6 +16,8 @@ const base = tempDir("pencil-binary-");
 const binary = join(base, "bin/pencil");
 const empty = join(base, "empty");
 const home = join(base, "home");
+/** The brain test's home, so that its runs share no state with the others' while they go on together. */
+const brainHome = join(base, "brain-home");
 const env = { PATH: "/usr/bin:/bin", HOME: home, NO_COLOR: "1" };
 
 function pencil(args: string[], extra: Record<string, string> = {}, cwd = empty) {
@@ -41,11 +45,28 @@ beforeAll(() => {
   if (build.status !== 0) throw new Error(`build:binary failed: ${build.stderr}${build.stdout}`);
   console.log(`packaging: ${build.stdout.trim()}`);
   mkdirSync(join(base, "bin"));
-  copyFileSync(out, binary);
-  spawnSync("chmod", ["755", binary]);
+  renameSync(out, binary);
+  chmodSync(binary, 0o755);
   mkdirSync(empty);
   mkdirSync(home);
+  mkdirSync(brainHome);
+  const brain = { HOME: brainHome };
+  brainRuns = pencilAsync(["brain", "dump", "Kittens purr when they are content"], brain).then(async (dump) => ({
+    dump,
+    ...(dump.code === 0 ? { list: await pencilAsync(["brain", "list", "--json"], brain) } : {}),
+  }));
 }, 180_000);
+
+/** `brain dump` then `brain list --json` in brainHome, under way from beforeAll. */
+let brainRuns: Promise<{
+  dump: Awaited<ReturnType<typeof pencilAsync>>;
+  list?: Awaited<ReturnType<typeof pencilAsync>>;
+}>;
+
+// The brain's runs are the tests' own processes: none is left running when the file ends, whatever failed.
+afterAll(async () => {
+  await brainRuns;
+});
 
 describe("the single executable", () => {
   test("runs alone from an empty directory: --version names it, the demo stages its changeset", () => {
@@ -64,17 +85,6 @@ describe("the single executable", () => {
     expect(demo.stdout).toContain(`${binary} demo`);
     console.log("packaging: binary demo → the scripted run staged its changeset from the embedded workspace");
   });
-
-  test("the brain: dump then list, with PGlite, its data bundle and pgvector from inside the executable", () => {
-    const dump = pencil(["brain", "dump", "Kittens purr when they are content"]);
-    expect(dump.code, dump.stderr).toBe(0);
-    const list = pencil(["brain", "list", "--json"]);
-    expect(list.code, list.stderr).toBe(0);
-    const notes = JSON.parse(list.stdout) as { body?: string; title?: string }[] | { notes: { body?: string }[] };
-    const all = Array.isArray(notes) ? notes : notes.notes;
-    expect(JSON.stringify(all)).toContain("Kittens purr");
-    console.log(`packaging: binary brain dump + brain list → ${all.length} note, in ${join(home, ".pencil/brain")}`);
-  }, 90_000);
 
   test.skipIf(!sandboxAvailable())(
     "a sandboxed run_command: the executable is its own namespace setup, and the shell parser's grammar is embedded",
@@ -166,5 +176,18 @@ describe("the single executable", () => {
       review?.kill();
       await model.stop();
     }
+  }, 90_000);
+
+  // Last, so that the other tests run while the brain starts.
+  test("the brain: dump then list, with PGlite, its data bundle and pgvector from inside the executable", async () => {
+    const { dump, list } = await brainRuns;
+    expect(dump.code, dump.stderr).toBe(0);
+    expect(list?.code, list?.stderr).toBe(0);
+    const notes = JSON.parse(list!.stdout) as { body?: string; title?: string }[] | { notes: { body?: string }[] };
+    const all = Array.isArray(notes) ? notes : notes.notes;
+    expect(JSON.stringify(all)).toContain("Kittens purr");
+    console.log(
+      `packaging: binary brain dump + brain list → ${all.length} note, in ${join(brainHome, ".pencil/brain")}`,
+    );
   }, 90_000);
 });
