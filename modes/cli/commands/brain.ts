@@ -54,7 +54,7 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 type CaptureInput = Awaited<ReturnType<typeof readCapture>>;
 
-/** What `brain dump` was given: text (argument or stdin), a URL, or an image file. Refuses empty input before opening anything. */
+/** What `brain dump` was given: text (argument or stdin), a URL, or an image file. Refuses empty or oversized text before opening anything. */
 async function readCapture(ctx: CommandContext, rest: string[]) {
   if (ctx.args.image !== undefined) {
     if (rest.length > 0) throw new UsageFailure("brain dump --image FILE takes no text; dump the text separately.");
@@ -72,6 +72,14 @@ async function readCapture(ctx: CommandContext, rest: string[]) {
     );
   const single = text.trim();
   if (/^https?:\/\/\S+$/i.test(single)) return { type: "url" as const, url: single };
+  // A paste over the cap is refused here, before the brain's database is started for nothing.
+  const { Brain } = await import("../../../brain/brain.ts");
+  try {
+    Brain.check({ kind: "text", source: null, content: text });
+  } catch (error) {
+    if (DumpRefused.isInstance(error)) throw new UsageFailure(error.message);
+    throw error;
+  }
   return { type: "text" as const, text };
 }
 

@@ -90,9 +90,11 @@ describe("pencil brain without any key (the quick start)", () => {
     expect((await cli("frobnicate")).code).toBe(2);
     expect((await cli("show", "abc")).stderr).toContain("needs one note id");
     expect((await cli("ask")).code).toBe(2);
+    // A paste over the cap is refused before the brain is opened: a home without one is left without one.
+    const fresh = baseEnv();
     const proc = Bun.spawn([process.execPath, INDEX, "brain", "dump", "-"], {
-      cwd: env.HOME!,
-      env: withTranspilerCache(env),
+      cwd: fresh.HOME!,
+      env: withTranspilerCache(fresh),
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
@@ -101,6 +103,7 @@ describe("pencil brain without any key (the quick start)", () => {
     await proc.stdin.end();
     expect(await proc.exited).toBe(2);
     expect(await new Response(proc.stderr).text()).toContain("a note holds at most 1 MB of text. Nothing was stored");
+    expect(existsSync(join(fresh.PENCIL_HOME!, "brain"))).toBe(false);
   }, 60_000);
 
   test("dump - reads the note from stdin", async () => {
