@@ -1,7 +1,9 @@
-import type { LanguageModelV4 } from "@ai-sdk/provider";
-import { createGroq } from "@ai-sdk/groq";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { createOpenRouter } from "@openrouter/ai-sdk-provider";
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamResult,
+} from "@ai-sdk/provider";
 import { FallbackModel, type FallbackOptions } from "./fallback-model.ts";
 import { UsageFailure } from "../core/errors/usage-failure.ts";
 import { modelSpecs, type ModelEnv, type ModelSpec } from "./model-specs.ts";
@@ -83,13 +85,22 @@ function withoutClientTimeout(fetchImpl: typeof fetch = fetch): typeof fetch {
 /**
  * One provider client for one spec, with the spec's base URL used exactly. A local
  * server (Ollama, llama.cpp, LM Studio) gets the generic OpenAI-compatible client.
+ * The client's library loads at the model's first call (see LazyModel).
  */
 export function createModel(spec: ModelSpec, customFetch?: typeof fetch): LanguageModelV4 {
   const fetchImpl = withoutClientTimeout(customFetch);
+  return new LazyModel(spec, () => providerModel(spec, fetchImpl));
+}
+
+/** The provider's own model for `spec`, its library loaded now. */
+async function providerModel(spec: ModelSpec, fetchImpl: typeof fetch): Promise<LanguageModelV4> {
   switch (spec.provider) {
-    case "groq":
+    case "groq": {
+      const { createGroq } = await import("@ai-sdk/groq");
       return createGroq({ apiKey: spec.apiKey, baseURL: spec.baseURL, fetch: fetchImpl })(spec.modelId);
-    case "local":
+    }
+    case "local": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // The generic OpenAI-compatible client reports token usage from the standard `usage` field.
       return createOpenAICompatible({
         name: "local",
@@ -98,7 +109,9 @@ export function createModel(spec: ModelSpec, customFetch?: typeof fetch): Langua
         fetch: fetchImpl,
         includeUsage: true,
       })(spec.modelId);
-    case "openrouter":
+    }
+    case "openrouter": {
+      const { createOpenRouter } = await import("@openrouter/ai-sdk-provider");
       // Usage accounting makes OpenRouter report each call's price, shown in the Telegram cost footer.
       return createOpenRouter({
         apiKey: spec.apiKey,
@@ -107,5 +120,44 @@ export function createModel(spec: ModelSpec, customFetch?: typeof fetch): Langua
         compatibility: "strict",
         appName: "Pencil",
       })(spec.modelId, { usage: { include: true } });
+    }
+  }
+}
+
+/**
+ * A provider's model whose client library is loaded at its first call, not when the chain is built: a run with Groq
+ * alone never loads OpenRouter's or the OpenAI-compatible client, and a command that reopens a run without calling a
+ * model (rewind, discard, a review) loads none (each is 5–20 ms of a start). Every call goes to the provider's model.
+ */
+class LazyModel implements LanguageModelV4 {
+  readonly specificationVersion = "v4";
+  /** Pencil's name of the provider (`groq`, `openrouter`, `local`); the loaded client's own name may differ. */
+  readonly provider: string;
+  readonly modelId: string;
+  private loaded: Promise<LanguageModelV4> | null = null;
+
+  constructor(
+    spec: ModelSpec,
+    private readonly load: () => Promise<LanguageModelV4>,
+  ) {
+    this.provider = spec.provider;
+    this.modelId = spec.modelId;
+  }
+
+  private model(): Promise<LanguageModelV4> {
+    this.loaded ??= this.load();
+    return this.loaded;
+  }
+
+  get supportedUrls(): PromiseLike<Record<string, RegExp[]>> {
+    return this.model().then((m) => m.supportedUrls);
+  }
+
+  async doGenerate(options: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+    return (await this.model()).doGenerate(options);
+  }
+
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+    return (await this.model()).doStream(options);
   }
 }
