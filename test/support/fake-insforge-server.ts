@@ -1,6 +1,6 @@
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite/vector";
+import type { PGlite } from "@electric-sql/pglite";
 import { SCHEMA_SQL } from "../../brain/migrations.ts";
+import { emptyPglite } from "./pristine-brain.ts";
 
 /**
  * A local stand-in for an InsForge project's database endpoints, for the real
@@ -23,7 +23,7 @@ const IDENT = /^[a-z_][a-z0-9_]*$/;
 
 /** Starts the server; `schema: false` leaves the database empty (a project where schema.sql was never applied). */
 export async function startFakeInsforge(options: { schema?: boolean } = {}): Promise<FakeInsforge> {
-  const db = await PGlite.create({ extensions: { vector } });
+  const db = await emptyPglite();
   await db.exec("create role anon nologin;");
   if (options.schema !== false) await db.exec(SCHEMA_SQL);
   const anonKey = "anon-key-for-tests";
