@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { nobodyApprover } from "../../../core/policy/approver.ts";
-import { ScriptedModel } from "../../../ai/scripted-model.ts";
+import { ScriptedModel, type ScriptedTurn } from "../../../ai/scripted-model.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { createRuntime } from "../../../app/runtime.ts";
 import { join } from "node:path";
@@ -25,12 +25,27 @@ async function setup() {
       session?: string;
       files: { path: string }[];
     }[];
-  return { workspace, groq, env, cli, log };
+  // A session saved the way the phone or another terminal leaves one: the same run in this
+  // process, with a scripted model, for tests about what a later command does with it.
+  const earlier = async (goal: string, turns: ScriptedTurn[]) => {
+    const model = new ScriptedModel(turns);
+    await AgentRun.start(
+      createRuntime({ env, workspace }),
+      "agent",
+      goal,
+      { approver: nobodyApprover, emit: () => {} },
+      { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } },
+    );
+  };
+  return { workspace, groq, env, cli, log, earlier };
 }
 
 const create = (path: string, content: string) =>
   toolCallReply([{ name: "create_file", arguments: { path, content } }]);
 const PROMPT = "[s]teps ";
+const scriptedCreate = (path: string, content: string): ScriptedTurn => ({
+  toolCalls: [{ name: "create_file", input: { path, content } }],
+});
 
 describe("sessions you can talk to", () => {
   test("in a terminal, a follow-up at › is a new turn of the same session that sees the previous turns and the review", async () => {
@@ -117,14 +132,14 @@ describe("sessions you can talk to", () => {
   }, 30_000);
 
   test("ask -c continues the session's conversation with read-only tools", async () => {
-    const { groq, cli } = await setup();
-    groq.enqueue(create("c.txt", "gamma\n"), textReply("Made c."));
-    expect((await cli(["agent", "make c"])).code).toBe(3);
+    const { groq, cli, log, earlier } = await setup();
+    await earlier("make c", [scriptedCreate("c.txt", "gamma\n"), { text: "Made c." }]);
+    expect((await log())[0]!.status).toBe("pending");
     groq.enqueue(textReply("I created c.txt, still pending."));
     const asked = await cli(["ask", "-c", "what did you make?"]);
     expect(asked.code).toBe(0);
     expect(asked.stdout).toContain("I created c.txt");
-    const request = groq.requests[2]!;
+    const request = groq.requests[0]!;
     expect(request.raw).toContain("make c");
     expect(request.raw).toContain("what did you make?");
     const tools = (request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
@@ -158,25 +173,23 @@ describe("sessions you can talk to", () => {
   }, 30_000);
 
   test("resuming tells the owner and the agent which staged files changed on disk since", async () => {
-    const { workspace, groq, cli } = await setup();
-    groq.enqueue(
-      toolCallReply([{ name: "read_file", arguments: { path: "a.txt" } }]),
-      toolCallReply([{ name: "edit_file", arguments: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }]),
-      textReply("Shouted."),
-    );
-    expect((await cli(["agent", "shout a"])).code).toBe(3);
+    const { workspace, groq, cli, earlier } = await setup();
+    await earlier("shout a", [
+      { toolCalls: [{ name: "read_file", input: { path: "a.txt" } }] },
+      { toolCalls: [{ name: "edit_file", input: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }] },
+      { text: "Shouted." },
+    ]);
     writeFileSync(join(workspace, "a.txt"), "alpha, edited by me\n");
     groq.enqueue(textReply("I will read it again."));
     const resumed = await cli(["agent", "-c", "go on"]);
     expect(resumed.stderr).toContain("Changed on disk since they were staged");
     expect(resumed.stderr).toContain("a.txt");
-    expect(groq.requests[3]!.raw).toContain("changed on disk since you staged them");
+    expect(groq.requests[0]!.raw).toContain("changed on disk since you staged them");
   }, 30_000);
 
   test("--resume of an unknown id exits 2 and lists the known sessions", async () => {
-    const { groq, cli } = await setup();
-    groq.enqueue(textReply("Hello."));
-    await cli(["agent", "say hello"]);
+    const { cli, earlier } = await setup();
+    await earlier("say hello", [{ text: "Hello." }]);
     const result = await cli(["agent", "--resume", "nope", "again"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("No session nope");
@@ -184,14 +197,13 @@ describe("sessions you can talk to", () => {
   }, 30_000);
 
   test("steps lists the checkpoints; rewind drops exactly the later files and turns, and the next turn continues from there", async () => {
-    const { groq, cli, log } = await setup();
-    groq.enqueue(
-      create("c.txt", "gamma\n"),
-      create("d.txt", "delta\n"),
-      create("e.txt", "epsilon\n"),
-      textReply("Made three."),
-    );
-    expect((await cli(["agent", "make files"])).code).toBe(3);
+    const { groq, cli, log, earlier } = await setup();
+    await earlier("make files", [
+      scriptedCreate("c.txt", "gamma\n"),
+      scriptedCreate("d.txt", "delta\n"),
+      scriptedCreate("e.txt", "epsilon\n"),
+      { text: "Made three." },
+    ]);
     const [before] = await log();
     const steps = await cli(["steps"]);
     expect(steps.code).toBe(0);
@@ -213,7 +225,7 @@ describe("sessions you can talk to", () => {
 
     groq.enqueue(textReply("Back at two files."));
     expect((await cli(["agent", "-c", "where are we?"])).code).toBe(3);
-    const request = groq.requests[4]!.raw;
+    const request = groq.requests[0]!.raw;
     expect(request).toContain("Staged create: d.txt");
     expect(request).not.toContain("e.txt");
     expect(request).not.toContain("Made three.");
@@ -221,10 +233,13 @@ describe("sessions you can talk to", () => {
   }, 30_000);
 
   test("fork writes exactly checkpoint N's files into a new directory, never into the workspace, and leaves secrets behind", async () => {
-    const { workspace, groq, cli } = await setup();
+    const { workspace, cli, earlier } = await setup();
     writeFileSync(join(workspace, ".env"), "TOKEN=secret\n");
-    groq.enqueue(create("c.txt", "gamma\n"), create("d.txt", "delta\n"), textReply("Made two."));
-    expect((await cli(["agent", "make files"])).code).toBe(3);
+    await earlier("make files", [
+      scriptedCreate("c.txt", "gamma\n"),
+      scriptedCreate("d.txt", "delta\n"),
+      { text: "Made two." },
+    ]);
     const target = join(tempDir("pencil-fork-"), "try");
     const forked = await cli(["fork", "1", target]);
     expect(forked.code).toBe(0);
