@@ -6,6 +6,7 @@ import { sandboxAvailable } from "../../../core/sandbox/namespace.ts";
 import { hangReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
+import { savedScriptedRun, scriptedCreate } from "../../support/scripted-run.ts";
 import { tempDir } from "../../support/temp.ts";
 
 async function withModel(files: Record<string, string> = { "a.txt": "alpha\n" }) {
@@ -272,11 +273,10 @@ describe("the review shows everything it asks about", () => {
   });
 
   test("review refuses a changeset of another workspace, naming the right -w", async () => {
-    const { workspace, groq, env } = await withModel();
-    groq.enqueue(toolCallReply([call("create_file", { path: "n.txt", content: "n\n" })]), textReply("Done."));
-    const saved = await runCli(["agent", "make", "-w", workspace], { cwd: workspace, env });
-    expect(saved.code).toBe(3);
-    const id = saved.stdout.match(/index\.ts review (\S+)/)![1]!;
+    const { workspace, env } = await withModel();
+    const saved = await savedScriptedRun(env, workspace, "make", [scriptedCreate("n.txt", "n\n"), { text: "Done." }]);
+    expect(saved.changeset?.status).toBe("pending");
+    const id = saved.changeset!.id;
     const other = tempDir("pencil-other-ws-");
     const result = await runCli(["review", id, "-w", other], { cwd: other, env });
     expect(result.code).toBe(2);

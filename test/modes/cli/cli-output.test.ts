@@ -6,6 +6,7 @@ import { INDEX } from "../../support/cli.ts";
 import { baseEnv, modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty, screenLines } from "../../support/cli.ts";
 import { errorReply, textReply, toolCallReply } from "../../support/fake-openai-server.ts";
+import { savedScriptedRun } from "../../support/scripted-run.ts";
 import { tempDir, writeTree } from "../../support/temp.ts";
 import { withTranspilerCache } from "../../support/transpiler-cache.ts";
 
@@ -125,13 +126,13 @@ describe("what the person reads", () => {
 
 describe("after a conflict", () => {
   test("the conflicted file stays pending, log says conflict, and a new review shows it against today's disk", async () => {
-    const { workspace, groq, env } = await withModel();
-    groq.enqueue(
-      toolCallReply([call("read_file", { path: "a.txt" })]),
-      toolCallReply([call("edit_file", { path: "a.txt", old_string: "alpha", new_string: "ALPHA" })]),
-      textReply("Done."),
-    );
-    expect((await runCli(["agent", "shout", "-w", workspace], { cwd: workspace, env })).code).toBe(3);
+    const { workspace, env } = await withModel();
+    const saved = await savedScriptedRun(env, workspace, "shout", [
+      { toolCalls: [{ name: "read_file", input: { path: "a.txt" } }] },
+      { toolCalls: [{ name: "edit_file", input: { path: "a.txt", old_string: "alpha", new_string: "ALPHA" } }] },
+      { text: "Done." },
+    ]);
+    expect(saved.changeset?.status).toBe("pending");
     writeTree(workspace, { "a.txt": "alpha\nmine, written meanwhile\n" });
     const first = await runCliPty(["review", "-w", workspace], {
       cwd: workspace,

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { nobodyApprover } from "../../../core/policy/approver.ts";
 import { ScriptedModel, type ScriptedTurn } from "../../../ai/scripted-model.ts";
+import { savedScriptedRun, scriptedCreate } from "../../support/scripted-run.ts";
 import { AgentRun } from "../../../app/agent-run.ts";
 import { createRuntime } from "../../../app/runtime.ts";
 import { join } from "node:path";
@@ -25,27 +26,13 @@ async function setup() {
       session?: string;
       files: { path: string }[];
     }[];
-  // A session saved the way the phone or another terminal leaves one: the same run in this
-  // process, with a scripted model, for tests about what a later command does with it.
-  const earlier = async (goal: string, turns: ScriptedTurn[]) => {
-    const model = new ScriptedModel(turns);
-    await AgentRun.start(
-      createRuntime({ env, workspace }),
-      "agent",
-      goal,
-      { approver: nobodyApprover, emit: () => {} },
-      { models: { model, labels: [model.label], current: () => model.label, contextWindow: 100_000 } },
-    );
-  };
+  const earlier = (goal: string, turns: ScriptedTurn[]) => savedScriptedRun(env, workspace, goal, turns);
   return { workspace, groq, env, cli, log, earlier };
 }
 
 const create = (path: string, content: string) =>
   toolCallReply([{ name: "create_file", arguments: { path, content } }]);
 const PROMPT = "[s]teps ";
-const scriptedCreate = (path: string, content: string): ScriptedTurn => ({
-  toolCalls: [{ name: "create_file", input: { path, content } }],
-});
 
 describe("sessions you can talk to", () => {
   test("in a terminal, a follow-up at › is a new turn of the same session that sees the previous turns and the review", async () => {
