@@ -5,6 +5,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { modelWorld } from "../../support/cli-world.ts";
 import { runCli } from "../../support/cli.ts";
+import { savedScriptedRun } from "../../support/scripted-run.ts";
 import { HAVE_CHROMIUM, launchChromium, startWebReview } from "../../support/review-page.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -31,6 +32,26 @@ afterAll(async () => {
 /** A saved changeset: f.ts with two hunks, g.ts created, logo.png (binary) created; and the fake model's next answers. */
 async function saved(after: ReturnType<typeof textReply>[] = []) {
   const { workspace, groq, env } = await modelWorld({ "f.ts": BASE });
+  // Made by this process's own run with a scripted model: the tests that use it are about the page.
+  const run = await savedScriptedRun(env, workspace, "raise the numbers", [
+    { toolCalls: [{ name: "read_file", input: { path: "f.ts" } }] },
+    {
+      toolCalls: [
+        { name: "write_file", input: { path: "f.ts", content: STAGED } },
+        { name: "create_file", input: { path: "g.ts", content: "export const g = 1;\n" } },
+        { name: "create_file", input: { path: "logo.png", content: BLOB } },
+      ],
+    },
+    { text: "Staged." },
+  ]);
+  expect(run.changeset?.status).toBe("pending");
+  groq.enqueue(...after);
+  return { workspace, groq, env, id: run.changeset!.id, read: (p: string) => readFileSync(join(workspace, p), "utf8") };
+}
+
+/** The same changeset made by an `agent` process, with the model's view of intent recorded with it. */
+async function savedByAgent() {
+  const { workspace, groq, env } = await modelWorld({ "f.ts": BASE });
   groq.enqueue(
     toolCallReply([{ name: "read_file", arguments: { path: "f.ts" } }]),
     toolCallReply([
@@ -39,7 +60,6 @@ async function saved(after: ReturnType<typeof textReply>[] = []) {
       { name: "create_file", arguments: { path: "logo.png", content: BLOB } },
     ]),
     textReply("Staged."),
-    ...after,
   );
   // The intent check's answer, recorded with the changeset; the page shows it without asking again.
   groq.enqueueStructured(
@@ -61,7 +81,7 @@ async function section(page: Page, path: string) {
 
 describe.skipIf(!HAVE_CHROMIUM)("review --web in headless Chromium (needs /usr/bin/chromium)", () => {
   test("the token works once; without the session every request is 403; the page loads nothing from the network", async () => {
-    const w = await saved();
+    const w = await savedByAgent();
     const review = await startWebReview([w.id, "-w", w.workspace], { cwd: w.workspace, env: w.env });
     try {
       expect((await fetch(`${review.origin}/`)).status).toBe(403);
