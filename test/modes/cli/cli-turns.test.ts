@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { textReply, toolCallReply } from "../../support/fake-openai-server.ts";
 import { modelWorld } from "../../support/cli-world.ts";
 import { runCli, runCliPty } from "../../support/cli.ts";
+import { savedScriptedRun, scriptedCreate } from "../../support/scripted-run.ts";
 
 // Each turn of a session told apart: a follow-up's changeset carries its own words and
 // counts only its own commands; a changeset applied elsewhere is reported as applied.
@@ -64,8 +65,11 @@ describe("each turn told apart", () => {
 
   test("-c after the changeset was applied with pencil review: reported as applied, not as changed on disk", async () => {
     const { workspace, groq, env, cli, log } = await setup();
-    groq.enqueue(create("c.txt", "gamma\n"), textReply("Made c."));
-    expect((await cli(["agent", "make c"])).code).toBe(3);
+    const made = await savedScriptedRun(env, workspace, "make c", [
+      scriptedCreate("c.txt", "gamma\n"),
+      { text: "Made c." },
+    ]);
+    expect(made.changeset?.status).toBe("pending");
     const reviewed = await runCliPty(["review", "-w", workspace], {
       cwd: workspace,
       env,
@@ -89,9 +93,12 @@ describe("each turn told apart", () => {
   }, 60_000);
 
   test("a follow-up on a still-pending changeset adds its words to that changeset's title", async () => {
-    const { groq, cli, log } = await setup();
-    groq.enqueue(create("c.txt", "gamma\n"), textReply("Made c."));
-    expect((await cli(["agent", "make c"])).code).toBe(3);
+    const { workspace, groq, env, cli, log } = await setup();
+    const made = await savedScriptedRun(env, workspace, "make c", [
+      scriptedCreate("c.txt", "gamma\n"),
+      { text: "Made c." },
+    ]);
+    expect(made.changeset?.status).toBe("pending");
     groq.enqueue(create("d.txt", "delta\n"), textReply("Made d."));
     expect((await cli(["agent", "-c", "and d"])).code).toBe(3);
     const rows = await log();
