@@ -1,4 +1,4 @@
-// Preloaded by bunfig.toml into every test process: hooks here apply to every test file, after each one.
+// Preloaded by bunfig.toml into every test process: hooks here apply to the whole run, after every test file.
 import { afterAll } from "bun:test";
 import { hermeticPath, OWNER_PATH_VARIABLE } from "./hermetic-path.ts";
 import { removeTempDirs } from "./temp.ts";
