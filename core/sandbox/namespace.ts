@@ -16,6 +16,7 @@ import { ToolError } from "../errors/tool-error.ts";
 import { type EnvSettings, planCommandEnv } from "./command-env.ts";
 import type { Hiding } from "./hiding.ts";
 import { processTree, trackProcess } from "./live-processes.ts";
+import { memoryFsGrowth } from "./memory-fs-growth.ts";
 import { planMounts, prepareCoverDirs, type SetupPlan } from "./mount-plan.ts";
 import { STANDALONE } from "../installation.ts";
 import { SETUP_FAILED_EXIT, SETUP_MARKER, SETUP_MODE } from "./setup-contract.ts";
@@ -571,9 +572,12 @@ export function runIn(
     let overCap = false;
     let written: number | null = null;
     const watchLimit = writeWatchLimit(writeCap);
+    // Writes into a scratch in memory reach no block device, so write_bytes misses them: count its growth too.
+    const memoryGrowth = memoryFsGrowth(s.root);
     const watch = setInterval(() => {
       if (!child.pid) return;
-      written = treeWrittenBytes(child.pid);
+      const onDisk = treeWrittenBytes(child.pid);
+      written = memoryGrowth === null ? onDisk : (onDisk ?? 0) + memoryGrowth();
       if (written !== null && written > watchLimit) {
         overCap = true;
         killGroup();
