@@ -146,6 +146,11 @@ function writeWatchLimit(writeCap: number): number {
   return writeCap + Math.max(64 * 1024, Math.ceil(writeCap / 16));
 }
 
+/** A write cap in the 1024-byte blocks of `ulimit -f` and tmpfs sizes (at least one). */
+function capBlocks(writeCap: number): number {
+  return Math.max(1, Math.ceil(writeCap / 1024));
+}
+
 /** Milliseconds before a command is killed when no timeout is given. */
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_OUTPUT_CAP = 30 * 1024;
@@ -415,7 +420,7 @@ export function sandboxedLaunch(input: {
     at: input.dir,
     empty,
     steps: plan.steps,
-    fileBlocks: Math.max(1, Math.ceil((input.writeCapBytes ?? DEFAULT_WRITE_CAP) / 1024)),
+    fileBlocks: capBlocks(input.writeCapBytes ?? DEFAULT_WRITE_CAP),
     setpriv: SETPRIV!,
     argv: [input.command, ...input.args],
     env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
@@ -447,14 +452,15 @@ export function sandboxedLaunch(input: {
       "-c",
       STOP_ON_TERM,
       "pencil-server",
-      ...diesWithPencil("unshare"),
-      ...unshareArgs!,
-      "--net",
-      process.execPath,
-      SETUP_PROGRAM,
-      planPath,
+      ...setupCommand(planPath),
     ],
   };
+}
+
+/** The namespace's launch: unshare (dying with Pencil) starting the setup program on the plan at `planPath`. */
+function setupCommand(planPath: string): [string, ...string[]] {
+  const [unshare, ...rest] = diesWithPencil("unshare");
+  return [unshare!, ...rest, ...unshareArgs!, "--net", process.execPath, SETUP_PROGRAM, planPath];
 }
 
 /** What one run produced, plus why the sandbox could not be set up if it could not. */
@@ -479,7 +485,7 @@ export function runIn(
     layers: [{ by: "Pencil (version managers shown)", vars: (s.share === "namespace" && hiding?.managerEnv) || {} }],
   }).env;
   const writeCap = options.writeCapBytes ?? DEFAULT_WRITE_CAP;
-  const fileBlocks = Math.max(1, Math.ceil(writeCap / 1024));
+  const fileBlocks = capBlocks(writeCap);
   let file: string;
   let args: string[];
   let spawnEnv: Record<string, string> = env;
@@ -524,14 +530,7 @@ export function runIn(
           }
         : {}),
     });
-    [file, ...args] = [
-      ...diesWithPencil("unshare"),
-      ...unshareArgs!,
-      "--net",
-      process.execPath,
-      SETUP_PROGRAM,
-      planPath,
-    ];
+    [file, ...args] = setupCommand(planPath);
     // The command's environment travels in the plan: nothing in it (BUN_OPTIONS, say) can change how the setup runs.
     spawnEnv = { PATH: SETUP_PATH };
   } else {
